@@ -1,0 +1,133 @@
+"""Mercury settings: one module, read from the environment, with embedded defaults (see .env.example).
+
+Defaults need nothing installed: SQLite in WAL mode, the in-memory channel layer and the built-in offline model.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# litellm fetches a price map from the internet on import unless told not to; this must precede any import of it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    return os.environ.get(name, str(default)).strip().lower() in ("1", "true", "yes", "on")
+
+
+DEBUG = env_bool("MERCURY_DEBUG", True)
+SECRET_KEY = os.environ.get("MERCURY_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise RuntimeError("MERCURY_SECRET_KEY must be set when MERCURY_DEBUG is off")
+    SECRET_KEY = "insecure-development-key-only-for-local-use"  # noqa: S105 - DEBUG only
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("MERCURY_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "simulations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "mercury.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+ASGI_APPLICATION = "mercury.asgi.application"
+
+
+def _database() -> dict[str, object]:
+    url = os.environ.get("DATABASE_URL", "")
+    if url:
+        import dj_database_url
+
+        return dict(dj_database_url.parse(url, conn_max_age=60))
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("MERCURY_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
+        # IMMEDIATE takes the write lock at BEGIN, so two writers queue instead of failing mid-transaction;
+        # WAL lets readers carry on while a turn commits.
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+        "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
+    }
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+_redis = os.environ.get("REDIS_URL", "")
+CHANNEL_LAYERS = {
+    "default": (
+        {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [_redis]}}
+        if _redis
+        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    )
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Mercury ------------------------------------------------------------------------------------------------
+# Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
+MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
+MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))
+MERCURY_MODEL_TIMEOUT = float(os.environ.get("MERCURY_MODEL_TIMEOUT", "60"))
+MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
+MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "LiteLLM": {"level": "WARNING"},
+        "mercury": {"handlers": ["console"], "level": os.environ.get("MERCURY_LOG_LEVEL", "INFO")},
+    },
+}

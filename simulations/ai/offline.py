@@ -1,0 +1,100 @@
+"""The built-in offline model, registered with litellm as the custom provider ``mercury-offline``.
+
+Going through litellm (rather than calling the writer directly) means the offline path exercises exactly the code
+a real model uses: streaming, usage accounting, timeouts and error mapping.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import litellm
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import GenericStreamingChunk, ModelResponse
+
+from . import offline_writer, tokens
+from .prompts import read_facts
+
+PROVIDER = "mercury-offline"
+_CHUNK = re.compile(r"\S+\s*")
+
+
+def token_delay() -> float:
+    from django.conf import settings
+
+    return float(getattr(settings, "MERCURY_OFFLINE_TOKEN_DELAY", 0.0))
+
+
+def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
+    prompt = sum(tokens.estimate_tokens(str(m.get("content", ""))) for m in messages)
+    completion = tokens.estimate_tokens(text)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _chunks(messages: list[dict[str, Any]]) -> Iterator[GenericStreamingChunk]:
+    text = offline_writer.write(read_facts(messages))
+    words = _CHUNK.findall(text)
+    for n, word in enumerate(words):
+        last = n == len(words) - 1
+        yield GenericStreamingChunk(
+            text=word,
+            is_finished=last,
+            finish_reason="stop" if last else "",
+            usage=_usage(messages, text) if last else None,  # type: ignore[typeddict-item]
+            index=0,
+            tool_use=None,
+        )
+
+
+class OfflineLLM(CustomLLM):
+    def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        messages = kwargs["messages"]
+        text = offline_writer.write(read_facts(messages))
+        response: ModelResponse = kwargs["model_response"]
+        response.choices[0].message.content = text  # type: ignore[union-attr]
+        response.model = f"{PROVIDER}/default"
+        usage = _usage(messages, text)
+        response.usage = litellm.Usage(  # type: ignore[attr-defined]
+            prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+            total_tokens=usage["total_tokens"],
+        )  # fmt: skip
+        return response
+
+    async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        return self.completion(*args, **kwargs)
+
+    def streaming(self, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
+        delay = token_delay()
+        for chunk in _chunks(kwargs["messages"]):
+            if delay:
+                time.sleep(delay)
+            yield chunk
+
+    async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:  # type: ignore[override]
+        import asyncio
+
+        delay = token_delay()
+        for chunk in _chunks(kwargs["messages"]):
+            if delay:
+                await asyncio.sleep(delay)
+            yield chunk
+
+
+_registered = False
+
+
+def register() -> None:
+    """Register the provider with litellm once per process."""
+    global _registered
+    if _registered:
+        return
+    entry: Any = {"provider": PROVIDER, "custom_handler": OfflineLLM()}
+    litellm.custom_provider_map = [
+        *[p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER],
+        entry,
+    ]
+    litellm.suppress_debug_info = True
+    _registered = True

@@ -1,0 +1,193 @@
+"""Scripted stand-ins for the student, used by the `play` command, tests and benchmarks.
+
+A policy sees the scenario, the state and the step the game waits for, and returns the human event to submit.
+Policies are pure functions of that input (no hidden counters), so a resumed game makes the same decisions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simulations.engine import rng
+from simulations.engine.mercury import Step
+from simulations.engine.scenario import Scenario
+from simulations.engine.state import GameState
+
+Decision = tuple[str, dict[str, Any]]
+
+PASSIVE_LINES = [
+    "Thank you for sharing your views. We have noted them carefully and will reflect on them with our capital.",
+    "We appreciate the frankness of this exchange and want to keep listening before we say more.",
+    "That is helpful to understand. Our delegation is still consulting and is not in a position to commit today.",
+    "We hear you. Let us keep this channel open as the debate unfolds in plenary.",
+    "Thank you. We will take your points back to our team and consider them in good faith.",
+    "We value this conversation and hope both our delegations can find common ground in the days ahead.",
+]
+
+
+class Policy(Protocol):
+    name: str
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision: ...
+
+
+def _own_ballot(state: GameState) -> str:
+    issue = state.active_issue
+    assert issue is not None and issue.proposal is not None and state.human_role
+    return "yes" if issue.proposal in state.stances[state.human_role][issue.issue_id].acceptable else "no"
+
+
+class Passive:
+    """Takes the safe default at every decision and never argues."""
+
+    name = "passive"
+
+    def __init__(self, role: str, variant: str | None = None) -> None:
+        self.role, self.variant = role, variant
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
+        match step.purpose:
+            case "role":
+                return "ROLE_CONFIRMED", {"role": self.role, "variant": self.variant}
+            case "opening":
+                return "OPENING_PRESENTED", {}
+            case "partner":
+                if state.status == "ROUND_2_SELECT_CONVO_1":
+                    return "CONVO_1_STARTED", {"partner": state.round2.requests[0], "starter": "partner"}
+                return "CONVO_2_SKIPPED", {}
+            case "talk" | "talk_final":
+                line = rng.choice(state.seed, "passive-line", PASSIVE_LINES, state.event_seq)
+                return "HUMAN_MESSAGE_SUBMITTED", {"text": line}
+            case "placement":
+                return "ISSUE_INTRO_COMPLETE", {"placement": "skip"}
+            case "speech":
+                return "HUMAN_TURN_SKIP", {}
+            case "vote":
+                return "HUMAN_VOTE_CAST", {"ballot": _own_ballot(state)}
+        raise ValueError(f"passive policy has no decision for {step}")
+
+
+class Advocate(Passive):
+    """Pushes its role's preferred options in talks and debate, and puts its offers on the table."""
+
+    name = "advocate"
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
+        role = scenario.role(self.role)
+        if step.purpose == "partner":
+            convo_count = len(state.round2.conversations)
+            starter = "human"
+            if convo_count == 0:
+                return "CONVO_1_STARTED", {"partner": state.round2.requests[0], "starter": starter}
+            if len(state.round2.requests) > 1:
+                return "CONVO_2_STARTED", {"partner": state.round2.requests[1], "starter": starter}
+            return "CONVO_2_SKIPPED", {}
+        if step.purpose in ("talk", "talk_final"):
+            convo = state.round2.conversations[-1]
+            n = convo.human_turns + int(convo.human_final)
+            issue = scenario.issues[n % len(scenario.issues)]
+            return "HUMAN_MESSAGE_SUBMITTED", {
+                "text": self._plea(scenario, state, issue.id, n, role.can_offer)
+            }
+        if step.purpose == "placement":
+            return "ISSUE_INTRO_COMPLETE", {"placement": "first"}
+        if step.purpose == "speech":
+            issue_state = state.active_issue
+            assert issue_state is not None
+            text = self._plea(scenario, state, issue_state.issue_id, issue_state.debate_round, role.can_offer)
+            return "HUMAN_TURN_SPEAK", {"text": text}
+        return super().decide(scenario, state, step)
+
+    def _plea(self, scenario: Scenario, state: GameState, issue_id: str, n: int, offers: list[str]) -> str:
+        issue = scenario.issue(issue_id)
+        preferred = state.stances[self.role][issue_id].preferred
+        option = issue.option(preferred)
+        lines = scenario.role(self.role).arguments[issue_id].support[preferred]
+        parts = [
+            f"On {issue.title.lower()}, we ask you to support {option.label.lower()} ({option.id}).",
+            lines[n % len(lines)],
+        ]
+        if offers:
+            offer = scenario.offer(offers[n % len(offers)])
+            parts.append(f"To make that possible, we are ready to offer {offer.label}.")
+        return " ".join(parts)
+
+
+class ScriptedTalk(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    partner: str
+    starter: str = "human"
+    messages: list[str] = Field(default_factory=list)
+
+
+class ScriptedIssue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    placement: str = "skip"
+    speeches: list[str | None] = Field(default_factory=list)
+    vote: str | None = None
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: str | None = None
+    variant: str | None = None
+    talks: list[ScriptedTalk] = Field(default_factory=list, max_length=2)
+    issues: dict[str, ScriptedIssue] = Field(default_factory=dict)
+
+
+class Scripted(Passive):
+    """Replays the student's decisions and messages from a YAML or JSON file; gaps fall back to passive."""
+
+    name = "script"
+
+    def __init__(self, role: str, script: Script) -> None:
+        super().__init__(script.role or role, script.variant)
+        self.script = script
+
+    @classmethod
+    def from_file(cls, role: str, path: str | Path) -> Scripted:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+            return cls(role, Script.model_validate(data))
+        except (OSError, yaml.YAMLError, ValidationError) as exc:
+            raise ValueError(f"cannot read script {path}: {exc}") from exc
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
+        talks, issue = self.script.talks, state.active_issue
+        if step.purpose == "partner":
+            n = len(state.round2.conversations)
+            if n < len(talks):
+                event = "CONVO_1_STARTED" if n == 0 else "CONVO_2_STARTED"
+                return event, {"partner": talks[n].partner, "starter": talks[n].starter}
+        if step.purpose in ("talk", "talk_final"):
+            convo = state.round2.conversations[-1]
+            n = convo.human_turns + int(convo.human_final)
+            messages = talks[convo.index].messages if convo.index < len(talks) else []
+            if n < len(messages):
+                return "HUMAN_MESSAGE_SUBMITTED", {"text": messages[n]}
+        plan = self.script.issues.get(issue.issue_id) if issue else None
+        if plan and issue:
+            if step.purpose == "placement":
+                return "ISSUE_INTRO_COMPLETE", {"placement": plan.placement}
+            if step.purpose == "speech":
+                k = issue.debate_round - 1
+                if k < len(plan.speeches) and plan.speeches[k]:
+                    return "HUMAN_TURN_SPEAK", {"text": plan.speeches[k]}
+                return "HUMAN_TURN_SKIP", {}
+            if step.purpose == "vote" and plan.vote:
+                return "HUMAN_VOTE_CAST", {"ballot": plan.vote}
+        return super().decide(scenario, state, step)
+
+
+def make_policy(spec: str, role: str) -> Policy:
+    if spec == "passive":
+        return Passive(role)
+    if spec == "advocate":
+        return Advocate(role)
+    if spec.startswith("script:"):
+        return Scripted.from_file(role, spec.removeprefix("script:"))
+    raise ValueError(f"unknown human policy {spec!r}: use passive, advocate or script:FILE")

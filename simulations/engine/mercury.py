@@ -1,0 +1,745 @@
+"""Mercury's state machine (seed 002 §5): states, events, guards and the side effects of each transition.
+
+The machine is a declarative transition table. `apply` works on a deep copy of the state, so a refused event
+changes nothing, and returns an `Outcome` describing what a commit must write: transcript entries, the event,
+stance changes and, at the end of a vote, the vote record. The machine never touches a database.
+
+python-statemachine was considered (DESIGN.md prefers it); a plain table keeps this package free of third-party
+imports beyond pydantic, keeps a turn's engine time in microseconds, and gives the same guarantees:
+restore from a stored state value, typed refusal of illegal events, and `allowed_events` for rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from . import judge, rng, rules
+from .errors import IllegalEvent, InvalidMove, ResumeError
+from .scenario import Scenario
+from .state import SCHEMA_VERSION, Conversation, GameState, IssueState, PendingCondition, Stance
+
+MAX_MESSAGE_CHARS = 2000
+
+STATES = (
+    "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",
+    "ROUND_2_SELECT_CONVO_1", "ROUND_2_CONVERSATION_ACTIVE", "ROUND_2_SELECT_CONVO_2", "ROUND_2_WRAP_UP",
+    "ROUND_3_SETUP", "ISSUE_INTRO", "ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2", "ISSUE_POSITION_FINALIZATION",
+    "ISSUE_PROPOSAL_SELECTION", "ISSUE_VOTE", "ISSUE_RESOLUTION", "ROUND_3_COMPLETE", "REVIEW",
+)  # fmt: skip
+# States a stored game may rest in (everything but the transient boot states).
+RESUMABLE = tuple(s for s in STATES if s not in ("BOOT", "RESUME"))
+PHASE_ORDER = {s: n for n, s in enumerate(STATES)}
+
+Actor = Literal["system", "human", "ai", "advance"]
+StepKind = Literal["system", "human", "ai", "advance", "done"]
+
+
+@dataclass
+class Entry:
+    seq: int
+    round: int
+    phase: str
+    issue: str | None
+    speaker: str
+    kind: str  # chair | opening | message | speech | vote | result | summary
+    visibility: str  # public | private
+    audience: list[str]
+    text: str
+
+
+@dataclass
+class Outcome:
+    seq: int
+    event: str
+    actor: str
+    source: str
+    target: str
+    payload: dict[str, Any]
+    state: GameState
+    entries: list[Entry] = field(default_factory=list)
+    stance_changes: list[judge.StanceChange] = field(default_factory=list)
+    vote: dict[str, Any] | None = None  # set when an issue's vote completes
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the game waits for next: exactly one actor at a time."""
+
+    kind: StepKind
+    events: tuple[str, ...] = ()
+    role: str | None = None
+    purpose: str | None = None  # talk | talk_final | speech | skip | vote | summary | placement | ...
+
+
+class _Ctx:
+    """The mutable working set of one transition."""
+
+    def __init__(self, scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> None:
+        self.scenario, self.state, self.event, self.payload = scenario, state, event, payload
+        self.entries: list[Entry] = []
+        self.changes: list[judge.StanceChange] = []
+        self.vote: dict[str, Any] | None = None
+        self.source = state.status
+
+    def refuse(self, reason: str) -> InvalidMove:
+        return InvalidMove(self.source, self.event, reason)
+
+    def add(
+        self, speaker: str, kind: str, text: str, *, audience: list[str] | None = None, rnd: int = 0
+    ) -> Entry:
+        st = self.state
+        st.transcript_seq += 1
+        issue = st.active_issue.issue_id if st.active_issue and _round_of(self.source) == 3 else None
+        entry = Entry(
+            seq=st.transcript_seq,
+            round=rnd or _round_of(self.source),
+            phase=self.source,
+            issue=issue,
+            speaker=speaker,
+            kind=kind,
+            visibility="private" if audience else "public",
+            audience=sorted(audience) if audience else [],
+            text=text,
+        )
+        self.entries.append(entry)
+        return entry
+
+    def chair(self, key: str, *, audience: list[str] | None = None, rnd: int = 0, **values: object) -> Entry:
+        variants: list[str] = getattr(self.scenario.chair.lines, key)
+        template = rng.choice(self.state.seed, "chair", variants, key, self.state.transcript_seq)
+        return self.add(
+            self.scenario.chair.id, "chair", template.format(**values), audience=audience, rnd=rnd
+        )
+
+    def name(self, role: str) -> str:
+        return self.scenario.display_name(role)
+
+    def text(self) -> str:
+        text = self.payload.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise self.refuse(InvalidMove.EMPTY_TEXT)
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise self.refuse(InvalidMove.TEXT_TOO_LONG)
+        return text.strip()
+
+
+def _round_of(status: str) -> int:
+    if status.startswith("ROUND_1"):
+        return 1
+    if status.startswith("ROUND_2"):
+        return 2
+    if status.startswith(("ROUND_3", "ISSUE_")):
+        return 3
+    return 0
+
+
+# --- guards -----------------------------------------------------------------------------------------------
+
+
+def _always(_: GameState) -> bool:
+    return True
+
+
+def _openings_left(st: GameState) -> bool:
+    return st.round1.cursor < len(st.round1.speaker_order)
+
+
+def _openings_done(st: GameState) -> bool:
+    return not _openings_left(st)
+
+
+def _convo(st: GameState) -> Conversation | None:
+    return st.round2.conversations[-1] if st.round2.conversations else None
+
+
+def _human_to_talk(st: GameState) -> bool:
+    c = _convo(st)
+    return bool(c and c.phase in ("OPEN", "FINAL_TURNS") and c.next_speaker == "human")
+
+
+def _partner_to_talk(st: GameState) -> bool:
+    c = _convo(st)
+    return bool(c and c.phase in ("OPEN", "FINAL_TURNS") and c.next_speaker == "partner")
+
+
+def _convo_closed(index: int) -> Callable[[GameState], bool]:
+    def guard(st: GameState) -> bool:
+        c = _convo(st)
+        return bool(c and c.phase == "CLOSED" and c.index == index)
+
+    return guard
+
+
+def _order(st: GameState) -> list[str]:
+    issue = st.active_issue
+    if issue is None:
+        return []
+    return issue.order_round1 if issue.debate_round == 1 else issue.order_round2
+
+
+def current_speaker(st: GameState) -> str | None:
+    issue, order = st.active_issue, _order(st)
+    if issue is None or issue.cursor >= len(order):
+        return None
+    return order[issue.cursor]
+
+
+def _human_speaks(st: GameState) -> bool:
+    speaker = current_speaker(st)
+    return speaker is not None and speaker == st.human_role
+
+
+def _ai_speaks(st: GameState) -> bool:
+    speaker = current_speaker(st)
+    return speaker is not None and speaker != st.human_role
+
+
+def _debate_done(st: GameState) -> bool:
+    issue = st.active_issue
+    return issue is not None and issue.cursor >= len(_order(st))
+
+
+def next_voter(st: GameState) -> str | None:
+    issue = st.active_issue
+    if issue is None:
+        return None
+    for role in issue.vote_order:
+        if role not in issue.ballots:
+            return role
+    return None
+
+
+def _human_votes(st: GameState) -> bool:
+    voter = next_voter(st)
+    return voter is not None and voter == st.human_role
+
+
+def _ai_votes(st: GameState) -> bool:
+    voter = next_voter(st)
+    return voter is not None and voter != st.human_role
+
+
+def _all_voted(st: GameState) -> bool:
+    issue = st.active_issue
+    return issue is not None and bool(issue.vote_order) and next_voter(st) is None
+
+
+def _more_issues(st: GameState) -> bool:
+    return st.round3.active_issue_index < len(st.round3.issues) - 1
+
+
+def _last_issue(st: GameState) -> bool:
+    return st.round3.active_issue_index == len(st.round3.issues) - 1
+
+
+def _summary_not_requested(st: GameState) -> bool:
+    return not st.summary_requested
+
+
+def _summary_pending(st: GameState) -> bool:
+    return st.summary_requested and st.summary is None
+
+
+# --- actions ----------------------------------------------------------------------------------------------
+
+
+def _noop(_: _Ctx) -> None:
+    return None
+
+
+def _confirm_role(c: _Ctx) -> None:
+    sc, st = c.scenario, c.state
+    role_id = c.payload.get("role")
+    if role_id not in sc.role_ids:
+        raise c.refuse(InvalidMove.UNKNOWN_ROLE)
+    role = sc.role(str(role_id))
+    variant = c.payload.get("variant") or role.openings[0].id
+    if variant not in [v.id for v in role.openings]:
+        raise c.refuse(InvalidMove.UNKNOWN_VARIANT)
+    st.human_role, st.human_variant = role.id, str(variant)
+    for other in sc.roles:
+        if other.id == role.id:
+            chosen = str(variant)
+        else:
+            chosen = rng.choice(st.seed, "opening-variant", [v.id for v in other.openings], other.id)
+        st.round1.openings[other.id] = chosen
+        delta = other.opening(chosen).stance.firmness_delta
+        st.stances[other.id] = {
+            issue_id: Stance(
+                preferred=spec.preferred,
+                acceptable=list(spec.acceptable),
+                firmness=round(min(1.0, max(0.0, spec.firmness + delta)), 4),
+                red_lines=list(spec.red_lines),
+                conditions=[PendingCondition(**cond.model_dump()) for cond in spec.conditions],
+            )
+            for issue_id, spec in other.stances.items()
+        }
+    st.round1.speaker_order = rules.round1_speaker_order(sc, st.seed)
+    st.round1.cursor = 0
+    st.round2.requests = list(role.talks_requested_by)
+
+
+def _round1_intro(c: _Ctx) -> None:
+    c.chair("round1_intro", title=c.scenario.title, rnd=1)
+
+
+def _present_opening(c: _Ctx) -> None:
+    st = c.state
+    speaker = st.round1.speaker_order[st.round1.cursor]
+    c.chair("round1_call", speaker=c.name(speaker))
+    variant = c.scenario.role(speaker).opening(st.round1.openings[speaker])
+    c.add(speaker, "opening", variant.text)
+    st.round1.cursor += 1
+
+
+def _round1_close(c: _Ctx) -> None:
+    c.chair("round1_close")
+
+
+def _round2_intro(c: _Ctx) -> None:
+    c.chair("round2_intro", rnd=2)
+
+
+def _start_convo(c: _Ctx) -> None:
+    st = c.state
+    partner, starter = c.payload.get("partner"), c.payload.get("starter", "partner")
+    if partner not in c.scenario.role_ids or partner == st.human_role:
+        raise c.refuse(InvalidMove.BAD_PARTNER)
+    if any(conv.partner == partner for conv in st.round2.conversations):
+        raise c.refuse(InvalidMove.SAME_PARTNER)
+    if starter not in ("human", "partner"):
+        raise c.refuse(InvalidMove.BAD_STARTER)
+    assert st.human_role is not None
+    convo = Conversation(
+        index=len(st.round2.conversations), partner=str(partner), starter=starter, next_speaker=starter
+    )
+    st.round2.conversations.append(convo)
+    first, second = (st.human_role, str(partner)) if starter == "human" else (str(partner), st.human_role)
+    c.chair("talk_open", first=c.name(first), second=c.name(second), audience=[st.human_role, str(partner)])
+
+
+def _talk_message(side: Literal["human", "partner"]) -> Callable[[_Ctx], None]:
+    def action(c: _Ctx) -> None:
+        st, convo = c.state, _convo(c.state)
+        assert convo is not None and st.human_role is not None
+        text = c.text()
+        speaker = st.human_role if side == "human" else convo.partner
+        listener = convo.partner if side == "human" else st.human_role
+        audience = [st.human_role, convo.partner]
+        entry = c.add(speaker, "message", text, audience=audience)
+        c.changes += judge.apply_message(
+            c.scenario,
+            st,
+            speaker=speaker,
+            listeners=[listener],
+            text=text,
+            private=True,
+            cause_seq=entry.seq,
+        )
+        other: Literal["human", "partner"] = "partner" if side == "human" else "human"
+        limit = c.scenario.talk_messages_each
+        if convo.phase == "OPEN":
+            if side == "human":
+                convo.human_turns += 1
+            else:
+                convo.partner_turns += 1
+            if convo.human_turns >= limit and convo.partner_turns >= limit:
+                convo.phase = "INTERRUPT"
+                c.chair("talk_interrupt", a=c.name(st.human_role), b=c.name(convo.partner), audience=audience)
+                convo.phase, convo.next_speaker = "FINAL_TURNS", convo.starter
+            else:
+                convo.next_speaker = other
+        else:
+            if side == "human":
+                convo.human_final = True
+            else:
+                convo.partner_final = True
+            if convo.human_final and convo.partner_final:
+                c.chair("talk_close", a=c.name(st.human_role), b=c.name(convo.partner), audience=audience)
+                convo.phase = "CLOSED"
+            else:
+                convo.next_speaker = other
+
+    return action
+
+
+def _round2_close(c: _Ctx) -> None:
+    c.chair("round2_close")
+
+
+def _announce_issue(c: _Ctx) -> None:
+    st = c.state
+    issue_state = st.active_issue
+    assert issue_state is not None
+    issue = c.scenario.issue(issue_state.issue_id)
+    options = "; ".join(f"{o.id} {o.label}" for o in issue.options)
+    c.add(
+        c.scenario.chair.id,
+        "chair",
+        _fmt(c, "issue_intro", number=st.round3.active_issue_index + 1, title=issue.title,
+             description=issue.description, options=options),
+        rnd=3,
+    )  # fmt: skip
+
+
+def _fmt(c: _Ctx, key: str, **values: object) -> str:
+    variants: list[str] = getattr(c.scenario.chair.lines, key)
+    return rng.choice(c.state.seed, "chair", variants, key, c.state.transcript_seq).format(**values)
+
+
+def _round3_start(c: _Ctx) -> None:
+    st = c.state
+    st.round3.issues = [IssueState(issue_id=i.id) for i in c.scenario.issues]
+    st.round3.active_issue_index = 0
+    c.chair("round3_intro", rnd=3)
+    _announce_issue(c)
+
+
+def _set_placement(c: _Ctx) -> None:
+    st, issue = c.state, c.state.active_issue
+    assert issue is not None
+    placement = c.payload.get("placement")
+    if placement not in ("first", "random", "skip"):
+        raise c.refuse(InvalidMove.BAD_PLACEMENT)
+    issue.placement = placement
+    for n in (1, 2):
+        order = rules.debate_order(c.scenario, st.seed, issue.issue_id, n, st.human_role, placement)
+        setattr(issue, f"order_round{n}", order)
+    issue.debate_round, issue.cursor = 1, 0
+    c.chair("debate_round_open", round=1, title=c.scenario.issue(issue.issue_id).title)
+
+
+def _speech(human: bool) -> Callable[[_Ctx], None]:
+    def action(c: _Ctx) -> None:
+        st, issue = c.state, c.state.active_issue
+        assert issue is not None
+        speaker = current_speaker(st)
+        assert speaker is not None
+        if human != (speaker == st.human_role):
+            raise c.refuse(InvalidMove.WRONG_ACTOR)
+        text = c.text()
+        entry = c.add(speaker, "speech", text)
+        c.changes += judge.apply_message(
+            c.scenario, st, speaker=speaker, listeners=c.scenario.role_ids, text=text, private=False,
+            cause_seq=entry.seq,
+        )  # fmt: skip
+        issue.cursor += 1
+
+    return action
+
+
+def _pass(c: _Ctx) -> None:
+    issue = c.state.active_issue
+    speaker = current_speaker(c.state)
+    assert issue is not None and speaker is not None
+    c.chair("debate_pass", speaker=c.name(speaker))
+    issue.cursor += 1
+
+
+def _debate_round_2(c: _Ctx) -> None:
+    issue = c.state.active_issue
+    assert issue is not None
+    issue.debate_round, issue.cursor = 2, 0
+    c.chair("debate_round_open", round=2, title=c.scenario.issue(issue.issue_id).title)
+
+
+def _finalize_positions(c: _Ctx) -> None:
+    # Stances are kept current after every message, so finalization only re-checks offer conditions and the
+    # invariant that a preferred option is always acceptable.
+    for role in c.scenario.role_ids:
+        if role == c.state.human_role:
+            continue
+        c.changes += judge._apply_offer_conditions(c.scenario, c.state, role, "earlier offers", None)
+        for stance in c.state.stances[role].values():
+            assert stance.preferred in stance.acceptable
+
+
+def _propose(c: _Ctx) -> None:
+    st, issue = c.state, c.state.active_issue
+    assert issue is not None
+    proposal, supporters = rules.select_proposal(c.scenario, st, issue.issue_id)
+    issue.proposal, issue.supporters = proposal, supporters
+    issue.vote_order = list(c.scenario.voters)
+    spec = c.scenario.issue(issue.issue_id)
+    label = spec.option(proposal).label
+    names = ", ".join(c.name(r) for r in supporters) or "no delegation"
+    c.chair("proposal", option_id=proposal, option_label=label, title=spec.title, supporters=names)
+    c.chair("vote_open", option_id=proposal, option_label=label)
+
+
+def _cast(human: bool) -> Callable[[_Ctx], None]:
+    def action(c: _Ctx) -> None:
+        st, issue = c.state, c.state.active_issue
+        voter = next_voter(st)
+        assert issue is not None and voter is not None and issue.proposal is not None
+        if human:
+            ballot = c.payload.get("ballot")
+            if ballot not in ("yes", "no"):
+                raise c.refuse(InvalidMove.BAD_BALLOT)
+        else:
+            ballot = rules.ai_ballot(st.stances[voter][issue.issue_id], issue.proposal)
+        issue.ballots[voter] = ballot
+        text = _fmt(c, "vote_record", speaker=c.name(voter), ballot=ballot.upper())
+        c.add(voter, "vote", text)
+
+    return action
+
+
+def _complete_vote(c: _Ctx) -> None:
+    st, issue = c.state, c.state.active_issue
+    assert issue is not None and issue.proposal is not None
+    issue.adopted = rules.adopted(issue.ballots, issue.vote_order)
+    spec = c.scenario.issue(issue.issue_id)
+    values: dict[str, object] = {
+        "option_id": issue.proposal, "option_label": spec.option(issue.proposal).label, "title": spec.title,
+    }  # fmt: skip
+    if issue.adopted:
+        entry = c.add(c.scenario.chair.id, "result", _fmt(c, "result_adopted", **values))
+    else:
+        against = ", ".join(c.name(r) for r in issue.vote_order if issue.ballots[r] == "no")
+        entry = c.add(c.scenario.chair.id, "result", _fmt(c, "result_rejected", against=against, **values))
+    c.vote = {
+        "issue": issue.issue_id,
+        "proposal": issue.proposal,
+        "ballots": {r: issue.ballots[r] for r in issue.vote_order},
+        "adopted": issue.adopted,
+    }
+    c.changes += judge.apply_adoption_conditions(c.scenario, st, entry.seq)
+
+
+def _next_issue(c: _Ctx) -> None:
+    c.state.round3.active_issue_index += 1
+    _announce_issue(c)
+
+
+def _round3_close(c: _Ctx) -> None:
+    issues = c.state.round3.issues
+    adopted = sum(1 for i in issues if i.adopted)
+    c.chair("round3_close", adopted=adopted, rejected=len(issues) - adopted)
+
+
+def _request_summary(c: _Ctx) -> None:
+    c.state.summary_requested = True
+
+
+def _store_summary(c: _Ctx) -> None:
+    c.state.summary = c.text()
+
+
+def _resume_ready(c: _Ctx) -> None:
+    target = c.payload.get("status")
+    if target not in RESUMABLE:
+        raise c.refuse(InvalidMove.BAD_STATUS)
+
+
+# --- the table --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Transition:
+    source: str
+    event: str
+    target: str | None  # None: decided by the payload (RESUME_READY goes back to the stored status)
+    actor: Actor
+    guard: Callable[[GameState], bool] = _always
+    action: Callable[[_Ctx], None] = _noop
+
+
+_DEBATE = ("ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2")
+TRANSITIONS: list[Transition] = [
+    Transition("BOOT", "NEW_GAME_CREATED", "ROLE_SELECTION", "system"),
+    Transition("BOOT", "LOAD_EXISTING_GAME", "RESUME", "system"),
+    Transition("RESUME", "RESUME_READY", None, "system", action=_resume_ready),
+    Transition("ROLE_SELECTION", "ROLE_CONFIRMED", "ROUND_1_SETUP", "human", action=_confirm_role),
+    Transition("ROUND_1_SETUP", "ROUND_1_READY", "ROUND_1_OPENING_STATEMENTS", "system", action=_round1_intro),
+    Transition("ROUND_1_OPENING_STATEMENTS", "OPENING_PRESENTED", "ROUND_1_OPENING_STATEMENTS", "advance",
+               _openings_left, _present_opening),
+    Transition("ROUND_1_OPENING_STATEMENTS", "ROUND_1_COMPLETE", "ROUND_2_SETUP", "system",
+               _openings_done, _round1_close),
+    Transition("ROUND_2_SETUP", "ROUND_2_READY", "ROUND_2_SELECT_CONVO_1", "system", action=_round2_intro),
+    Transition("ROUND_2_SELECT_CONVO_1", "CONVO_1_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
+               action=_start_convo),
+    Transition("ROUND_2_CONVERSATION_ACTIVE", "HUMAN_MESSAGE_SUBMITTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
+               _human_to_talk, _talk_message("human")),
+    Transition("ROUND_2_CONVERSATION_ACTIVE", "AI_MESSAGE_COMMITTED", "ROUND_2_CONVERSATION_ACTIVE", "ai",
+               _partner_to_talk, _talk_message("partner")),
+    Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_1_CLOSED", "ROUND_2_SELECT_CONVO_2", "system",
+               _convo_closed(0)),
+    Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_2_CLOSED", "ROUND_2_WRAP_UP", "system", _convo_closed(1)),
+    Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
+               action=_start_convo),
+    Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_SKIPPED", "ROUND_2_WRAP_UP", "human"),
+    Transition("ROUND_2_WRAP_UP", "ROUND_2_COMPLETE", "ROUND_3_SETUP", "system", action=_round2_close),
+    Transition("ROUND_3_SETUP", "ROUND_3_READY", "ISSUE_INTRO", "system", action=_round3_start),
+    Transition("ISSUE_INTRO", "ISSUE_INTRO_COMPLETE", "ISSUE_DEBATE_ROUND_1", "human", action=_set_placement),
+    *[
+        t
+        for state in _DEBATE
+        for t in (
+            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _speech(human=True)),
+            Transition(state, "HUMAN_TURN_SKIP", state, "human", _human_speaks, _pass),
+            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _speech(human=False)),
+            Transition(state, "AI_TURN_SKIPPED", state, "ai", _ai_speaks, _pass),
+        )
+    ],
+    Transition("ISSUE_DEBATE_ROUND_1", "DEBATE_ROUND_1_COMPLETE", "ISSUE_DEBATE_ROUND_2", "system",
+               _debate_done, _debate_round_2),
+    Transition("ISSUE_DEBATE_ROUND_2", "DEBATE_ROUND_2_COMPLETE", "ISSUE_POSITION_FINALIZATION", "system",
+               _debate_done),
+    Transition("ISSUE_POSITION_FINALIZATION", "POSITIONS_FINALIZED", "ISSUE_PROPOSAL_SELECTION", "system",
+               action=_finalize_positions),
+    Transition("ISSUE_PROPOSAL_SELECTION", "PROPOSAL_MADE", "ISSUE_VOTE", "system", action=_propose),
+    Transition("ISSUE_VOTE", "HUMAN_VOTE_CAST", "ISSUE_VOTE", "human", _human_votes, _cast(human=True)),
+    Transition("ISSUE_VOTE", "AI_VOTE_COMMITTED", "ISSUE_VOTE", "ai", _ai_votes, _cast(human=False)),
+    Transition("ISSUE_VOTE", "VOTE_COMPLETE", "ISSUE_RESOLUTION", "system", _all_voted, _complete_vote),
+    Transition("ISSUE_RESOLUTION", "NEXT_ISSUE", "ISSUE_INTRO", "system", _more_issues, _next_issue),
+    Transition("ISSUE_RESOLUTION", "ALL_ISSUES_RESOLVED", "ROUND_3_COMPLETE", "system", _last_issue,
+               _round3_close),
+    Transition("ROUND_3_COMPLETE", "ROUND_3_ENDED", "REVIEW", "system"),
+    Transition("REVIEW", "REQUEST_AI_SUMMARY", "REVIEW", "system", _summary_not_requested, _request_summary),
+    Transition("REVIEW", "AI_SUMMARY_READY", "REVIEW", "ai", _summary_pending, _store_summary),
+]  # fmt: skip
+_BY_KEY = {(t.source, t.event): t for t in TRANSITIONS}
+EVENTS = tuple(dict.fromkeys(t.event for t in TRANSITIONS))
+
+
+def allowed_events(state: GameState) -> list[str]:
+    """Events whose guard passes now (payload checks aside), in table order."""
+    return [t.event for t in TRANSITIONS if t.source == state.status and t.guard(state)]
+
+
+def transition_for(state: GameState, event: str) -> Transition:
+    t = _BY_KEY.get((state.status, event))
+    if t is None or not t.guard(state):
+        raise IllegalEvent(state.status, event, allowed_events(state))
+    return t
+
+
+def apply(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any] | None = None) -> Outcome:
+    """Apply one event to a copy of `state`. Raises IllegalEvent/InvalidMove and then changes nothing."""
+    t = transition_for(state, event)
+    payload = dict(payload or {})
+    new = state.model_copy(deep=True)
+    ctx = _Ctx(scenario, new, event, payload)
+    t.action(ctx)
+    new.status = t.target or str(payload["status"])
+    new.event_seq += 1
+    actor = _actor_label(t, state)
+    return Outcome(
+        seq=new.event_seq, event=event, actor=actor, source=state.status, target=new.status, payload=payload,
+        state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote,
+    )  # fmt: skip
+
+
+def _actor_label(t: Transition, before: GameState) -> str:
+    if t.actor == "human":
+        return f"human:{before.human_role}" if before.human_role else "human"
+    if t.actor == "ai":
+        if t.event == "AI_MESSAGE_COMMITTED":
+            convo = _convo(before)
+            return f"ai:{convo.partner if convo else '?'}"
+        if t.event in ("AI_TURN_COMMITTED", "AI_TURN_SKIPPED"):
+            return f"ai:{current_speaker(before)}"
+        if t.event == "AI_VOTE_COMMITTED":
+            return f"ai:{next_voter(before)}"
+        return "ai:debrief"
+    return t.actor
+
+
+def new_game(seed: int) -> GameState:
+    return GameState(seed=seed)
+
+
+def ai_wants_to_speak(scenario: Scenario, state: GameState, role: str) -> bool:
+    """First debate round: everyone speaks. Second round: only those who contest the leading option."""
+    issue = state.active_issue
+    if issue is None:
+        return False
+    if issue.debate_round == 1:
+        return True
+    leading, _ = rules.select_proposal(scenario, state, issue.issue_id)
+    return state.stances[role][issue.issue_id].preferred != leading
+
+
+def next_step(scenario: Scenario, state: GameState) -> Step:
+    """Who acts next, and with which events. Exactly one actor at a time."""
+    s = state.status
+    if s == "REVIEW" and state.summary is not None:
+        return Step("done")
+    if s == "ROLE_SELECTION":
+        return Step("human", ("ROLE_CONFIRMED",), state.human_role, "role")
+    if s == "ROUND_1_OPENING_STATEMENTS" and _openings_left(state):
+        return Step(
+            "advance", ("OPENING_PRESENTED",), state.round1.speaker_order[state.round1.cursor], "opening"
+        )
+    if s in ("ROUND_2_SELECT_CONVO_1", "ROUND_2_SELECT_CONVO_2"):
+        return Step("human", tuple(allowed_events(state)), state.human_role, "partner")
+    if s == "ROUND_2_CONVERSATION_ACTIVE":
+        convo = _convo(state)
+        assert convo is not None
+        if convo.phase != "CLOSED":
+            purpose = "talk_final" if convo.phase == "FINAL_TURNS" else "talk"
+            if convo.next_speaker == "human":
+                return Step("human", ("HUMAN_MESSAGE_SUBMITTED",), state.human_role, purpose)
+            return Step("ai", ("AI_MESSAGE_COMMITTED",), convo.partner, purpose)
+    if s == "ISSUE_INTRO":
+        return Step("human", ("ISSUE_INTRO_COMPLETE",), state.human_role, "placement")
+    if s in _DEBATE and not _debate_done(state):
+        speaker = current_speaker(state)
+        assert speaker is not None
+        if speaker == state.human_role:
+            return Step("human", ("HUMAN_TURN_SPEAK", "HUMAN_TURN_SKIP"), speaker, "speech")
+        if ai_wants_to_speak(scenario, state, speaker):
+            return Step("ai", ("AI_TURN_COMMITTED",), speaker, "speech")
+        return Step("ai", ("AI_TURN_SKIPPED",), speaker, "skip")
+    if s == "ISSUE_VOTE" and not _all_voted(state):
+        voter = next_voter(state)
+        if voter == state.human_role:
+            return Step("human", ("HUMAN_VOTE_CAST",), voter, "vote")
+        return Step("ai", ("AI_VOTE_COMMITTED",), voter, "vote")
+    if s == "REVIEW" and state.summary_requested:
+        return Step("ai", ("AI_SUMMARY_READY",), None, "summary")
+    events = allowed_events(state)
+    system = [e for e in events if _BY_KEY[(s, e)].actor == "system"]
+    assert len(system) == 1, f"no unique system event in {s}: {events}"
+    return Step("system", (system[0],))
+
+
+REQUIRED_FIELDS = (
+    "status",
+    "seed",
+    "schema_version",
+    "transcript_seq",
+    "event_seq",
+    "round1",
+    "round2",
+    "round3",
+)
+
+
+def resume(scenario: Scenario, snapshot: dict[str, Any]) -> GameState:
+    """BOOT -> RESUME -> stored status: validate a stored snapshot and return the state to continue from."""
+    missing = [f for f in REQUIRED_FIELDS if f not in snapshot]
+    if missing:
+        raise ResumeError(f"Snapshot is missing required fields: {', '.join(missing)}.")
+    if snapshot["schema_version"] != SCHEMA_VERSION:
+        raise ResumeError(
+            f"Snapshot schema version {snapshot['schema_version']} is not supported (expected {SCHEMA_VERSION})."
+        )
+    try:
+        stored = GameState.model_validate(snapshot)
+    except ValidationError as exc:
+        raise ResumeError(f"Snapshot is not a valid game state ({exc.error_count()} errors).") from exc
+    if stored.status not in RESUMABLE:
+        raise ResumeError(f"Snapshot status {stored.status} cannot be resumed.")
+    if stored.status != "ROLE_SELECTION" and stored.human_role not in scenario.role_ids:
+        raise ResumeError("Snapshot names a human role the scenario does not have.")
+    booting = stored.model_copy(update={"status": "BOOT"})
+    loading = apply(scenario, booting, "LOAD_EXISTING_GAME").state
+    ready = apply(scenario, loading, "RESUME_READY", {"status": stored.status}).state
+    # The boot transitions are session bookkeeping, not game history: keep the stored counters.
+    return ready.model_copy(update={"event_seq": stored.event_seq})

@@ -1,0 +1,111 @@
+"""The authoritative state of one game, as pydantic models. Stored whole in every checkpoint.
+
+The state never holds the transcript (that lives in its own append-only table), so a snapshot stays the same size
+however long the game runs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+Placement = Literal["first", "random", "skip"]
+Ballot = Literal["yes", "no"]
+Starter = Literal["human", "partner"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class PendingCondition(Model):
+    accept: str
+    if_offered: list[str] = Field(default_factory=list)
+    if_adopted: str | None = None
+
+
+class Stance(Model):
+    preferred: str
+    acceptable: list[str]
+    firmness: float
+    red_lines: list[str] = Field(default_factory=list)
+    conditions: list[PendingCondition] = Field(default_factory=list)
+    # option id -> speaker id -> accumulated pressure (capped per speaker, so bounded in size)
+    pressure: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class Round1(Model):
+    speaker_order: list[str] = Field(default_factory=list)
+    openings: dict[str, str] = Field(default_factory=dict)  # role id -> opening variant id
+    cursor: int = 0
+
+
+class Conversation(Model):
+    index: int
+    partner: str
+    starter: Starter
+    # OPEN -> (chair interrupts) -> FINAL_TURNS -> CLOSED; INTERRUPT is the instant of the chair's line
+    phase: Literal["OPEN", "INTERRUPT", "FINAL_TURNS", "CLOSED"] = "OPEN"
+    human_turns: int = 0
+    partner_turns: int = 0
+    human_final: bool = False
+    partner_final: bool = False
+    next_speaker: Starter = "human"
+
+
+class Round2(Model):
+    requests: list[str] = Field(default_factory=list)
+    conversations: list[Conversation] = Field(default_factory=list)
+
+
+class IssueState(Model):
+    issue_id: str
+    placement: Placement | None = None
+    order_round1: list[str] = Field(default_factory=list)
+    order_round2: list[str] = Field(default_factory=list)
+    debate_round: int = 0
+    cursor: int = 0
+    proposal: str | None = None
+    supporters: list[str] = Field(default_factory=list)
+    vote_order: list[str] = Field(default_factory=list)
+    ballots: dict[str, Ballot] = Field(default_factory=dict)
+    adopted: bool | None = None
+
+
+class Round3(Model):
+    issues: list[IssueState] = Field(default_factory=list)
+    active_issue_index: int = 0
+
+
+class GameState(Model):
+    schema_version: int = SCHEMA_VERSION
+    status: str = "BOOT"
+    seed: int
+    human_role: str | None = None
+    human_variant: str | None = None
+    transcript_seq: int = 0  # sequence number of the last transcript entry
+    event_seq: int = 0  # sequence number of the last event
+    round1: Round1 = Field(default_factory=Round1)
+    round2: Round2 = Field(default_factory=Round2)
+    round3: Round3 = Field(default_factory=Round3)
+    stances: dict[str, dict[str, Stance]] = Field(default_factory=dict)
+    offers_heard: dict[str, list[str]] = Field(default_factory=dict)  # role -> offers credibly made to it
+    summary: str | None = None
+    summary_requested: bool = False
+
+    @property
+    def active_conversation(self) -> Conversation | None:
+        convos = self.round2.conversations
+        if convos and convos[-1].phase != "CLOSED":
+            return convos[-1]
+        return None
+
+    @property
+    def active_issue(self) -> IssueState | None:
+        issues = self.round3.issues
+        if 0 <= self.round3.active_issue_index < len(issues):
+            return issues[self.round3.active_issue_index]
+        return None

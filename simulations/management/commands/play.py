@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from simulations.ai.gateway import ModelFailure
+from simulations.bots import make_policy
+from simulations.engine.errors import MachineError
+from simulations.models import Game
+from simulations.services.play import play_game
+from simulations.services.scenarios import latest_version
+from simulations.services.turns import create_game
+
+
+class Command(BaseCommand):
+    help = "Play a whole game headless to REVIEW; prints one JSON line last: {game_id, status}."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--scenario", default="mercury")
+        parser.add_argument("--role", help="the student's seat, e.g. BRA (not needed with --resume)")
+        parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--human", default="passive", help="passive | advocate | script:FILE")
+        parser.add_argument("--resume", type=int, metavar="GAME_ID", help="continue an interrupted game")
+        parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["resume"]:
+            game = Game.objects.filter(pk=options["resume"]).first()
+            if game is None:
+                raise CommandError(f"No game {options['resume']}.")
+            role = game.human_role or options["role"]
+        else:
+            version = latest_version(slug=options["scenario"])
+            if version is None:
+                raise CommandError(
+                    f"Scenario {options['scenario']!r} is not loaded: run "
+                    f"`python manage.py load_scenario scenarios/{options['scenario']}` first."
+                )
+            role = options["role"]
+            if not role:
+                raise CommandError("--role is required for a new game.")
+            game = create_game(scenario_version=version, seed=options["seed"])
+        try:
+            policy = make_policy(options["human"], role)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+
+        def progress(g: Game, what: str) -> None:
+            if not options["quiet"]:
+                sys.stderr.write(f"\r[game {g.pk}] {g.phase:<30} turn {g.version:>4} ({what})".ljust(78))
+                sys.stderr.flush()
+
+        try:
+            game = play_game(game_id=game.pk, policy=policy, on_progress=progress)
+        except (ModelFailure, MachineError, ValueError) as exc:
+            game.refresh_from_db()
+            if not options["quiet"]:
+                sys.stderr.write("\n")
+            self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase, "error": str(exc)}))
+            raise CommandError(f"Game {game.pk} stopped: {exc} Resume with --resume {game.pk}.") from exc
+        if not options["quiet"]:
+            sys.stderr.write("\n")
+        self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase}))

@@ -1,0 +1,210 @@
+"""Mercury's tables. Rows are written only by `simulations.services`; models carry no game logic.
+
+Transcript entries, events, checkpoints, votes and model calls are append-only: the ledger of a game is never
+rewritten, so an export is always a faithful account of what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class AppendOnlyError(Exception):
+    """An append-only row was about to be changed."""
+
+
+class AppendOnly(models.Model):
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # An integrity guard, not logic: ledgers are written once.
+        if not self._state.adding:
+            raise AppendOnlyError(f"{type(self).__name__} rows are append-only")
+        super().save(*args, **kwargs)
+
+
+class ScenarioVersion(models.Model):
+    """One immutable version of a scenario's content; games pin the version they started with."""
+
+    slug = models.SlugField(max_length=64)
+    version = models.PositiveIntegerField()
+    title = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64)
+    document = models.JSONField(help_text="The whole validated scenario, as loaded.")
+    source = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="scenario_version_unique"),
+            models.UniqueConstraint(fields=["slug", "content_hash"], name="scenario_content_unique"),
+        ]
+        ordering = ["slug", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.slug} v{self.version}"
+
+
+class ScenarioRole(models.Model):
+    """A seat of a scenario version, broken out of the document for browsing in the admin."""
+
+    scenario = models.ForeignKey(ScenarioVersion, on_delete=models.CASCADE, related_name="roles")
+    role_id = models.CharField(max_length=16)
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=16)
+    votes = models.BooleanField()
+    public_brief = models.TextField()
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scenario", "role_id"], name="scenario_role_unique")]
+        ordering = ["scenario", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.role_id})"
+
+
+class ScenarioIssue(models.Model):
+    scenario = models.ForeignKey(ScenarioVersion, on_delete=models.CASCADE, related_name="issues")
+    issue_id = models.CharField(max_length=16)
+    title = models.CharField(max_length=200)
+    options = models.JSONField()
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scenario", "issue_id"], name="scenario_issue_unique")]
+        ordering = ["scenario", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.issue_id} {self.title}"
+
+
+class Game(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        FINISHED = "finished"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="games",
+        help_text="The player. Empty for games played from the command line.",
+    )  # fmt: skip
+    scenario = models.ForeignKey(ScenarioVersion, on_delete=models.PROTECT, related_name="games")
+    seed = models.BigIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    phase = models.CharField(max_length=40, help_text="The machine state the game rests in.")
+    human_role = models.CharField(max_length=16, blank=True)
+    state = models.JSONField(help_text="The authoritative state document (equals the latest checkpoint).")
+    version = models.PositiveIntegerField(default=0, help_text="Bumped by every committed turn.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return f"Game {self.pk} ({self.scenario}, {self.phase})"
+
+
+class TranscriptEntry(AppendOnly):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="entries")
+    seq = models.PositiveIntegerField()
+    round = models.PositiveSmallIntegerField()
+    phase = models.CharField(max_length=40)
+    issue = models.CharField(max_length=16, blank=True)
+    speaker = models.CharField(max_length=16)
+    kind = models.CharField(max_length=16)
+    visibility = models.CharField(max_length=8)
+    audience = models.JSONField(default=list)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "seq"], name="entry_seq_unique")]
+        ordering = ["game", "seq"]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.speaker} ({self.kind})"
+
+
+class Event(AppendOnly):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    name = models.CharField(max_length=40)
+    from_state = models.CharField(max_length=40)
+    to_state = models.CharField(max_length=40)
+    actor = models.CharField(max_length=40)
+    payload = models.JSONField(default=dict)
+    stance_changes = models.JSONField(
+        default=list, help_text="Stance changes this transition caused, with reasons."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "seq"], name="event_seq_unique")]
+        ordering = ["game", "seq"]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.name}"
+
+
+class Checkpoint(AppendOnly):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="checkpoints")
+    seq = models.PositiveIntegerField()
+    after_event = models.PositiveIntegerField()
+    transcript_seq = models.PositiveIntegerField()
+    schema_version = models.PositiveSmallIntegerField()
+    state = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "seq"], name="checkpoint_seq_unique")]
+        ordering = ["game", "seq"]
+
+    def __str__(self) -> str:
+        return f"checkpoint {self.seq} after event {self.after_event}"
+
+
+class Vote(AppendOnly):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="votes")
+    issue = models.CharField(max_length=16)
+    proposal = models.CharField(max_length=16)
+    ballots = models.JSONField()
+    adopted = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "issue"], name="vote_issue_unique")]
+        ordering = ["game", "id"]
+
+    def __str__(self) -> str:
+        return f"issue {self.issue}: {self.proposal} {'adopted' if self.adopted else 'rejected'}"
+
+
+class ModelCall(AppendOnly):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="model_calls")
+    seq = models.PositiveIntegerField()
+    event_seq = models.PositiveIntegerField(null=True, blank=True, help_text="The event this call produced.")
+    role = models.CharField(max_length=16)
+    purpose = models.CharField(max_length=24)
+    phase = models.CharField(max_length=40)
+    context = models.JSONField(default=list, help_text="Transcript sequence numbers given to the model.")
+    prompt_version = models.CharField(max_length=32, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    token_count_method = models.CharField(max_length=32, blank=True)
+    model = models.CharField(max_length=200)
+    latency_ms = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16)
+    error = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "seq"]
+
+    def __str__(self) -> str:
+        return f"call {self.seq} {self.role} {self.purpose} ({self.status})"

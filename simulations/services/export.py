@@ -1,0 +1,130 @@
+"""The game export, format "mercury-game/1" (JSON; other tools read it, keep it stable), and a Markdown view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulations.engine.scenario import Scenario
+from simulations.models import Game
+
+from .scenarios import scenario_of
+
+FORMAT = "mercury-game/1"
+
+
+def export_game(*, game: Game) -> dict[str, Any]:
+    """Precondition: none; works for games at any stage."""
+    scenario = scenario_of(game.scenario)
+    return {
+        "format": FORMAT,
+        "game": {
+            "id": game.pk,
+            "scenario": {"slug": game.scenario.slug, "version": game.scenario.version},
+            "seed": game.seed,
+            "status": game.phase,
+            "human_role": game.human_role or None,
+            "created_at": game.created_at.isoformat(),
+            "finished_at": game.finished_at.isoformat() if game.finished_at else None,
+        },
+        "roles": _roles(scenario),
+        "issues": [
+            {"id": i.id, "title": i.title, "options": [{"id": o.id, "label": o.label} for o in i.options]}
+            for i in scenario.issues
+        ],
+        "transcript": [
+            {
+                "seq": e.seq,
+                "round": e.round,
+                "phase": e.phase,
+                "issue": e.issue or None,
+                "speaker": e.speaker,
+                "kind": e.kind,
+                "visibility": e.visibility,
+                **({"audience": e.audience} if e.visibility == "private" else {}),
+                "text": e.text,
+            }
+            for e in game.entries.order_by("seq")
+        ],  # fmt: skip
+        "votes": [
+            {"issue": v.issue, "proposal": v.proposal, "ballots": v.ballots, "adopted": v.adopted}
+            for v in game.votes.order_by("issue")
+        ],
+        "events": [
+            {"seq": e.seq, "name": e.name, "from": e.from_state, "to": e.to_state, "actor": e.actor}
+            for e in game.events.order_by("seq")
+        ],
+        "stance_changes": [
+            {"event_seq": e.seq, **change}
+            for e in game.events.exclude(stance_changes=[]).order_by("seq")
+            for change in e.stance_changes
+        ],
+        "model_calls": [
+            {
+                "seq": m.seq,
+                "role": m.role,
+                "purpose": m.purpose,
+                "phase": m.phase,
+                "context": m.context,
+                "prompt_tokens": m.prompt_tokens,
+                "completion_tokens": m.completion_tokens,
+                "model": m.model,
+                "status": m.status,
+            }
+            for m in game.model_calls.order_by("seq")
+        ],  # fmt: skip
+        "checkpoints": [
+            {"seq": c.seq, "after_event": c.after_event, "transcript_seq": c.transcript_seq}
+            for c in game.checkpoints.order_by("seq")
+        ],
+        "summary": game.state.get("summary"),
+    }
+
+
+def _roles(scenario: Scenario) -> list[dict[str, Any]]:
+    roles = [{"id": r.id, "name": r.name, "kind": r.kind, "votes": r.votes} for r in scenario.roles]
+    roles.append({"id": scenario.chair.id, "name": scenario.chair.name, "kind": "chair", "votes": False})
+    return roles
+
+
+def export_markdown(*, game: Game) -> str:
+    data = export_game(game=game)
+    names = {r["id"]: r["name"] for r in data["roles"]}
+    g = data["game"]
+    out = [
+        f"# {scenario_title(game)} — game {g['id']}",
+        "",
+        f"- Scenario: {g['scenario']['slug']} v{g['scenario']['version']}, seed {g['seed']}",
+        f"- Student's seat: {names.get(g['human_role'] or '', '—')}",
+        f"- Status: {g['status']}",
+        "",
+    ]
+    titles = {i["id"]: i["title"] for i in data["issues"]}
+    labels = {o["id"]: o["label"] for i in data["issues"] for o in i["options"]}
+    if data["votes"]:
+        out += ["## Votes", "", "| Issue | Proposal | Result | Against |", "|---|---|---|---|"]
+        for v in data["votes"]:
+            against = ", ".join(names[r] for r, b in v["ballots"].items() if b == "no") or "—"
+            result = "adopted" if v["adopted"] else "rejected"
+            out.append(
+                f"| {titles[v['issue']]} | {v['proposal']} {labels[v['proposal']]} | {result} | {against} |"
+            )
+        out.append("")
+    current = None
+    headings = {
+        1: "Round 1: opening statements",
+        2: "Round 2: private talks",
+        3: "Round 3: public debate and votes",
+    }
+    for e in data["transcript"]:
+        if e["round"] != current:
+            current = e["round"]
+            out += [f"## {headings.get(current, 'Session')}", ""]
+        flag = " (private)" if e["visibility"] == "private" else ""
+        out += [f"**{names[e['speaker']]}**{flag}: {e['text']}", ""]
+    if data["summary"]:
+        out += ["## Debrief", "", data["summary"], ""]
+    return "\n".join(out)
+
+
+def scenario_title(game: Game) -> str:
+    return scenario_of(game.scenario).title

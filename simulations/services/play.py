@@ -1,0 +1,35 @@
+"""Headless play: drive a game to REVIEW with a scripted human and the configured model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from simulations.bots import Policy
+from simulations.models import Game
+
+from .ai_turns import play_ai_step
+from .resume import resume_game
+from .scenarios import scenario_of
+from .turns import commit_event, state_of, step_of
+
+Progress = Callable[[Game, str], None]
+
+
+def play_game(
+    *, game_id: int, policy: Policy, on_progress: Progress | None = None, max_turns: int = 5000
+) -> Game:
+    """Precondition: the game exists. Plays every remaining turn; safe to call again after any interruption."""
+    game, _ = resume_game(game_id=game_id)
+    scenario = scenario_of(game.scenario)
+    for _ in range(max_turns):
+        step = step_of(game)
+        if step.kind == "done":
+            return game
+        if step.kind == "ai":
+            game = play_ai_step(game=game, step=step)
+        else:
+            event, payload = policy.decide(scenario, state_of(game), step)
+            game = commit_event(game_id=game.pk, expected_version=game.version, event=event, payload=payload)
+        if on_progress:
+            on_progress(game, step.purpose or step.kind)
+    raise RuntimeError(f"game {game_id} did not finish within {max_turns} turns")

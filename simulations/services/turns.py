@@ -1,0 +1,165 @@
+"""Committing turns. One committed turn = one transaction: the event, the automatic system events that follow it
+up to the next human or AI decision, their transcript entries, stance changes, vote record and one checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from simulations.engine import mercury
+from simulations.engine.mercury import Outcome, Step
+from simulations.engine.scenario import Scenario
+from simulations.engine.state import GameState
+from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
+
+from .scenarios import scenario_of
+
+
+class StaleTurn(Exception):
+    """Somebody else committed this turn first."""
+
+    MESSAGE = "This turn was already played; the game has moved on."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+class GameFinished(Exception):
+    MESSAGE = "This game is finished."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+@dataclass(frozen=True)
+class ModelCallRecord:
+    role: str
+    purpose: str
+    context: list[int]
+    prompt_version: str
+    prompt_tokens: int
+    completion_tokens: int
+    token_count_method: str
+    model: str
+    latency_ms: int
+
+
+def games_with_scenario() -> QuerySet[Game]:
+    """Games with their scenario version, minus the large document column (scenarios are parsed once, cached)."""
+    return Game.objects.select_related("scenario").defer("scenario__document")
+
+
+def state_of(game: Game) -> GameState:
+    return GameState.model_validate(game.state)
+
+
+def step_of(game: Game) -> Step:
+    return mercury.next_step(scenario_of(game.scenario), state_of(game))
+
+
+def create_game(*, scenario_version: ScenarioVersion, seed: int, owner: User | None = None) -> Game:
+    """Create a game in ROLE_SELECTION (BOOT -> NEW_GAME_CREATED), with its first checkpoint."""
+    scenario = scenario_of(scenario_version)
+    outcomes = _run(scenario, mercury.new_game(seed), "NEW_GAME_CREATED", {})
+    with transaction.atomic():
+        game = Game.objects.create(
+            owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0
+        )
+        _write(game, outcomes, None)
+    return game
+
+
+def commit_event(
+    *,
+    game_id: int,
+    expected_version: int,
+    event: str,
+    payload: dict[str, Any] | None = None,
+    model_call: ModelCallRecord | None = None,
+) -> Game:
+    """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups."""
+    with transaction.atomic():
+        # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time.
+        game = games_with_scenario().select_for_update().get(pk=game_id)
+        if game.version != expected_version:
+            raise StaleTurn()
+        if game.status == Game.Status.FINISHED and event != "AI_SUMMARY_READY":
+            raise GameFinished()
+        scenario = scenario_of(game.scenario)
+        outcomes = _run(scenario, state_of(game), event, payload or {})
+        _write(game, outcomes, model_call)
+    return game
+
+
+def _run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> list[Outcome]:
+    """The event, then every system event the machine takes on its own until someone must decide."""
+    outcomes = [mercury.apply(scenario, state, event, payload)]
+    while True:
+        step = mercury.next_step(scenario, outcomes[-1].state)
+        if step.kind != "system":
+            return outcomes
+        outcomes.append(mercury.apply(scenario, outcomes[-1].state, step.events[0]))
+
+
+def _write(game: Game, outcomes: list[Outcome], model_call: ModelCallRecord | None) -> None:
+    final = outcomes[-1].state
+    TranscriptEntry.objects.bulk_create(
+        TranscriptEntry(
+            game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker,
+            kind=e.kind, visibility=e.visibility, audience=e.audience, text=e.text,
+        )
+        for o in outcomes
+        for e in o.entries
+    )  # fmt: skip
+    Event.objects.bulk_create(
+        Event(
+            game=game, seq=o.seq, name=o.event, from_state=o.source, to_state=o.target, actor=o.actor,
+            payload=o.payload, stance_changes=[c.as_dict() for c in o.stance_changes],
+        )
+        for o in outcomes
+    )  # fmt: skip
+    for o in outcomes:
+        if o.vote:
+            Vote.objects.create(game=game, **o.vote)
+    if model_call:
+        ModelCall.objects.create(
+            game=game,
+            seq=game.model_calls.count() + 1,
+            event_seq=outcomes[0].seq,
+            phase=outcomes[0].source,
+            status="ok",
+            **vars(model_call),
+        )
+    snapshot = final.model_dump(mode="json")
+    Checkpoint.objects.create(
+        game=game,
+        seq=game.version + 1,
+        after_event=final.event_seq,
+        transcript_seq=final.transcript_seq,
+        schema_version=final.schema_version,
+        state=snapshot,
+    )
+    game.state = snapshot
+    game.phase = final.status
+    game.human_role = final.human_role or ""
+    game.version += 1
+    if final.status == "REVIEW" and game.status != Game.Status.FINISHED:
+        game.status = Game.Status.FINISHED
+        game.finished_at = timezone.now()
+    game.save(
+        update_fields=["state", "phase", "human_role", "version", "status", "finished_at", "updated_at"]
+    )
+
+
+def record_failed_call(*, game: Game, step: Step, model: str, error: str, context: list[int]) -> None:
+    """Log a model call that produced no turn (the game itself is untouched)."""
+    ModelCall.objects.create(
+        game=game, seq=game.model_calls.count() + 1, role=step.role or "debrief", purpose=step.purpose or "",
+        phase=game.phase, context=context, model=model, status="error", error=error[:300],
+    )  # fmt: skip

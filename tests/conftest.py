@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from simulations.engine.scenario import Scenario, load_scenario_dir
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "mercury"
+
+
+@pytest.fixture(scope="session")
+def scenario() -> Scenario:
+    return load_scenario_dir(SCENARIO_DIR)
+
+
+@pytest.fixture(autouse=True)
+def _no_token_delay(settings: pytest.FixtureRequest) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.0  # type: ignore[attr-defined]
+    settings.MERCURY_MODEL_RETRIES = 0  # type: ignore[attr-defined]
