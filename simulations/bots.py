@@ -63,7 +63,7 @@ class Passive:
                 line = rng.choice(state.seed, "passive-line", PASSIVE_LINES, state.event_seq)
                 return "HUMAN_MESSAGE_SUBMITTED", {"text": line}
             case "placement":
-                return "ISSUE_INTRO_COMPLETE", {"placement": "skip"}
+                return "ISSUE_INTRO_COMPLETE", {"placement": "random"}
             case "speech":
                 return "HUMAN_TURN_SKIP", {}
             case "vote":

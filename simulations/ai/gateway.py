@@ -58,18 +58,24 @@ def complete(
     model = model or settings.MERCURY_MODEL
     attempts = settings.MERCURY_MODEL_RETRIES + 1
     last: ModelFailure | None = None
+    transient = (
+        litellm.Timeout, litellm.RateLimitError, litellm.APIConnectionError, litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+    )  # fmt: skip
     for attempt in range(attempts):
         try:
             return _stream_once(litellm, messages, model, on_chunk)
-        except (litellm.Timeout, litellm.RateLimitError, litellm.APIConnectionError) as exc:
+        except transient as exc:
             reason = (
                 ModelFailure.RATE_LIMITED if isinstance(exc, litellm.RateLimitError) else ModelFailure.TIMEOUT
             )
+            if isinstance(exc, litellm.InternalServerError | litellm.ServiceUnavailableError):
+                reason = ModelFailure.ERROR
             last = ModelFailure(reason, str(exc)[:200])
         except ModelFailure as exc:
             last = exc
-        except litellm.exceptions.APIError as exc:
-            last = ModelFailure(ModelFailure.ERROR, str(exc)[:200])
+        except Exception as exc:  # any other provider error (bad request, auth): retrying will not help
+            raise ModelFailure(ModelFailure.ERROR, str(exc)[:200]) from exc
         if attempt + 1 < attempts:
             time.sleep(min(8.0, 0.5 * 2**attempt))
     assert last is not None

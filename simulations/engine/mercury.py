@@ -654,15 +654,20 @@ def new_game(seed: int) -> GameState:
     return GameState(seed=seed)
 
 
+INDIFFERENT_FIRMNESS = 0.25
+
+
 def ai_wants_to_speak(scenario: Scenario, state: GameState, role: str) -> bool:
-    """First debate round: everyone speaks. Second round: only those who contest the leading option."""
+    """First debate round: every seat with a stake speaks (a seat nearly indifferent to the issue passes).
+    Second round: only seats that contest the option currently leading among countries."""
     issue = state.active_issue
     if issue is None:
         return False
+    stance = state.stances[role][issue.issue_id]
     if issue.debate_round == 1:
-        return True
+        return stance.firmness >= INDIFFERENT_FIRMNESS
     leading, _ = rules.select_proposal(scenario, state, issue.issue_id)
-    return state.stances[role][issue.issue_id].preferred != leading
+    return stance.preferred != leading
 
 
 def next_step(scenario: Scenario, state: GameState) -> Step:

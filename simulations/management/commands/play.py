@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -50,17 +49,18 @@ class Command(BaseCommand):
 
         def progress(g: Game, what: str) -> None:
             if not options["quiet"]:
-                sys.stderr.write(f"\r[game {g.pk}] {g.phase:<30} turn {g.version:>4} ({what})".ljust(78))
-                sys.stderr.flush()
+                line = f"[game {g.pk}] turn {g.version:>4}: {what:<10} now {g.phase}"
+                self.stderr.write(f"\r{line:<78}", ending="")
+                self.stderr.flush()
 
         try:
             game = play_game(game_id=game.pk, policy=policy, on_progress=progress)
         except (ModelFailure, MachineError, ValueError) as exc:
             game.refresh_from_db()
             if not options["quiet"]:
-                sys.stderr.write("\n")
+                self.stderr.write("")
             self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase, "error": str(exc)}))
             raise CommandError(f"Game {game.pk} stopped: {exc} Resume with --resume {game.pk}.") from exc
         if not options["quiet"]:
-            sys.stderr.write("\n")
+            self.stderr.write("")
         self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase}))

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+
+from simulations.models import Game, TranscriptEntry
+from simulations.services import play as play_service
+from tests.conftest import SCENARIO_DIR
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def _last_json(out: str) -> dict[str, object]:
+    result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def test_load_scenario_reports_new_then_unchanged() -> None:
+    out, _ = _run("load_scenario", str(SCENARIO_DIR))
+    assert out.startswith("Loaded new version mercury v1 (")
+    out, _ = _run("load_scenario", str(SCENARIO_DIR))
+    assert out.startswith("Unchanged, already stored as mercury v1 (")
+
+
+def test_load_scenario_names_the_faulty_file(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=f"{tmp_path}/scenario.yaml: file not found"):
+        _run("load_scenario", str(tmp_path))
+
+
+def test_play_needs_a_loaded_scenario() -> None:
+    with pytest.raises(
+        CommandError, match="Scenario 'mercury' is not loaded: run `python manage.py load_scenario"
+    ):
+        _run("play", "--role", "EU", "--seed", "1")
+
+
+def test_play_then_export_json_and_markdown() -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    out, _ = _run("play", "--role", "CHN", "--seed", "4", "--human", "advocate", "--quiet")
+    result = _last_json(out)
+    assert result["status"] == "REVIEW" and set(result) == {"game_id", "status"}
+    out, _ = _run("export_game", str(result["game_id"]))
+    data = json.loads(out)
+    assert data["format"] == "mercury-game/1"
+    assert set(data) >= {
+        "game",
+        "roles",
+        "issues",
+        "transcript",
+        "votes",
+        "events",
+        "model_calls",
+        "checkpoints",
+    }
+    assert set(data["game"]) == {
+        "id",
+        "scenario",
+        "seed",
+        "status",
+        "human_role",
+        "created_at",
+        "finished_at",
+    }
+    assert (
+        data["game"]["scenario"] == {"slug": "mercury", "version": 1} and data["game"]["human_role"] == "CHN"
+    )
+    kinds = {t["kind"] for t in data["transcript"]}
+    assert {"chair", "opening", "message", "speech", "vote", "result"} <= kinds
+    for entry in data["transcript"]:
+        assert ("audience" in entry) == (entry["visibility"] == "private")
+    roles = {r["id"]: r for r in data["roles"]}
+    assert roles["JPN"]["kind"] == "chair" and not roles["JPN"]["votes"] and roles["AMAP"]["kind"] == "ngo"
+    assert {"issue", "proposal", "ballots", "adopted"} == set(data["votes"][0])
+    assert {"seq", "name", "from", "to", "actor"} == set(data["events"][0])
+    assert {"seq", "after_event", "transcript_seq"} == set(data["checkpoints"][0])
+    call = data["model_calls"][0]
+    assert set(call) == {
+        "seq",
+        "role",
+        "purpose",
+        "phase",
+        "context",
+        "prompt_tokens",
+        "completion_tokens",
+        "model",
+        "status",
+    }
+    md, _ = _run("export_game", str(result["game_id"]), "--format", "markdown")
+    assert md.startswith("# Mercury: negotiating a global instrument — game")
+    assert "## Round 2: private talks" in md and "## Votes" in md and "## Debrief" in md
+
+
+def test_play_resumes_an_interrupted_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    real = play_service.play_ai_step
+    calls = {"n": 0}
+
+    def dies_on_the_twentieth(**kwargs: object) -> Game:
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt  # the process is stopped in the middle of an AI turn
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(play_service, "play_ai_step", dies_on_the_twentieth)
+    with pytest.raises(KeyboardInterrupt):
+        _run("play", "--role", "TZA", "--seed", "6", "--human", "advocate", "--quiet")
+    game = Game.objects.get()
+    assert game.phase not in ("REVIEW", "ROLE_SELECTION")
+    seen = TranscriptEntry.objects.filter(game=game).count()
+    out, err = _run("play", "--resume", str(game.pk), "--human", "advocate")
+    assert _last_json(out) == {"game_id": game.pk, "status": "REVIEW"}
+    assert f"[game {game.pk}]" in err  # progress is shown
+    assert TranscriptEntry.objects.filter(game=game).count() > seen
+
+
+def test_play_with_a_script(tmp_path: Path) -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    script = {
+        "role": "USA",
+        "variant": "USA-b",
+        "talks": [{"partner": "CHN", "starter": "human", "messages": [
+            "We are ready to offer a dedicated financial mechanism and transfer of technology.",
+            "Will you support emissions in scope (2.1)?",
+        ]}],
+        "issues": {"1": {"placement": "first", "speeches": ["We support 1.1, a legally binding instrument."], "vote": "yes"}},
+    }  # fmt: skip
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    out, _ = _run("play", "--role", "USA", "--seed", "2", "--human", f"script:{path}", "--quiet")
+    game = Game.objects.get(pk=_last_json(out)["game_id"])
+    assert game.phase == "REVIEW" and game.state["round1"]["openings"]["USA"] == "USA-b"
+    texts = list(TranscriptEntry.objects.filter(game=game, speaker="USA").values_list("text", flat=True))
+    assert script["talks"][0]["messages"][0] in texts  # type: ignore[index]
+    assert "We support 1.1, a legally binding instrument." in texts
+    assert game.state["round2"]["conversations"][0]["partner"] == "CHN"
+    assert len(game.state["round2"]["conversations"]) == 1  # no second talk scripted: skipped
+
+
+def test_play_rejects_a_bad_policy_and_an_unknown_game() -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    with pytest.raises(CommandError, match="unknown human policy 'loud'"):
+        _run("play", "--role", "EU", "--human", "loud")
+    with pytest.raises(CommandError, match="No game 999."):
+        _run("play", "--resume", "999")
+    with pytest.raises(CommandError, match="No game 999."):
+        _run("export_game", "999")

@@ -1,0 +1,30 @@
+"""Helpers for database-level tests: load the scenario, play games, normalise exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulations.bots import make_policy
+from simulations.models import Game, ScenarioVersion
+from simulations.services.export import export_game
+from simulations.services.play import play_game
+from simulations.services.scenarios import load_scenario
+from simulations.services.turns import create_game
+from tests.conftest import SCENARIO_DIR
+
+
+def mercury_version() -> ScenarioVersion:
+    version, _ = load_scenario(folder=SCENARIO_DIR)
+    return version
+
+
+def played(role: str, human: str = "passive", seed: int = 5) -> Game:
+    game = create_game(scenario_version=mercury_version(), seed=seed)
+    return play_game(game_id=game.pk, policy=make_policy(human, role))
+
+
+def normalised(game: Game) -> dict[str, Any]:
+    """The export without ids and timestamps: what must be equal between replays of the same game."""
+    data = export_game(game=Game.objects.get(pk=game.pk))
+    data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
+    return data
