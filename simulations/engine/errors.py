@@ -28,6 +28,7 @@ class InvalidMove(MachineError):
     TEXT_TOO_LONG = "the message is longer than the limit"
     BAD_BALLOT = "ballot must be 'yes' or 'no'"
     BAD_STATUS = "the stored status is not a resumable state"
+    INCONSISTENT = "the stored state is not consistent with that status"
     WRONG_ACTOR = "it is not this actor's turn"
 
     def __init__(self, state: str, event: str, reason: str) -> None:

@@ -534,6 +534,50 @@ def _resume_ready(c: _Ctx) -> None:
     target = c.payload.get("status")
     if target not in RESUMABLE:
         raise c.refuse(InvalidMove.BAD_STATUS)
+    if consistency_problems(c.scenario, c.state.model_copy(update={"status": target})):
+        raise c.refuse(InvalidMove.INCONSISTENT)
+
+
+_ROUND_3 = ("ISSUE_INTRO", "ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2", "ISSUE_POSITION_FINALIZATION",
+            "ISSUE_PROPOSAL_SELECTION", "ISSUE_VOTE", "ISSUE_RESOLUTION", "ROUND_3_COMPLETE", "REVIEW")  # fmt: skip
+
+
+def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
+    """What a stored state lacks for the status it claims (empty when it can be resumed safely)."""
+    s, problems = state.status, []
+    rank = PHASE_ORDER.get(s, -1)
+    if rank < 0:
+        return [f"unknown status {s}"]
+    if rank > PHASE_ORDER["ROLE_SELECTION"]:
+        if state.human_role not in scenario.role_ids:
+            problems.append("no human role")
+        if set(state.stances) != set(scenario.role_ids) or set(state.round1.openings) != set(
+            scenario.role_ids
+        ):
+            problems.append("stances or openings missing")
+        if sorted(state.round1.speaker_order) != sorted(scenario.role_ids):
+            problems.append("no Round 1 speaker order")
+    if rank > PHASE_ORDER["ROUND_1_OPENING_STATEMENTS"] and state.round1.cursor != len(
+        state.round1.speaker_order
+    ):
+        problems.append("Round 1 not finished")
+    if s == "ROUND_2_CONVERSATION_ACTIVE" and not state.round2.conversations:
+        problems.append("no active conversation")
+    if s in ("ROUND_2_SELECT_CONVO_2", "ROUND_2_WRAP_UP") and not state.round2.conversations:
+        problems.append("the required first talk is missing")
+    if s in _ROUND_3:
+        issues = [i.issue_id for i in state.round3.issues]
+        if issues != [i.id for i in scenario.issues] or state.active_issue is None:
+            problems.append("Round 3 issues not set up")
+        elif s in _DEBATE and not (
+            state.active_issue.order_round1 and state.active_issue.debate_round in (1, 2)
+        ):
+            problems.append("no debate order")
+        elif s in ("ISSUE_VOTE", "ISSUE_RESOLUTION") and state.active_issue.proposal is None:
+            problems.append("no proposal")
+        elif s in ("ROUND_3_COMPLETE", "REVIEW") and any(i.adopted is None for i in state.round3.issues):
+            problems.append("issues left unresolved")
+    return problems
 
 
 # --- the table --------------------------------------------------------------------------------------------
@@ -673,6 +717,8 @@ def ai_wants_to_speak(scenario: Scenario, state: GameState, role: str) -> bool:
 def next_step(scenario: Scenario, state: GameState) -> Step:
     """Who acts next, and with which events. Exactly one actor at a time."""
     s = state.status
+    if s == "BOOT":  # a stored game boots through `resume`; a fresh state is a new game
+        return Step("system", ("NEW_GAME_CREATED",))
     if s == "REVIEW" and state.summary is not None:
         return Step("done")
     if s == "ROLE_SELECTION":
@@ -741,8 +787,9 @@ def resume(scenario: Scenario, snapshot: dict[str, Any]) -> GameState:
         raise ResumeError(f"Snapshot is not a valid game state ({exc.error_count()} errors).") from exc
     if stored.status not in RESUMABLE:
         raise ResumeError(f"Snapshot status {stored.status} cannot be resumed.")
-    if stored.status != "ROLE_SELECTION" and stored.human_role not in scenario.role_ids:
-        raise ResumeError("Snapshot names a human role the scenario does not have.")
+    problems = consistency_problems(scenario, stored)
+    if problems:
+        raise ResumeError(f"Snapshot is inconsistent with its status {stored.status}: {'; '.join(problems)}.")
     booting = stored.model_copy(update={"status": "BOOT"})
     loading = apply(scenario, booting, "LOAD_EXISTING_GAME").state
     ready = apply(scenario, loading, "RESUME_READY", {"status": stored.status}).state

@@ -287,8 +287,10 @@ def test_conditional_commitments_apply_at_resolution(scenario: Scenario) -> None
     pytest.fail("no seed adopted 1.1")
 
 
-def test_resume_goes_boot_resume_stored_status(scenario: Scenario, eu_advocate: PureGame) -> None:
-    for state in eu_advocate.states[::17]:
+def test_resume_goes_boot_resume_stored_status(
+    scenario: Scenario, eu_advocate: PureGame, wcpa_passive: PureGame
+) -> None:
+    for state in [*eu_advocate.states, *wcpa_passive.states]:
         restored = mercury.resume(scenario, state.model_dump(mode="json"))
         assert restored == state
     snapshot = eu_advocate.states[40].model_dump(mode="json")
