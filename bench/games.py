@@ -9,9 +9,14 @@ import and the first parse of the scenario. Measured:
 * wall time per game (create_game + play_game), hence games per second;
 * server time per committed turn: every `commit_event` and `create_game` call is timed (each is one transaction),
   reported as p50/p95/p99/max;
-* the share of a game's wall time spent committing turns, inside `gateway.complete` (the model call), building the
-  AI seats' context and prompts, and in the scripted human's `decide`; the rest is reading steps and state between
-  turns.
+* the share of a game's wall time spent committing turns (split into the engine and the row writes), inside
+  `gateway.complete` (the model call), preparing AI turns (context queries, prompts) and in the scripted human's
+  `decide`; the rest is the play loop itself (reading steps and state, resume). Garbage-collector pauses are timed
+  too, since they land inside whichever call is running.
+
+Timers are swapped into the module attributes the play loop calls (see `instrumented`), and every game checks that
+the number of timed transactions equals the game's version, so a refactor that bypasses a timer fails loudly.
+Django runs with DEBUG off unless --debug is given (DEBUG on records every SQL statement).
 
 See docs/benchmarks.md for the figures and how they compare with the aims.
 """
@@ -21,12 +26,14 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import importlib
 import json
 import math
 import os
 import platform
 import secrets
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +42,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
@@ -65,7 +73,7 @@ BUCKET_LABELS = {
     COMMIT: "committing turns (commit_event)",
     CREATE: "creating the game (create_game)",
     MODEL: "model calls (gateway.complete)",
-    CONTEXT: "AI context + prompt building",
+    CONTEXT: "AI turn preparation (context, prompts)",
     POLICY: "scripted human (policy.decide)",
 }
 
@@ -129,36 +137,64 @@ def gc_watched(clock: Clock) -> Iterator[None]:
         gc.callbacks.remove(callback)
 
 
+# What is timed: (module that defines the function, its name, bucket). Required hooks must exist; the optional
+# ones are private helpers that may be renamed or moved, and are timed when present.
+REQUIRED_HOOKS = [
+    ("simulations.services.turns", "commit_event", COMMIT),
+    ("simulations.services.turns", "create_game", CREATE),
+    ("simulations.ai.gateway", "complete", MODEL),
+]
+OPTIONAL_HOOKS = [
+    ("simulations.services.turns", "_run", ENGINE),
+    ("simulations.services.turns", "_write", WRITE),
+    ("simulations.ai.prompts", "build_prompt", CONTEXT),
+    ("simulations.ai.prompts", "build_summary_prompt", CONTEXT),
+    ("simulations.services.ai_turns", "seen_entries", CONTEXT),
+    ("simulations.services.ai_turns", "_entries", CONTEXT),
+    ("simulations.services.ai_turns", "_recent_changes", CONTEXT),
+    ("simulations.services.ai_turns", "check_budget", CONTEXT),
+    ("simulations.services.ai_turns", "debrief_facts", CONTEXT),
+    ("simulations.services.debrief", "debrief_facts", CONTEXT),
+]
+
+
 @contextmanager
-def instrumented(clock: Clock) -> Iterator[None]:
-    """Swap the timed wrappers into the module attributes the play loop actually calls, and restore them after.
+def instrumented(clock: Clock) -> Iterator[list[str]]:
+    """Swap timed wrappers into every module attribute bound to a hooked function; restore them afterwards.
 
-    play.py and ai_turns.py import `commit_event` by name, so their own module attributes are patched; ai_turns
-    calls the model as `gateway.complete` and builds prompts as `prompts.build_prompt`, so those modules are patched.
+    Callers import by name (play.py, ai_turns.py and human_turns.py do `from .turns import commit_event`), so
+    patching `turns.commit_event` alone would miss them: each module of the project holding the same function
+    object gets the wrapper. `gateway.complete` is called through the module, so it is patched there.
+    Yields the patched attributes, as "module.name".
     """
-    from simulations.ai import gateway, prompts
-    from simulations.services import ai_turns, play, turns
+    import simulations.services.play  # noqa: F401 - loads every module of the play loop before the scan
 
-    targets: list[tuple[Any, str, str]] = [
-        (play, "commit_event", COMMIT),
-        (ai_turns, "commit_event", COMMIT),
-        (turns, "create_game", CREATE),
-        (turns, "_run", ENGINE),
-        (turns, "_write", WRITE),
-        (gateway, "complete", MODEL),
-        (prompts, "build_prompt", CONTEXT),
-        (prompts, "build_summary_prompt", CONTEXT),
-        (ai_turns, "_entries", CONTEXT),
-        (ai_turns, "_recent_changes", CONTEXT),
-        (ai_turns, "debrief_facts", CONTEXT),
-    ]
-    originals = [(module, name, getattr(module, name)) for module, name, _ in targets]
-    for module, name, bucket in targets:
-        setattr(module, name, clock.wrap(bucket, getattr(module, name)))
+    originals: dict[int, tuple[Callable[..., Any], str]] = {}
+    for module_name, name, bucket in REQUIRED_HOOKS + OPTIONAL_HOOKS:
+        try:
+            fn = getattr(importlib.import_module(module_name), name, None)
+        except ImportError:
+            fn = None
+        if not callable(fn):
+            if (module_name, name, bucket) in REQUIRED_HOOKS:
+                raise SystemExit(
+                    f"cannot time {module_name}.{name}: it no longer exists; update bench/games.py"
+                )
+            continue
+        originals.setdefault(id(fn), (fn, bucket))
+    patched: list[tuple[ModuleType, str, Any]] = []
+    for fn, bucket in originals.values():
+        timed = clock.wrap(bucket, fn)
+        for module in list(sys.modules.values()):
+            if not isinstance(module, ModuleType) or not module.__name__.startswith("simulations"):
+                continue
+            for name in [n for n, value in vars(module).items() if value is fn]:
+                patched.append((module, name, fn))
+                setattr(module, name, timed)
     try:
-        yield
+        yield sorted(f"{module.__name__}.{name}" for module, name, _ in patched)
     finally:
-        for module, name, original in originals:
+        for module, name, original in patched:
             setattr(module, name, original)
 
 
@@ -188,6 +224,7 @@ class Report:
     database: str
     fresh_database: bool
     debug: bool
+    gc_freeze: bool
     warmup_s: float
     total_s: float
     games_per_s: float
@@ -206,17 +243,30 @@ class Report:
     create_game_ms_p99: float
     share: dict[str, float]
     by_event: dict[str, dict[str, float]]
-    loadavg_before: list[float]
     gc_full_collections: int
     gc_ms_total: float
     gc_ms_max: float
+    loadavg_before: list[float]
     loadavg_after: list[float]
     aim_game_met: bool
     aim_p99_met: bool
     python: str
+    revision: str
+    hooks: list[str]
     sqlite: str
     cpus: int | None
     platform: str
+
+
+def revision() -> str:
+    """The checked-out commit (read-only; uncommitted edits are not reflected)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
 
 
 def configure(db: Path, *, debug: bool) -> None:
@@ -226,7 +276,7 @@ def configure(db: Path, *, debug: bool) -> None:
     os.environ["MERCURY_SQLITE_PATH"] = str(db)
     os.environ.pop("DATABASE_URL", None)  # this benchmark is defined on SQLite
     if not debug:
-        # DEBUG on makes Django record every SQL statement: a server's cost, not a production one.
+        # DEBUG on makes Django record every SQL statement: a development server's cost, not production's.
         os.environ["MERCURY_DEBUG"] = "0"
         os.environ.setdefault("MERCURY_SECRET_KEY", "bench-" + secrets.token_hex(16))
     if str(ROOT) not in sys.path:
@@ -256,19 +306,22 @@ def play_one(version: ScenarioVersion, *, seed: int, role: str, human: str, cloc
     from simulations.services.play import play_game
 
     policy = TimedPolicy(make_policy(human, role), clock)
-    turns_before, calls_before = len(clock.samples[COMMIT]), len(clock.samples[MODEL])
+    counted_before = len(clock.samples[COMMIT]) + len(clock.samples[CREATE])
+    calls_before = len(clock.samples[MODEL])
     started = time.perf_counter()
     game = turns.create_game(scenario_version=version, seed=seed)
     game = play_game(game_id=game.pk, policy=policy)
     wall = time.perf_counter() - started
     if game.phase != "REVIEW":
         raise RuntimeError(f"game {game.pk} (seed {seed}, {role}) stopped in {game.phase}")
+    counted = len(clock.samples[COMMIT]) + len(clock.samples[CREATE]) - counted_before
+    if counted != game.version:  # every committed turn bumps the version once
+        raise RuntimeError(
+            f"timed {counted} committed turns but game {game.pk} has version {game.version}: some caller of "
+            "commit_event escaped the timer; update the hooks in bench/games.py"
+        )
     return GameRun(
-        seed=seed,
-        role=role,
-        wall_s=wall,
-        turns=len(clock.samples[COMMIT]) - turns_before + 1,
-        model_calls=len(clock.samples[MODEL]) - calls_before,
+        seed=seed, role=role, wall_s=wall, turns=counted, model_calls=len(clock.samples[MODEL]) - calls_before
     )
 
 
@@ -285,8 +338,12 @@ def run(args: argparse.Namespace, db: Path, fresh: bool) -> tuple[Report, list[G
             raise SystemExit(f"unknown role {args.role!r}: choose one of {', '.join(all_roles)}")
         roles = [args.role] if args.role else all_roles
         clock = Clock()
-        with instrumented(clock), gc_watched(clock):
+        with instrumented(clock) as hooks, gc_watched(clock):
             warmup = play_one(version, seed=0, role=roles[0], human=args.human, clock=clock)
+            if args.gc_freeze:
+                # What a server could do once warm: move everything alive now out of the collector's sight.
+                gc.collect()
+                gc.freeze()
             clock.clear()
             loadavg_before = list(os.getloadavg())
             runs = [
@@ -297,12 +354,13 @@ def run(args: argparse.Namespace, db: Path, fresh: bool) -> tuple[Report, list[G
             ]
     finally:
         connections.close_all()
-    return summarise(args, loadavg_before, db, fresh, clock, warmup, runs, roles), runs
+    return summarise(args, loadavg_before, hooks, db, fresh, clock, warmup, runs, roles), runs
 
 
 def summarise(
     args: argparse.Namespace,
     loadavg_before: list[float],
+    hooks: list[str],
     db: Path,
     fresh: bool,
     clock: Clock,
@@ -325,6 +383,7 @@ def summarise(
         database=str(db),
         fresh_database=fresh,
         debug=args.debug,
+        gc_freeze=args.gc_freeze,
         warmup_s=warmup.wall_s,
         total_s=total,
         games_per_s=len(runs) / total,
@@ -351,14 +410,16 @@ def summarise(
             }
             for event, values in sorted(clock.turns_by_event.items())
         },
-        loadavg_before=loadavg_before,
         gc_full_collections=len(clock.samples["gc2"]),
         gc_ms_total=sum(gc_pauses) * 1000,
         gc_ms_max=max(gc_pauses, default=0.0) * 1000,
+        loadavg_before=loadavg_before,
         loadavg_after=list(os.getloadavg()),
         aim_game_met=max(walls_ms) < AIM_GAME_S * 1000,
         aim_p99_met=p99 < AIM_P99_MS,
         python=platform.python_version(),
+        revision=revision(),
+        hooks=hooks,
         sqlite=sqlite3.sqlite_version,
         cpus=os.cpu_count(),
         platform=platform.platform(),
@@ -374,8 +435,10 @@ def render(report: Report, runs: list[GameRun], *, per_game: bool) -> str:
         "Mercury whole-game benchmark",
         f"  database        SQLite {report.sqlite}, {report.database}{' (fresh)' if report.fresh_database else ''}",
         f"  machine         {report.cpus} CPUs, Python {report.python}, {report.platform}",
+        f"  code            commit {report.revision} (plus any uncommitted edits in the working tree)",
         f"  games           {report.games} (seeds 1..{report.games}), human {report.human}, roles {roles}",
-        f"  settings        DEBUG {'on' if report.debug else 'off'}, offline model, token delay 0",
+        f"  settings        DEBUG {'on' if report.debug else 'off'}, offline model, token delay 0"
+        + (", gc.freeze() after warm-up" if report.gc_freeze else ""),
         f"  warm-up         1 game, {report.warmup_s * 1000:.0f} ms (not counted)",
         f"  load average    {' '.join(f'{x:.2f}' for x in report.loadavg_before)} before, "
         f"{' '.join(f'{x:.2f}' for x in report.loadavg_after)} after (1/5/15 min; other work competes for CPU)",
@@ -397,7 +460,7 @@ def render(report: Report, runs: list[GameRun], *, per_game: bool) -> str:
         "",
         "Where a game's wall time goes",
     ]
-    rows = [*BUCKET_LABELS.items(), ("other", "other (steps, state reads, resume, loop)")]
+    rows = [*BUCKET_LABELS.items(), ("other", "other (play loop: steps, state, resume)")]
     rows += [(part, "  " + label) for part, label in PARTS_LABELS.items()]
     for bucket, label in rows:
         ms = report.share[bucket] * report.game_ms_mean
@@ -428,13 +491,18 @@ def render(report: Report, runs: list[GameRun], *, per_game: bool) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--games", type=int, default=20, help="measured games, seeds 1..N (default 20)")
-    parser.add_argument("--role", help="the human's seat for every game (default: cycle through all nine)")
+    parser.add_argument(
+        "--role", help="the human's seat for every game (default: cycle through all the scenario's roles)"
+    )
     parser.add_argument("--human", choices=["passive", "advocate"], default="passive")
     parser.add_argument(
         "--db", help="SQLite file to use (default: a fresh temporary file, removed afterwards)"
     )
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     parser.add_argument("--per-game", action="store_true", help="also list every game")
+    parser.add_argument(
+        "--gc-freeze", action="store_true", help="gc.freeze() after the warm-up (an experiment on GC pauses)"
+    )
     parser.add_argument(
         "--debug", action="store_true", help="leave DEBUG on (Django then records every SQL statement)"
     )

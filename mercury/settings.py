@@ -120,6 +120,7 @@ MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
 MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))
 MERCURY_MODEL_TIMEOUT = float(os.environ.get("MERCURY_MODEL_TIMEOUT", "60"))
 MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
+MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))
 
 LOGGING = {

@@ -18,7 +18,7 @@ def _rng(facts: dict[str, Any]) -> random.Random:
 
 def write(facts: dict[str, Any]) -> str:
     purpose = facts.get("purpose")
-    if purpose in ("talk", "talk_final"):
+    if purpose in ("talk_open", "talk", "talk_final"):
         return _talk(facts, _rng(facts))
     if purpose == "speech":
         return _speech(facts, _rng(facts))
@@ -77,6 +77,8 @@ def _response(facts: dict[str, Any], rng: random.Random) -> str:
             )
     for offer in heard.get("offers", [])[:1]:
         parts.append(f"We take careful note of the offer of {offer} from {name}.")
+    for ask in heard.get("asks", [])[:1]:
+        parts.append(f"We hear the request from {name} for {ask}.")
     if not parts:
         parts.append(f"We thank {name} for those words.")
     return " ".join(parts)
@@ -88,7 +90,7 @@ def _talk(facts: dict[str, Any], rng: random.Random) -> str:
     issues = list(facts["stance"])
     own = facts.get("messages_so_far", 0)
     parts: list[str] = []
-    if own == 0 and not facts.get("last_heard"):
+    if facts["purpose"] == "talk_open" or (own == 0 and not facts.get("last_heard")):
         parts.append(_line(rng, talk["openers"]))
     else:
         parts.append(_response(facts, rng))
@@ -107,6 +109,8 @@ def _talk(facts: dict[str, Any], rng: random.Random) -> str:
 
 
 def _speech(facts: dict[str, Any], rng: random.Random) -> str:
+    if not facts.get("has_new", True) and not facts.get("recent_changes"):
+        return "PASS"  # nothing new to add: the seat passes
     issue = facts["issue"]
     stance = facts["stance"][issue["id"]]
     pref = stance["preferred"]
@@ -135,25 +139,27 @@ def _speech(facts: dict[str, Any], rng: random.Random) -> str:
 
 def _summary(facts: dict[str, Any]) -> str:
     human = facts["human"]
+    results = facts["results"]
     lines = [f"Debrief for {human['name']}."]
-    aims = ", ".join(f"{a['title']}: {a['label']}" for a in human["aims"])
+    aims = "; ".join(f"{a['title']}: {a['label'].lower()}" for a in human["aims"])
     lines.append(f"You came to the table aiming for {aims}.")
-    got = [r for r in facts["results"] if r["aim_met"]]
-    lines.append(f"The outcome matched your aim on {len(got)} of {len(facts['results'])} issues.")
-    for result in facts["results"]:
-        verdict = "adopted" if result["adopted"] else "rejected"
-        against = f" ({result['against']} voted no)" if result["against"] else ""
-        lines.append(f"{result['title']}: {result['proposal_label']} was {verdict}{against}.")
+    got = sum(1 for r in results if r["aim_met"])
+    lines.append(f"The outcome matched your aim on {got} of {len(results)} issues.")
+    for result in results:
+        if result["adopted"]:
+            lines.append(f"{result['title']}: {result['proposal_label'].lower()} was adopted unanimously.")
+        else:
+            why = "; ".join(result["why"])
+            lines.append(f"{result['title']}: {result['proposal_label'].lower()} was rejected ({why}).")
     moved = facts.get("moved_by_human", [])
     if moved:
-        lines.append(
-            "Your words moved: "
-            + "; ".join(f"{m['role']} on {m['title']} ({m['reason']})" for m in moved)
-            + "."
-        )
+        shown = "; ".join(f"{m['role']} on {m['title'].lower()}, {m['reason']}" for m in moved[:6])
+        lines.append(f"Your words moved delegations {len(moved)} times: {shown}.")
     else:
         lines.append("No delegation changed its position in response to your messages.")
+    for commitment in facts.get("commitments", [])[:4]:
+        lines.append(f"Commitment: {commitment}.")
     missed = facts.get("missed", [])
     if missed:
-        lines.append("Openings you left unused: " + "; ".join(missed) + ".")
+        lines.append("Openings you left unused: " + "; ".join(missed[:4]) + ".")
     return " ".join(lines)

@@ -1,34 +1,52 @@
 """Prompt building: what one AI seat is told for one turn, from what that seat may see.
 
-Each prompt carries the seat's own briefs, its current stance, the recent transcript it is allowed to see, and a
-machine-readable facts block. Real models read the prose; the offline provider writes from the facts block.
+Prompts are template files in `prompt_templates/<version>/` (``string.Template``: ``$name`` placeholders); every
+model call records the version, which includes a digest of the files, so an edited template is a new version.
+A prompt carries the seat's own briefs, persona and stance, its rolling memory (a bounded digest of older entries
+plus a recent window, see `memory.py`) and a machine-readable facts block. Real models read the prose; the offline
+provider writes from the facts block.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from string import Template
 from typing import Any
 
-from simulations.engine import judge, rules
+from simulations.engine import judge, mercury, rules
 from simulations.engine.mercury import Step
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
 from simulations.engine.visibility import visible_to
 
-PROMPT_VERSION = "mercury-prompts/1"
-RECENT_WINDOW = 12
-FACTS_OPEN, FACTS_CLOSE = "<<FACTS>>", "<<END FACTS>>"
+from .memory import build_memory
 
-INSTRUCTIONS = {
-    "talk": "This is a private talk in Round 2. Reply to your counterpart in 50-120 words: answer what they "
-    "said, state what you want, and ask for something concrete.",
-    "talk_final": "The chair has called time. Give your final message of this private talk in 40-100 words: "
-    "sum up what you can and cannot accept.",
-    "speech": "It is your turn in the Round 3 public debate on the issue below. Speak for 60-140 words on that "
-    "issue only: your position, your reasons, and what would move you.",
-    "summary": "Write the debrief of this game for the student, in 120-250 words, from the facts below.",
-}
+TEMPLATE_SET = "v2"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "prompt_templates" / TEMPLATE_SET
+FACTS_OPEN, FACTS_CLOSE = "<<FACTS>>", "<<END FACTS>>"
+PASS = "PASS"
+TASKS = {"talk_open", "talk", "talk_final", "speech"}
+
+
+@lru_cache(maxsize=1)
+def _templates() -> dict[str, Template]:
+    return {p.stem: Template(p.read_text(encoding="utf-8")) for p in sorted(TEMPLATE_DIR.glob("*.txt"))}
+
+
+@lru_cache(maxsize=1)
+def prompt_version() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(TEMPLATE_DIR.glob("*.txt")):
+        digest.update(path.name.encode() + path.read_bytes())
+    return f"{TEMPLATE_SET}-{digest.hexdigest()[:8]}"
+
+
+def render(name: str, **values: object) -> str:
+    return _templates()[name].substitute({k: str(v) for k, v in values.items()}).strip()
 
 
 @dataclass(frozen=True)
@@ -44,9 +62,9 @@ class SeenEntry:
 @dataclass(frozen=True)
 class Prompt:
     messages: list[dict[str, str]]
-    context: list[int]  # the transcript sequence numbers given to the model
+    context: list[int]  # the transcript sequence numbers the prompt was built from (digest and window)
     facts: dict[str, Any]
-    version: str = PROMPT_VERSION
+    version: str
 
 
 def _option_ref(scenario: Scenario, option_id: str) -> dict[str, str]:
@@ -86,10 +104,11 @@ def _last_heard(scenario: Scenario, seen: list[SeenEntry], role: str) -> dict[st
             signals = judge.read_signals(scenario, entry.text)
             return {
                 "speaker": scenario.display_name(entry.speaker),
-                "supports": [
-                    _option_ref(scenario, o) for opts in signals.support.values() for o in sorted(opts)
+                "supports": [_option_ref(scenario, o) for opts in signals.support.values() for o in opts],
+                "offers": [
+                    scenario.offer(o).label for o in judge.credible_offers(scenario, entry.speaker, signals)
                 ],
-                "offers": [scenario.offer(o).label for o in sorted(signals.offers)],
+                "asks": [scenario.offer(o).label for o in signals.asks],
             }
     return None
 
@@ -102,62 +121,68 @@ def build_prompt(
     recent_changes: list[dict[str, Any]],
 ) -> Prompt:
     """The messages for one AI turn; `entries` may hold anything, only what the seat may see is used."""
-    role_id = step.role
-    assert role_id is not None and step.purpose in INSTRUCTIONS
+    role_id, purpose = step.role, step.purpose
+    assert role_id is not None and purpose in TASKS
     role = scenario.role(role_id)
     seen = [e for e in entries if visible_to(e, role_id)]
-    window = seen[-RECENT_WINDOW:]
+    memory = build_memory(scenario, seen, role_id)
     variant = role.opening(state.round1.openings[role_id])
-    own_messages = 0
     facts: dict[str, Any] = {
-        "purpose": step.purpose,
+        "purpose": purpose,
         "seed": state.seed,
         "turn": state.event_seq + 1,
         "role": {"id": role.id, "name": role.name, "persona": variant.persona.name},
         "stance": _stance_facts(scenario, state, role_id),
-        "talk": role.talk.model_dump(),
         "last_heard": _last_heard(scenario, seen, role_id),
         "recent_changes": recent_changes,
     }
     relevant: set[str] = {s.preferred for s in state.stances[role_id].values()}
-    if step.purpose in ("talk", "talk_final"):
+    values: dict[str, object] = {}
+    if purpose.startswith("talk"):
         convo = state.round2.conversations[-1]
         assert state.human_role is not None
-        own_messages = convo.partner_turns + int(convo.partner_final)
-        facts["partner"] = {"id": state.human_role, "name": scenario.display_name(state.human_role)}
-        facts["messages_so_far"] = own_messages
-    if step.purpose == "speech":
+        partner = scenario.display_name(state.human_role)
+        facts["partner"] = {"id": state.human_role, "name": partner}
+        facts["messages_so_far"] = convo.partner_turns + int(convo.partner_final)
+        facts["talk"] = role.talk.model_dump()
+        values = {
+            "partner_name": partner, "message_number": convo.partner_turns + 1,
+            "messages_each": scenario.talk_messages_each,
+        }  # fmt: skip
+    else:
+        facts["talk"] = {"persuaded": role.talk.persuaded}
         issue_state = state.active_issue
         assert issue_state is not None
         issue = scenario.issue(issue_state.issue_id)
         leading, _ = rules.select_proposal(scenario, state, issue.id)
         facts["issue"] = {"id": issue.id, "title": issue.title}
         facts["leading"] = _option_ref(scenario, leading)
+        facts["has_new"] = mercury.ai_has_something_new(scenario, state, role_id)
         relevant |= {o.id for o in issue.options}
+        values = {
+            "issue_number": state.round3.active_issue_index + 1, "issue_title": issue.title,
+            "debate_round": issue_state.debate_round, "leading": f"{leading} {issue.option(leading).label}",
+        }  # fmt: skip
     if facts["last_heard"]:
         relevant |= {o["id"] for o in facts["last_heard"]["supports"]}
-    arguments = role.arguments
     facts["arguments"] = {
-        opt: {"support": arguments[issue_id].support[opt], "oppose": arguments[issue_id].oppose[opt]}
+        opt: {"support": role.arguments[iss].support[opt], "oppose": role.arguments[iss].oppose[opt]}
         for opt in sorted(relevant, key=rules.option_sort_key)
-        for issue_id in [_option_ref(scenario, opt)["issue"]]
+        for iss in [_option_ref(scenario, opt)["issue"]]
     }
-    system = (
-        _system_text(scenario, state, role_id, step.purpose)
-        + f"\n\n{FACTS_OPEN}\n"
-        + json.dumps(facts, ensure_ascii=False, sort_keys=True)
-        + f"\n{FACTS_CLOSE}"
-    )
-    transcript = "\n".join(f"[{e.seq}] {scenario.display_name(e.speaker)}: {e.text}" for e in window)
-    user = f"Transcript you have seen (most recent last):\n{transcript or '(nothing yet)'}\n\nYour turn."
+    system = _system_text(scenario, state, role_id, memory.digest, render(purpose, **values))
+    system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
+    transcript = "\n".join(f"[{e.seq}] {scenario.display_name(e.speaker)}: {e.text}" for e in memory.window)
+    user = f"The latest exchanges (most recent last):\n{transcript or '(nothing yet)'}\n\nYour turn."
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        context=[e.seq for e in window],
+        context=sorted({*memory.digest_seqs, *(e.seq for e in memory.window)}),
         facts=facts,
+        version=prompt_version(),
     )
 
 
-def _system_text(scenario: Scenario, state: GameState, role_id: str, purpose: str) -> str:
+def _system_text(scenario: Scenario, state: GameState, role_id: str, digest: list[str], task: str) -> str:
     role = scenario.role(role_id)
     variant = role.opening(state.round1.openings[role_id])
     brief = role.confidential_brief
@@ -168,33 +193,44 @@ def _system_text(scenario: Scenario, state: GameState, role_id: str, purpose: st
             f"- {issue.title}: you prefer {st.preferred} ({issue.option(st.preferred).label}); "
             f"you can accept {', '.join(st.acceptable)}."
         )
-    return "\n".join(
-        [
-            f"You are {variant.persona.name}, {variant.persona.title}, speaking for {role.name} in a UN-style "
-            f"negotiation chaired by {scenario.chair.name}: {scenario.title}.",
-            f"Your posture: {variant.summary}",
-            f"Public brief: {role.public_brief.strip()}",
-            f"Confidential interests (never quote them): {brief.interests.strip()}",
-            f"Priorities: {'; '.join(brief.priorities)}. Red lines: {'; '.join(brief.red_lines)}.",
-            f"What you can trade: {'; '.join(brief.can_trade)}.",
-            "Your current positions:",
-            *positions,
-            "Speak only for your own delegation, in plain text, without headings. Never claim a vote, a decision "
-            "of the chair or a rule change; the chair alone runs the meeting.",
-            INSTRUCTIONS[purpose],
-        ]
+    return render(
+        "system",
+        persona_name=variant.persona.name,
+        persona_title=variant.persona.title,
+        role_name=role.name,
+        chair_name=scenario.chair.name,
+        title=scenario.title,
+        posture=variant.summary,
+        public_brief=role.public_brief.strip(),
+        interests=brief.interests.strip(),
+        priorities="; ".join(brief.priorities),
+        red_lines="; ".join(brief.red_lines),
+        can_trade="; ".join(brief.can_trade),
+        positions="\n".join(positions),
+        memory="\n".join(f"- {line}" for line in digest) or "- (nothing older than the latest exchanges)",
+        task=task,
     )
 
 
 def build_summary_prompt(facts: dict[str, Any]) -> Prompt:
-    system = (
-        "You are the debrief writer of a negotiation-training game. " + INSTRUCTIONS["summary"]
-        + f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
-    )  # fmt: skip
+    system = render("summary", human_name=facts["human"]["name"])
+    system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": "Write the debrief."}],
         context=[],
         facts=facts,
+        version=prompt_version(),
+    )
+
+
+def build_judge_prompt(scenario: Scenario, speaker: str, text: str) -> Prompt:
+    options = "; ".join(f"{o.id}: {o.label}" for i in scenario.issues for o in i.options)
+    offers = "; ".join(f"{o.id}: {o.label}" for o in scenario.offers)
+    content = render(
+        "judge", options=options, offers=offers, speaker=scenario.display_name(speaker), text=text
+    )
+    return Prompt(
+        messages=[{"role": "user", "content": content}], context=[], facts={}, version=prompt_version()
     )
 
 

@@ -30,6 +30,7 @@ class InvalidMove(MachineError):
     BAD_STATUS = "the stored status is not a resumable state"
     INCONSISTENT = "the stored state is not consistent with that status"
     WRONG_ACTOR = "it is not this actor's turn"
+    BAD_SIGNALS = "the judge's reading of the message is invalid"
 
     def __init__(self, state: str, event: str, reason: str) -> None:
         self.state, self.event, self.reason = state, event, reason

@@ -1,47 +1,100 @@
 """The rule-based stance judge: reads what a message says about options and offers, and moves listeners.
 
-Deterministic and pure. It recognises options by id (``"4.1"``), label and the scenario's keywords, reads a
-sentence as opposition when it carries a negation cue, and reads an offer when an offer keyword meets a
-commitment cue in a sentence without negation. Only roles that can credibly make an offer (``can_offer``) count.
+Deterministic and pure. It recognises options by id (``"4.1"``), label and the scenario's keywords (synonyms);
+reads a sentence as opposition when it carries a negation cue; reads "we can accept / could live with X" as a
+concession (support); reads "we support X if Y is offered" as conditional support plus a request for Y; reads an
+offer when an offer keyword meets a commitment cue in an unconditional, unnegated sentence; and reads "if you
+support X, we will support Y" as a trade. Only roles that can credibly make an offer (``can_offer``) count, and
+only voting countries can promise a vote.
+
+A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as a validated
+``Signals`` in the event payload and is applied by exactly the same code.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import rules
 from .scenario import Scenario
-from .state import GameState, Stance
+from .state import Commitment, GameState, IssueState, Stance
 
 NEGATION_CUES = (
     "oppose", "cannot accept", "can't accept", "cannot support", "can't support", "reject", "against",
     "not support", "not accept", "no to ", "will not", "won't", "never", "unacceptable", "resist", "not ready",
-    "do not", "don't", "cannot agree", "not agree", "premature",
+    "do not", "don't", "cannot agree", "not agree", "premature", "could not", "cannot live",
 )  # fmt: skip
 COMMITMENT_CUES = (
     "offer", "provide", "commit", "pledge", "will ", "ready to", "prepared to", "guarantee", "contribute",
     "put on the table", "we can", "support a", "establish", "propose",
 )  # fmt: skip
+CONDITION_CUES = (" if ", "provided that", "provided ", "on condition", "as long as", "unless", "only if")
+CONCESSION_CUES = (
+    "we can accept", "we could accept", "can live with", "could live with", "prepared to accept",
+    "willing to accept", "could support", "can support", "will not stand in the way", "would not block",
+)  # fmt: skip
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_TRADE = re.compile(
+    r"\bif (?:you|your delegation|your government)\b(?P<want>.+?),\s*(?:then\s+)?"
+    r"(?:we|our delegation|i)\b(?P<promise>.+)"
+)
+_SUPPORT_VERB = re.compile(r"\b(support|accept|back|vote for|vote yes|agree to|join)\b")
+# Pressure from a conditional "we support X if Y" counts half: it is support, with strings attached.
+CONDITIONAL_WEIGHT = 0.5
 
 
-@dataclass
-class Signals:
-    support: dict[str, set[str]] = field(default_factory=dict)  # issue id -> option ids
-    oppose: dict[str, set[str]] = field(default_factory=dict)
-    offers: set[str] = field(default_factory=set)
+class Trade(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    want: str  # the option the speaker asks the listener to support
+    promise: str  # the option the speaker promises to support in return
+
+
+class Signals(BaseModel):
+    """What one message says. Also the schema an LLM judge must return."""
+
+    model_config = ConfigDict(extra="forbid")
+    support: dict[str, list[str]] = Field(default_factory=dict)  # issue id -> option ids
+    oppose: dict[str, list[str]] = Field(default_factory=dict)
+    conditional: dict[str, list[str]] = Field(default_factory=dict)  # supported only if something is offered
+    offers: list[str] = Field(default_factory=list)
+    asks: list[str] = Field(default_factory=list)  # offers the speaker asks for
+    trades: list[Trade] = Field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.support or self.oppose or self.offers)
+        return not (
+            self.support or self.oppose or self.conditional or self.offers or self.asks or self.trades
+        )
+
+
+class InvalidSignals(ValueError):
+    """Signals naming options or offers the scenario does not have."""
+
+
+def check_signals(scenario: Scenario, signals: Signals) -> Signals:
+    """Validate a judge's output against the scenario (ids must exist, options under their own issue)."""
+    options = {o.id: i.id for i in scenario.issues for o in i.options}
+    offers = {o.id for o in scenario.offers}
+    for bucket in (signals.support, signals.oppose, signals.conditional):
+        for issue_id, opts in bucket.items():
+            if any(options.get(o) != issue_id for o in opts):
+                raise InvalidSignals(f"options {opts} do not belong to issue {issue_id}")
+    if not set(signals.offers) <= offers or not set(signals.asks) <= offers:
+        raise InvalidSignals("unknown offer")
+    for trade in signals.trades:
+        if trade.want not in options or trade.promise not in options:
+            raise InvalidSignals("unknown option in a trade")
+    return signals
 
 
 @dataclass(frozen=True)
 class StanceChange:
     role: str
     issue: str
-    field: str  # "acceptable" | "preferred"
+    field: str  # "acceptable" | "preferred" | "withdrawn"
     before: str
     after: str
     reason: str
@@ -66,51 +119,83 @@ def _mention_strength(sentence: str, option_id: str, label: str, keywords: list[
     return 1 if any(k.lower() in sentence for k in keywords) else 0
 
 
+def _options_in(scenario: Scenario, fragment: str) -> list[str]:
+    found: list[tuple[int, str]] = []
+    for issue in scenario.issues:
+        for option in issue.options:
+            level = _mention_strength(fragment, option.id, option.label, option.keywords)
+            if level:
+                found.append((level, option.id))
+    if not found:
+        return []
+    top = max(level for level, _ in found)
+    return [opt for level, opt in found if level == top]
+
+
 def read_signals(scenario: Scenario, text: str) -> Signals:
-    """What a message supports, opposes and offers.
+    """What a message supports, opposes, offers, asks for and trades.
 
     Within one message, an option named explicitly (by id or label) outranks options of the same issue that are
     only alluded to by keyword, so "binding, because voluntary partnerships fell short" reads as support for the
     binding option alone.
     """
-    signals = Signals()
-    strength: dict[tuple[str, str, bool], int] = {}
+    strength: dict[tuple[str, str, str], int] = {}  # (issue, option, kind) -> strength
+    offers: set[str] = set()
+    asks: set[str] = set()
+    trades: list[Trade] = []
     for raw in _SENTENCE.split(text):
-        sentence = raw.lower().strip()
-        if not sentence:
+        sentence = " " + raw.lower().strip() + " "
+        if not sentence.strip():
+            continue
+        trade = _read_trade(scenario, sentence)
+        if trade:
+            trades.append(trade)
             continue
         negated = any(cue in sentence for cue in NEGATION_CUES)
+        conditional = any(cue in sentence for cue in CONDITION_CUES)
+        kind = "oppose" if negated else ("conditional" if conditional else "support")
         for issue in scenario.issues:
             for option in issue.options:
                 level = _mention_strength(sentence, option.id, option.label, option.keywords)
                 if level:
-                    key = (issue.id, option.id, negated)
+                    key = (issue.id, option.id, kind)
                     strength[key] = max(strength.get(key, 0), level)
-        if not negated and any(cue in sentence for cue in COMMITMENT_CUES):
-            for offer in scenario.offers:
-                if any(k.lower() in sentence for k in offer.keywords):
-                    signals.offers.add(offer.id)
+        named_offers = {o.id for o in scenario.offers if any(k.lower() in sentence for k in o.keywords)}
+        if conditional:
+            asks |= named_offers
+        elif not negated and any(cue in sentence for cue in COMMITMENT_CUES):
+            offers |= named_offers
+    signals = Signals(offers=sorted(offers), asks=sorted(asks - offers), trades=trades)
     for issue in scenario.issues:
-        for negated, bucket in ((False, signals.support), (True, signals.oppose)):
-            found = {
-                opt: lvl for (iss, opt, neg), lvl in strength.items() if iss == issue.id and neg == negated
-            }
+        for kind in ("support", "oppose", "conditional"):
+            found = {opt: lvl for (iss, opt, k), lvl in strength.items() if iss == issue.id and k == kind}
             if found:
                 top = max(found.values())
-                bucket[issue.id] = {opt for opt, lvl in found.items() if lvl == top}
+                getattr(signals, kind)[issue.id] = sorted(opt for opt, lvl in found.items() if lvl == top)
     # An option both supported and opposed in one message is ambiguous: it counts as neither.
     for issue_id in list(signals.support):
-        both = signals.support[issue_id] & signals.oppose.get(issue_id, set())
-        signals.support[issue_id] -= both
-        if not signals.support[issue_id]:
+        kept = [o for o in signals.support[issue_id] if o not in signals.oppose.get(issue_id, [])]
+        if kept:
+            signals.support[issue_id] = kept
+        else:
             del signals.support[issue_id]
     return signals
+
+
+def _read_trade(scenario: Scenario, sentence: str) -> Trade | None:
+    match = _TRADE.search(sentence)
+    if not match or not _SUPPORT_VERB.search(match["want"]) or not _SUPPORT_VERB.search(match["promise"]):
+        return None
+    want, promise = _options_in(scenario, match["want"]), _options_in(scenario, match["promise"])
+    if len(want) == 1 and len(promise) == 1 and want != promise:
+        return Trade(want=want[0], promise=promise[0])
+    return None
 
 
 def credible_offers(scenario: Scenario, speaker: str, signals: Signals) -> set[str]:
     if speaker == scenario.chair.id:
         return set()
-    return signals.offers & set(scenario.role(speaker).can_offer)
+    return set(signals.offers) & set(scenario.role(speaker).can_offer)
 
 
 def apply_message(
@@ -122,9 +207,10 @@ def apply_message(
     text: str,
     private: bool,
     cause_seq: int,
+    signals: Signals | None = None,
 ) -> list[StanceChange]:
     """Move the stances of AI listeners in place; returns the changes with their reasons."""
-    signals = read_signals(scenario, text)
+    signals = signals if signals is not None else read_signals(scenario, text)
     if signals.empty:
         return []
     offers = credible_offers(scenario, speaker, signals)
@@ -140,16 +226,21 @@ def apply_message(
             heard = state.offers_heard.setdefault(listener, [])
             heard.extend(o for o in sorted(offers) if o not in heard)
             changes += _apply_offer_conditions(scenario, state, listener, speaker_name, cause_seq)
-        for issue_id, options in sorted(signals.support.items()):
-            if rules.resolved_issue(state, issue_id):
-                continue  # a resolved issue is closed for good
-            stance = state.stances[listener][issue_id]
-            for option_id in sorted(options):
-                per_speaker = stance.pressure.setdefault(option_id, {})
-                per_speaker[speaker] = round(min(cap, per_speaker.get(speaker, 0.0) + weight), 4)
-                changes += _maybe_move(
-                    scenario, listener, issue_id, option_id, stance, speaker_name, cause_seq
-                )
+        for bucket, factor in ((signals.support, 1.0), (signals.conditional, CONDITIONAL_WEIGHT)):
+            for issue_id, options in sorted(bucket.items()):
+                if rules.resolved_issue(state, issue_id):
+                    continue  # a resolved issue is closed for good
+                stance = state.stances[listener][issue_id]
+                for option_id in sorted(options):
+                    per_speaker = stance.pressure.setdefault(option_id, {})
+                    added = per_speaker.get(speaker, 0.0) + weight * factor
+                    per_speaker[speaker] = round(min(cap, added), 4)
+                    changes += _maybe_move(
+                        scenario, listener, issue_id, option_id, stance, speaker_name, cause_seq
+                    )
+        if private:
+            for trade in signals.trades:
+                changes += _consider_trade(scenario, state, speaker, listener, trade, cause_seq)
     return changes
 
 
@@ -175,6 +266,74 @@ def _maybe_move(
                 StanceChange(role, issue_id, "preferred", before, option_id,
                              f"now prefers {label} after arguments (last from {speaker_name})", seq)
             )  # fmt: skip
+    return changes
+
+
+def _issue_of(scenario: Scenario, option_id: str) -> str:
+    for issue in scenario.issues:
+        if any(o.id == option_id for o in issue.options):
+            return issue.id
+    raise KeyError(option_id)
+
+
+def _consider_trade(
+    scenario: Scenario, state: GameState, speaker: str, listener: str, trade: Trade, seq: int
+) -> list[StanceChange]:
+    """An AI takes a trade when it wants what is promised and can bear what is asked (not a red line)."""
+    if not scenario.role(speaker).votes:
+        return []  # only a voting country can promise a vote
+    want_issue, promise_issue = _issue_of(scenario, trade.want), _issue_of(scenario, trade.promise)
+    if (
+        want_issue == promise_issue
+        or rules.resolved_issue(state, want_issue)
+        or rules.resolved_issue(state, promise_issue)
+    ):
+        return []
+    wanted = state.stances[listener][promise_issue].preferred == trade.promise
+    stance = state.stances[listener][want_issue]
+    if not wanted or trade.want in stance.red_lines:
+        return []
+    if any(c.by == speaker and c.to == listener and c.in_return == trade.want for c in state.commitments):
+        return []  # the same trade twice changes nothing
+    added = trade.want not in stance.acceptable
+    state.commitments.append(
+        Commitment(by=speaker, to=listener, promise=trade.promise, in_return=trade.want, made_seq=seq,
+                   added_acceptable=added)
+    )  # fmt: skip
+    if not added:
+        return []
+    stance.acceptable = sorted([*stance.acceptable, trade.want], key=rules.option_sort_key)
+    want_label = scenario.issue(want_issue).option(trade.want).label
+    promise_label = scenario.issue(promise_issue).option(trade.promise).label
+    reason = f"a trade with {scenario.display_name(speaker)}: {want_label} in return for support for {promise_label}"
+    return [StanceChange(listener, want_issue, "acceptable", "", trade.want, reason, seq)]
+
+
+def settle_commitments(
+    scenario: Scenario, state: GameState, issue: IssueState, seq: int
+) -> list[StanceChange]:
+    """After a vote: trades whose promise was on this ballot are kept or broken; a broken one is withdrawn."""
+    changes: list[StanceChange] = []
+    options = {o.id for o in scenario.issue(issue.issue_id).options}
+    for commitment in state.commitments:
+        if commitment.status != "open" or commitment.promise not in options:
+            continue
+        if issue.proposal != commitment.promise:
+            commitment.status = "lapsed"
+            continue
+        commitment.status = "kept" if issue.ballots.get(commitment.by) == "yes" else "broken"
+        if commitment.status == "broken" and commitment.added_acceptable:
+            want_issue = _issue_of(scenario, commitment.in_return)
+            stance = state.stances[commitment.to][want_issue]
+            if not rules.resolved_issue(state, want_issue) and commitment.in_return in stance.acceptable:
+                stance.acceptable.remove(commitment.in_return)
+                if stance.preferred == commitment.in_return:
+                    stance.preferred = stance.acceptable[0]
+                name = scenario.display_name(commitment.by)
+                changes.append(
+                    StanceChange(commitment.to, want_issue, "withdrawn", commitment.in_return, "",
+                                 f"{name} broke its promise to support the proposal", seq)
+                )  # fmt: skip
     return changes
 
 
@@ -216,17 +375,11 @@ def apply_adoption_conditions(scenario: Scenario, state: GameState, cause_seq: i
                         stance.acceptable = sorted(
                             [*stance.acceptable, cond.accept], key=rules.option_sort_key
                         )
-                        label = _option_label(scenario, cond.if_adopted)
+                        label = (
+                            scenario.issue(_issue_of(scenario, cond.if_adopted)).option(cond.if_adopted).label
+                        )
                         changes.append(
                             StanceChange(role, issue_id, "acceptable", "", cond.accept,
                                          f"its commitment applied: {label} was adopted", cause_seq)
                         )  # fmt: skip
     return changes
-
-
-def _option_label(scenario: Scenario, option_id: str) -> str:
-    for issue in scenario.issues:
-        for option in issue.options:
-            if option.id == option_id:
-                return option.label
-    return option_id

@@ -118,6 +118,16 @@ class _Ctx:
     def name(self, role: str) -> str:
         return self.scenario.display_name(role)
 
+    def signals(self) -> judge.Signals | None:
+        """A judge's reading of the message, when a model judged it; validated like any payload."""
+        raw = self.payload.get("signals")
+        if raw is None:
+            return None
+        try:
+            return judge.check_signals(self.scenario, judge.Signals.model_validate(raw))
+        except (ValueError, ValidationError) as exc:
+            raise self.refuse(InvalidMove.BAD_SIGNALS) from exc
+
     def text(self) -> str:
         text = self.payload.get("text")
         if not isinstance(text, str) or not text.strip():
@@ -422,10 +432,11 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
         if human != (speaker == st.human_role):
             raise c.refuse(InvalidMove.WRONG_ACTOR)
         text = c.text()
+        signals = c.signals()
         entry = c.add(speaker, "speech", text)
         c.changes += judge.apply_message(
             c.scenario, st, speaker=speaker, listeners=c.scenario.role_ids, text=text, private=False,
-            cause_seq=entry.seq,
+            cause_seq=entry.seq, signals=signals,
         )  # fmt: skip
         issue.cursor += 1
 
@@ -508,6 +519,7 @@ def _complete_vote(c: _Ctx) -> None:
         "ballots": {r: issue.ballots[r] for r in issue.vote_order},
         "adopted": issue.adopted,
     }
+    c.changes += judge.settle_commitments(c.scenario, st, issue, entry.seq)
     c.changes += judge.apply_adoption_conditions(c.scenario, st, entry.seq)
 
 
@@ -701,7 +713,7 @@ def new_game(seed: int) -> GameState:
 INDIFFERENT_FIRMNESS = 0.25
 
 
-def ai_wants_to_speak(scenario: Scenario, state: GameState, role: str) -> bool:
+def ai_has_something_new(scenario: Scenario, state: GameState, role: str) -> bool:
     """First debate round: every seat with a stake speaks (a seat nearly indifferent to the issue passes).
     Second round: only seats that contest the option currently leading among countries."""
     issue = state.active_issue
@@ -734,6 +746,8 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
         assert convo is not None
         if convo.phase != "CLOSED":
             purpose = "talk_final" if convo.phase == "FINAL_TURNS" else "talk"
+            if convo.phase == "OPEN" and convo.starter == "partner" and convo.partner_turns == 0:
+                purpose = "talk_open"
             if convo.next_speaker == "human":
                 return Step("human", ("HUMAN_MESSAGE_SUBMITTED",), state.human_role, purpose)
             return Step("ai", ("AI_MESSAGE_COMMITTED",), convo.partner, purpose)
@@ -744,9 +758,8 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
         assert speaker is not None
         if speaker == state.human_role:
             return Step("human", ("HUMAN_TURN_SPEAK", "HUMAN_TURN_SKIP"), speaker, "speech")
-        if ai_wants_to_speak(scenario, state, speaker):
-            return Step("ai", ("AI_TURN_COMMITTED",), speaker, "speech")
-        return Step("ai", ("AI_TURN_SKIPPED",), speaker, "skip")
+        # The seat (its model) decides to speak or pass; `ai_has_something_new` is the hint it is given.
+        return Step("ai", ("AI_TURN_COMMITTED", "AI_TURN_SKIPPED"), speaker, "speech")
     if s == "ISSUE_VOTE" and not _all_voted(state):
         voter = next_voter(state)
         if voter == state.human_role:

@@ -14,7 +14,7 @@ PREFER_BASE, PREFER_PER_FIRMNESS = 2.0, 3.0
 # One delegation's words on one option count at most this many times its influence, so repeating itself
 # does not wear a listener down, and a stance's pressure map stays bounded in size.
 PRESSURE_CAP = 2.5
-PRIVATE_WEIGHT, PUBLIC_WEIGHT = 1.0, 0.5
+PRIVATE_WEIGHT, PUBLIC_WEIGHT = 1.0, 0.35
 
 
 def round1_speaker_order(scenario: Scenario, seed: int) -> list[str]:

@@ -80,6 +80,18 @@ class Round3(Model):
     active_issue_index: int = 0
 
 
+class Commitment(Model):
+    """A trade struck in a private talk: `by` promised to support `promise` if `to` supports `in_return`."""
+
+    by: str
+    to: str
+    promise: str
+    in_return: str
+    made_seq: int
+    status: Literal["open", "kept", "broken", "lapsed"] = "open"
+    added_acceptable: bool = False  # whether `to` took `in_return` on because of this trade
+
+
 class GameState(Model):
     schema_version: int = SCHEMA_VERSION
     status: str = "BOOT"
@@ -93,6 +105,7 @@ class GameState(Model):
     round3: Round3 = Field(default_factory=Round3)
     stances: dict[str, dict[str, Stance]] = Field(default_factory=dict)
     offers_heard: dict[str, list[str]] = Field(default_factory=dict)  # role -> offers credibly made to it
+    commitments: list[Commitment] = Field(default_factory=list)
     summary: str | None = None
     summary_requested: bool = False
 

@@ -1,6 +1,8 @@
-"""AI turns: build the seat's context, stream from the model outside any transaction, then commit the turn.
+"""AI turns: build the seat's context, call the model outside any transaction, then commit the turn.
 
-A half-streamed message is never stored: only the finished text reaches `commit_event`.
+A half-streamed message is never stored: only the finished text reaches `commit_event`. Model output reaches the
+game only as the text of a legal event (or, for a debate turn, the choice to pass); ballots are computed from the
+seat's stance by the engine, never by a model.
 """
 
 from __future__ import annotations
@@ -9,30 +11,42 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Sum
 
-from simulations.ai import gateway, prompts
-from simulations.engine import mercury, rules
+from simulations.ai import gateway, llm_judge, prompts
+from simulations.engine import mercury
 from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
-from simulations.models import Event, Game, TranscriptEntry
+from simulations.models import Event, Game, ModelCall, TranscriptEntry
 
+from .debrief import debrief_facts
 from .scenarios import scenario_of
 from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
 
-NO_MODEL = {"skip": "AI_TURN_SKIPPED", "vote": "AI_VOTE_COMMITTED"}
+
+class BudgetExhausted(gateway.ModelFailure):
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.reason, self.detail = "budget", ""
+        Exception.__init__(
+            self,
+            f"This game has used its model budget of {limit} tokens (MERCURY_MAX_TOKENS_PER_GAME). "
+            "Nothing was stored; raise the limit to continue.",
+        )
 
 
 def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | None = None) -> Game:
     """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn."""
     assert step.kind == "ai" and step.purpose
-    if step.purpose in NO_MODEL:
-        return commit_event(game_id=game.pk, expected_version=game.version, event=NO_MODEL[step.purpose])
+    if step.purpose == "vote":
+        return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
+    check_budget(game)
     scenario, state = scenario_of(game.scenario), state_of(game)
     if step.purpose == "summary":
         prompt = prompts.build_summary_prompt(debrief_facts(game, scenario, state))
     else:
-        prompt = prompts.build_prompt(scenario, state, step, _entries(game), _recent_changes(game, step.role))
+        prompt = prompts.build_prompt(
+            scenario, state, step, seen_entries(game), _recent_changes(game, step.role)
+        )
     try:
         result = gateway.complete(prompt.messages, on_chunk=on_chunk)
     except gateway.ModelFailure as exc:
@@ -40,9 +54,33 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
             game=game, step=step, model=settings.MERCURY_MODEL, error=str(exc), context=prompt.context
         )
         raise
-    record = ModelCallRecord(
-        role=step.role or "debrief",
-        purpose=step.purpose,
+    calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
+    text = trim(result.text)
+    event, payload = step.events[0], {"text": text}
+    if step.purpose == "speech" and is_pass(text):
+        event, payload = "AI_TURN_SKIPPED", {}
+    elif step.purpose != "summary" and not llm_judge.is_offline():
+        payload["signals"], judge_call = judge_text(game, step.role or "", text, state.transcript_seq + 1)
+        calls += judge_call
+    return commit_event(
+        game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)
+    )
+
+
+def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:
+    """With a real model: its reading of a message (None = rules) and the call to record."""
+    judged = llm_judge.judge_message(scenario_of(game.scenario), speaker, text)
+    signals = judged.signals.model_dump() if judged.signals else None
+    if judged.completion is None:
+        return signals, []
+    prompt = prompts.Prompt([], [seq], {}, judged.version)
+    return signals, [_record("judge", "judge", prompt, judged.completion)]
+
+
+def _record(role: str, purpose: str, prompt: prompts.Prompt, result: gateway.Completion) -> ModelCallRecord:
+    return ModelCallRecord(
+        role=role,
+        purpose=purpose,
         context=prompt.context,
         prompt_version=prompt.version,
         prompt_tokens=result.prompt_tokens,
@@ -51,13 +89,19 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         model=result.model,
         latency_ms=result.latency_ms,
     )
-    return commit_event(
-        game_id=game.pk,
-        expected_version=game.version,
-        event=step.events[0],
-        payload={"text": trim(result.text)},
-        model_call=record,
-    )
+
+
+def is_pass(text: str) -> bool:
+    return text.strip().strip(".!").upper() == prompts.PASS
+
+
+def check_budget(game: Game) -> None:
+    limit = settings.MERCURY_MAX_TOKENS_PER_GAME
+    if not limit:
+        return
+    used = ModelCall.objects.filter(game=game).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    if (used["p"] or 0) + (used["c"] or 0) >= limit:
+        raise BudgetExhausted(limit)
 
 
 def trim(text: str) -> str:
@@ -70,7 +114,8 @@ def trim(text: str) -> str:
     return cut[: end + 1] if end > limit // 2 else cut
 
 
-def _entries(game: Game) -> list[prompts.SeenEntry]:
+def seen_entries(game: Game) -> list[prompts.SeenEntry]:
+    """Every entry of the game; prompt building keeps only what the seat may see."""
     rows = TranscriptEntry.objects.filter(game=game).values_list(
         "seq", "speaker", "kind", "visibility", "audience", "text"
     )
@@ -87,11 +132,14 @@ def _recent_changes(game: Game, role: str | None) -> list[dict[str, Any]]:
     ) or 0
     scenario = scenario_of(game.scenario)
     out: list[dict[str, Any]] = []
-    for changes in (
-        Event.objects.filter(game=game).exclude(stance_changes=[]).values_list("stance_changes", flat=True)
-    ):
+    rows = Event.objects.filter(game=game).exclude(stance_changes=[]).values_list("stance_changes", flat=True)
+    for changes in rows:
         for change in changes:
-            if change["role"] == role and (change["cause_seq"] or 0) > last_own:
+            if (
+                change["role"] == role
+                and change["field"] != "withdrawn"
+                and (change["cause_seq"] or 0) > last_own
+            ):
                 issue = scenario.issue(change["issue"])
                 out.append(
                     {
@@ -102,68 +150,3 @@ def _recent_changes(game: Game, role: str | None) -> list[dict[str, Any]]:
                     }
                 )
     return out
-
-
-def debrief_facts(game: Game, scenario: Scenario, state: GameState) -> dict[str, Any]:
-    """The facts of a finished game that the debrief is written from."""
-    human = state.human_role or ""
-    aims = {i: s.preferred for i, s in state.stances[human].items()} if human else {}
-    results = []
-    for issue_state in state.round3.issues:
-        issue = scenario.issue(issue_state.issue_id)
-        assert issue_state.proposal is not None
-        against = [scenario.display_name(r) for r, b in issue_state.ballots.items() if b == "no"]
-        results.append(
-            {
-                "title": issue.title,
-                "proposal_label": issue.option(issue_state.proposal).label,
-                "adopted": bool(issue_state.adopted),
-                "against": ", ".join(against),
-                "aim_met": bool(issue_state.adopted) == (issue_state.proposal == aims.get(issue.id)),
-            }
-        )
-    human_seqs = set(TranscriptEntry.objects.filter(game=game, speaker=human).values_list("seq", flat=True))
-    moved = []
-    for changes in (
-        Event.objects.filter(game=game).exclude(stance_changes=[]).values_list("stance_changes", flat=True)
-    ):
-        for change in changes:
-            if change["cause_seq"] in human_seqs:
-                moved.append(
-                    {
-                        "role": scenario.display_name(change["role"]),
-                        "title": scenario.issue(change["issue"]).title,
-                        "reason": change["reason"],
-                    }
-                )
-    missed = []
-    for issue_state in state.round3.issues:
-        if issue_state.adopted:
-            continue
-        for role, ballot in issue_state.ballots.items():
-            if ballot == "no" and role != human:
-                for cond in state.stances[role][issue_state.issue_id].conditions:
-                    if cond.accept == issue_state.proposal and cond.if_offered:
-                        offers = " and ".join(scenario.offer(o).label for o in cond.if_offered)
-                        missed.append(f"{scenario.display_name(role)} would have accepted it with {offers}")
-    return {
-        "purpose": "summary",
-        "seed": state.seed,
-        "turn": state.event_seq + 1,
-        "role": {"id": "debrief"},
-        "human": {
-            "name": scenario.display_name(human) if human else "the student",
-            "aims": [
-                {"title": scenario.issue(i).title, "label": scenario.issue(i).option(o).label}
-                for i, o in aims.items()
-            ],
-        },
-        "results": results,
-        "moved_by_human": moved,
-        "missed": missed,
-        "adopted_count": sum(1 for i in state.round3.issues if i.adopted),
-        "rules": {"unanimity_of": [scenario.display_name(v) for v in scenario.voters]},
-        "support_at_vote": {
-            i.issue_id: rules.support_counts(scenario, state, i.issue_id) for i in state.round3.issues
-        },
-    }

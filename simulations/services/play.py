@@ -8,9 +8,10 @@ from simulations.bots import Policy
 from simulations.models import Game
 
 from .ai_turns import play_ai_step
+from .human_turns import submit_human_event
 from .resume import resume_game
 from .scenarios import scenario_of
-from .turns import commit_event, state_of, step_of
+from .turns import state_of, step_of
 
 Progress = Callable[[Game, str], None]
 
@@ -29,7 +30,7 @@ def play_game(
             game = play_ai_step(game=game, step=step)
         else:
             event, payload = policy.decide(scenario, state_of(game), step)
-            game = commit_event(game_id=game.pk, expected_version=game.version, event=event, payload=payload)
+            game = submit_human_event(game=game, event=event, payload=payload)
         if on_progress:
             on_progress(game, step.purpose or step.kind)
     raise RuntimeError(f"game {game_id} did not finish within {max_turns} turns")

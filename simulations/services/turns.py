@@ -71,7 +71,7 @@ def create_game(*, scenario_version: ScenarioVersion, seed: int, owner: User | N
         game = Game.objects.create(
             owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0
         )
-        _write(game, outcomes, None)
+        _write(game, outcomes, ())
     return game
 
 
@@ -81,7 +81,7 @@ def commit_event(
     expected_version: int,
     event: str,
     payload: dict[str, Any] | None = None,
-    model_call: ModelCallRecord | None = None,
+    model_calls: tuple[ModelCallRecord, ...] = (),
 ) -> Game:
     """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups."""
     with transaction.atomic():
@@ -93,7 +93,7 @@ def commit_event(
             raise GameFinished()
         scenario = scenario_of(game.scenario)
         outcomes = _run(scenario, state_of(game), event, payload or {})
-        _write(game, outcomes, model_call)
+        _write(game, outcomes, model_calls)
     return game
 
 
@@ -107,7 +107,7 @@ def _run(scenario: Scenario, state: GameState, event: str, payload: dict[str, An
         outcomes.append(mercury.apply(scenario, outcomes[-1].state, step.events[0]))
 
 
-def _write(game: Game, outcomes: list[Outcome], model_call: ModelCallRecord | None) -> None:
+def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallRecord, ...]) -> None:
     final = outcomes[-1].state
     TranscriptEntry.objects.bulk_create(
         TranscriptEntry(
@@ -127,15 +127,13 @@ def _write(game: Game, outcomes: list[Outcome], model_call: ModelCallRecord | No
     for o in outcomes:
         if o.vote:
             Vote.objects.create(game=game, **o.vote)
-    if model_call:
-        ModelCall.objects.create(
-            game=game,
-            seq=game.model_calls.count() + 1,
-            event_seq=outcomes[0].seq,
-            phase=outcomes[0].source,
-            status="ok",
-            **vars(model_call),
-        )
+    if model_calls:
+        first_seq = game.model_calls.count() + 1
+        ModelCall.objects.bulk_create(
+            ModelCall(game=game, seq=first_seq + n, event_seq=outcomes[0].seq, phase=outcomes[0].source,
+                      status="ok", **vars(call))
+            for n, call in enumerate(model_calls)
+        )  # fmt: skip
     snapshot = final.model_dump(mode="json")
     Checkpoint.objects.create(
         game=game,

@@ -11,7 +11,7 @@ from simulations.ai import gateway, prompts
 from simulations.ai.offline import register
 from simulations.bots import make_policy
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
-from simulations.services.ai_turns import _entries, _recent_changes, play_ai_step
+from simulations.services.ai_turns import _recent_changes, play_ai_step, seen_entries
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, state_of, step_of
@@ -43,8 +43,8 @@ def test_offline_model_streams_through_litellm_deterministically() -> None:
     register()
     game = _game_at_first_ai_turn()
     step = step_of(game)
-    assert step.purpose == "talk"
-    prompt = prompts.build_prompt(scenario_of(game.scenario), state_of(game), step, _entries(game), [])
+    assert step.purpose == "talk_open"
+    prompt = prompts.build_prompt(scenario_of(game.scenario), state_of(game), step, seen_entries(game), [])
     chunks: list[str] = []
     streamed = gateway.complete(prompt.messages, on_chunk=chunks.append)
     plain = gateway.complete(prompt.messages)
@@ -56,10 +56,10 @@ def test_offline_model_streams_through_litellm_deterministically() -> None:
     assert all(streamed.text not in m["content"] for m in prompt.messages)
     assert "our delegation supports" in streamed.text.lower()
     # Same seed, role and turn: same words. Another turn: other words.
-    facts = dict(prompt.facts, turn=prompt.facts["turn"] + 1)
-    other = prompts.Prompt([prompt.messages[0] | {"content": prompt.messages[0]["content"].replace(
-        f'"turn": {prompt.facts["turn"]}', f'"turn": {facts["turn"]}')}, prompt.messages[1]], [], facts)  # fmt: skip
-    assert gateway.complete(other.messages).text != streamed.text
+    turn = prompt.facts["turn"]
+    system = prompt.messages[0]["content"].replace(f'"turn": {turn}', f'"turn": {turn + 1}')
+    other_messages = [{"role": "system", "content": system}, prompt.messages[1]]
+    assert gateway.complete(other_messages).text != streamed.text
     response = litellm.completion(model="mercury-offline/default", messages=prompt.messages)
     assert response.choices[0].message.content == plain.text
     assert _recent_changes(game, step.role) == []
@@ -103,21 +103,66 @@ def test_model_faults_leave_the_game_unchanged_and_resumable(
     assert finished.phase == "REVIEW"
 
 
-@pytest.mark.django_db
-def test_a_real_model_string_goes_through_litellm(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
-    """Any litellm model works: here an OpenAI model answered by litellm's mock_response (no network)."""
+def _scripted_model(monkeypatch: pytest.MonkeyPatch, speech: str, judge_answer: str) -> None:
+    """A real model string answered by litellm's mock_response: one answer for turns, one for the judge."""
     import litellm
 
+    original = litellm.completion
+
+    def completion(*args: Any, **kwargs: Any) -> Any:
+        is_judge = kwargs["messages"][0]["content"].startswith("You read one message")
+        return original(*args, mock_response=judge_answer if is_judge else speech, **kwargs)
+
+    monkeypatch.setattr(litellm, "completion", completion)
+
+
+@pytest.mark.django_db
+def test_a_real_model_string_goes_through_litellm_with_its_judge(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Any litellm model works (here OpenAI's, answered by mock_response: no network); with a real model a judge
+    call reads each committed message, and its validated reading moves stances."""
     settings.MERCURY_MODEL = "openai/gpt-4o-mini"
-    monkeypatch.setattr(
-        litellm, "completion",
-        functools.partial(litellm.completion, mock_response="We can support 2.1 if financing is offered."),
-    )  # fmt: skip
+    text = "We can support 2.1 if financing is offered."
+    _scripted_model(monkeypatch, text, '{"support": {"2": ["2.1"]}, "offers": ["financing"]}')
     game = _game_at_first_ai_turn()
     game = play_ai_step(game=game, step=step_of(game))
     last = TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
-    assert last is not None and last.text == "We can support 2.1 if financing is offered."
-    call = ModelCall.objects.get(game=game)
+    assert last is not None and last.text == text
+    turn, judge_call = ModelCall.objects.filter(game=game).order_by("seq")
     assert (
-        call.model == "openai/gpt-4o-mini" and call.status == "ok" and call.token_count_method == "provider"
+        turn.model == "openai/gpt-4o-mini" and turn.status == "ok" and turn.token_count_method == "provider"
     )
+    assert judge_call.purpose == "judge" and judge_call.context == [last.seq]
+    event = game.events.order_by("-seq").first()
+    assert event is not None and event.payload["signals"]["offers"] == ["financing"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("answer", ["not json at all", '{"support": {"9": ["9.9"]}}', '{"votes": "all yes"}'])
+def test_an_invalid_judge_answer_falls_back_to_the_rules(
+    answer: str, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    _scripted_model(monkeypatch, "Our delegation supports 2.2, emissions out of scope.", answer)
+    game = _game_at_first_ai_turn()
+    game = play_ai_step(game=game, step=step_of(game))
+    event = game.events.order_by("-seq").first()
+    assert event is not None and event.payload["signals"] is None  # the engine read the text by its rules
+    assert ModelCall.objects.filter(game=game, purpose="judge", status="ok").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_token_budget_stops_model_calls_with_a_clear_message(settings: Any) -> None:
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 3000
+    game = create_game(scenario_version=mercury_version(), seed=3)
+    with pytest.raises(gateway.ModelFailure) as err:
+        play_game(game_id=game.pk, policy=make_policy("advocate", "CAN"))
+    assert str(err.value) == (
+        "This game has used its model budget of 3000 tokens (MERCURY_MAX_TOKENS_PER_GAME). "
+        "Nothing was stored; raise the limit to continue."
+    )
+    game.refresh_from_db()
+    assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 0
+    assert play_game(game_id=game.pk, policy=make_policy("advocate", "CAN")).phase == "REVIEW"

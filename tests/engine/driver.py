@@ -41,11 +41,14 @@ class PureGame:
         if step.kind == "system":
             return self.apply(step.events[0])
         if step.kind == "ai":
-            if step.purpose in ("skip", "vote"):
+            if step.purpose == "vote":
                 return self.apply(step.events[0])
             if step.purpose == "summary":
                 return self.apply(step.events[0], {"text": "Debrief."})
-            return self.apply(step.events[0], {"text": self.ai_text(step)})
+            text = self.ai_text(step)
+            if step.purpose == "speech" and text == prompts.PASS:
+                return self.apply("AI_TURN_SKIPPED")
+            return self.apply(step.events[0], {"text": text})
         event, payload = policy.decide(self.scenario, self.state, step)
         return self.apply(event, payload)
 
