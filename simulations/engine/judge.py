@@ -133,6 +133,17 @@ def _options_in(scenario: Scenario, fragment: str) -> list[str]:
 
 
 def read_signals(scenario: Scenario, text: str) -> Signals:
+    """What a message says (memoised per scenario: prompts re-read older entries for memory digests)."""
+    memo = scenario.memo()
+    key = ("signals", text)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _read_signals(scenario, text)
+    assert isinstance(found, Signals)
+    return found.model_copy(deep=True)
+
+
+def _read_signals(scenario: Scenario, text: str) -> Signals:
     """What a message supports, opposes, offers, asks for and trades.
 
     Within one message, an option named explicitly (by id or label) outranks options of the same issue that are

@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 RoleKind = Literal["country", "ngo", "chair"]
 
@@ -227,6 +235,13 @@ class Scenario(Strict):
     issues: list[Issue] = Field(min_length=1)
     offers: list[Offer]
     roles: list[Role]
+    # Memo of per-text computations (the judge's readings); content is immutable, so entries never go stale.
+    _memo: dict[object, object] = PrivateAttr(default_factory=dict)
+
+    def memo(self) -> dict[object, object]:
+        if len(self._memo) > 20_000:
+            self._memo.clear()
+        return self._memo
 
     @model_validator(mode="after")
     def _cross_references(self) -> Scenario:

@@ -76,7 +76,27 @@ def export_game(*, game: Game) -> dict[str, Any]:
             {"seq": c.seq, "after_event": c.after_event, "transcript_seq": c.transcript_seq}
             for c in game.checkpoints.order_by("seq")
         ],
+        "commitments": game.state.get("commitments", []),
+        "token_usage": token_usage(game=game),
         "summary": game.state.get("summary"),
+    }
+
+
+def token_usage(*, game: Game) -> dict[str, Any]:
+    """Prompt and completion tokens per seat and for the game, with how they were counted."""
+    per_role: dict[str, dict[str, int]] = {}
+    methods: set[str] = set()
+    for call in game.model_calls.filter(status="ok"):
+        row = per_role.setdefault(call.role, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        row["calls"] += 1
+        row["prompt_tokens"] += call.prompt_tokens
+        row["completion_tokens"] += call.completion_tokens
+        methods.add(call.token_count_method)
+    return {
+        "prompt_tokens": sum(r["prompt_tokens"] for r in per_role.values()),
+        "completion_tokens": sum(r["completion_tokens"] for r in per_role.values()),
+        "per_role": dict(sorted(per_role.items())),
+        "counted_by": sorted(methods),
     }
 
 
@@ -121,8 +141,25 @@ def export_markdown(*, game: Game) -> str:
             out += [f"## {headings.get(current, 'Session')}", ""]
         flag = " (private)" if e["visibility"] == "private" else ""
         out += [f"**{names[e['speaker']]}**{flag}: {e['text']}", ""]
+    if data["stance_changes"]:
+        out += ["## Stance shifts", ""]
+        for change in data["stance_changes"]:
+            what = change["after"] or change["before"]
+            verb = {"acceptable": "can now accept", "preferred": "now prefers", "withdrawn": "withdrew"}[
+                change["field"]
+            ]
+            out.append(f"- {names[change['role']]} {verb} {what} {labels[what]}: {change['reason']}")
+        out.append("")
     if data["summary"]:
         out += ["## Debrief", "", data["summary"], ""]
+    usage = data["token_usage"]
+    out += [
+        "## Model usage",
+        "",
+        f"{usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion tokens "
+        f"(counted by {', '.join(usage['counted_by']) or 'nothing'}).",
+        "",
+    ]
     return "\n".join(out)
 
 

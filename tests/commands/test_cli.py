@@ -99,6 +99,12 @@ def test_play_then_export_json_and_markdown() -> None:
     md, _ = _run("export_game", str(result["game_id"]), "--format", "markdown")
     assert md.startswith("# Mercury: negotiating a global instrument — game")
     assert "## Round 2: private talks" in md and "## Votes" in md and "## Debrief" in md
+    assert "## Stance shifts" in md and "## Model usage" in md
+    usage = data["token_usage"]
+    assert usage["prompt_tokens"] == sum(c["prompt_tokens"] for c in data["model_calls"]) > 0
+    assert usage["counted_by"] == ["offline:estimate:wordpiece"] and "CAN" in usage["per_role"]
+    for change in data["stance_changes"]:
+        assert change["reason"] and change["role"] in roles
 
 
 def test_play_resumes_an_interrupted_game(monkeypatch: pytest.MonkeyPatch) -> None:
