@@ -3,15 +3,26 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# htmx and its websocket extension come from the npm registry at install time (not committed).
+VENDOR := static/vendor
+HTMX_VERSION := 2.0.11
+HTMX_WS_VERSION := 2.0.4
 
-.PHONY: serve install test lint types pytest bench clean
+.PHONY: serve install test lint types pytest bench clean chromium
 
 serve: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_scenario scenarios/mercury
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-install: $(STAMP)
+install: $(STAMP) $(VENDOR)/htmx.min.js $(VENDOR)/ws.js
+
+
+$(VENDOR)/htmx.min.js:
+	mkdir -p $(VENDOR)/tmp && cd $(VENDOR)/tmp && npm pack --silent htmx.org@$(HTMX_VERSION) >/dev/null && tar xzf htmx.org-$(HTMX_VERSION).tgz package/dist/htmx.min.js && mv package/dist/htmx.min.js .. && cd .. && rm -rf tmp
+
+$(VENDOR)/ws.js:
+	mkdir -p $(VENDOR)/tmp && cd $(VENDOR)/tmp && npm pack --silent htmx-ext-ws@$(HTMX_WS_VERSION) >/dev/null && tar xzf htmx-ext-ws-$(HTMX_WS_VERSION).tgz package/dist/ws.js && mv package/dist/ws.js .. && cd .. && rm -rf tmp
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +41,11 @@ types:
 
 pytest:
 	MERCURY_OFFLINE_TOKEN_DELAY=0 $(BIN)/pytest
+	$(BIN)/pytest -m browser  # a real Chromium, apart from the async tests (see tests/e2e)
+
+# The end-to-end test drives the OS Chromium (never a downloaded browser); CI installs it with this target.
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 bench: install
 	MERCURY_OFFLINE_TOKEN_DELAY=0 $(BIN)/python bench/games.py

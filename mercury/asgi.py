@@ -13,8 +13,11 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.urls import path  # noqa: E402
 
-websocket_urlpatterns: list[object] = []
+from simulations.consumers import GameConsumer  # noqa: E402
+
+websocket_urlpatterns = [path("ws/games/<int:game_id>/", GameConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {

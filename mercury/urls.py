@@ -1,11 +1,22 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from simulations.views import home
+from simulations.views import accounts, lobby, play, review
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", home.index, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", accounts.signup, name="signup"),
+    path("", lobby.lobby, name="lobby"),
+    path("games/new/", lobby.new_game, name="new_game"),
+    path("games/<int:game_id>/", play.game_page, name="game"),
+    path("games/<int:game_id>/move/", play.move, name="move"),
+    path("games/<int:game_id>/review/", review.review, name="review"),
+    path("games/<int:game_id>/share/", review.share, name="share"),
+    path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
+    path("shared/<str:token>/", review.shared_review, name="shared_review"),
 ]

@@ -102,6 +102,13 @@ class Game(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    share_token = models.CharField(
+        max_length=43,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="Read-only review link for an instructor.",
+    )
 
     class Meta:
         ordering = ["-updated_at"]

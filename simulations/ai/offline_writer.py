@@ -34,7 +34,7 @@ def _line(rng: random.Random, lines: list[str]) -> str:
 def _persuaded(facts: dict[str, Any], rng: random.Random) -> list[str]:
     out = []
     for change in facts.get("recent_changes", []):
-        template = _line(rng, facts["talk"]["persuaded"])
+        template = _line(rng, facts["talk"].get("persuaded", []))
         label = change["option_label"]
         at_start = template.startswith("{option}") or ". {option}" in template
         out.append(template.replace("{option}", label if at_start else label[0].lower() + label[1:]))
@@ -91,7 +91,7 @@ def _talk(facts: dict[str, Any], rng: random.Random) -> str:
     own = facts.get("messages_so_far", 0)
     parts: list[str] = []
     if facts["purpose"] == "talk_open" or (own == 0 and not facts.get("last_heard")):
-        parts.append(_line(rng, talk["openers"]))
+        parts.append(_line(rng, talk.get("openers", [])))
     else:
         parts.append(_response(facts, rng))
     parts += _persuaded(facts, rng)
@@ -101,9 +101,9 @@ def _talk(facts: dict[str, Any], rng: random.Random) -> str:
     if cond:
         parts.append(cond)
     if facts["purpose"] == "talk_final":
-        parts.append(_line(rng, talk["closers"]))
+        parts.append(_line(rng, talk.get("closers", [])))
     else:
-        parts.append(_line(rng, talk["asks"]))
+        parts.append(_line(rng, talk.get("asks", [])))
     text = " ".join(p for p in parts if p)
     return text.replace("{partner}", partner)
 

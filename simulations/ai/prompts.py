@@ -119,6 +119,8 @@ def build_prompt(
     step: Step,
     entries: list[SeenEntry],
     recent_changes: list[dict[str, Any]],
+    *,
+    with_facts: bool = True,
 ) -> Prompt:
     """The messages for one AI turn; `entries` may hold anything, only what the seat may see is used."""
     role_id, purpose = step.role, step.purpose
@@ -144,7 +146,12 @@ def build_prompt(
         partner = scenario.display_name(state.human_role)
         facts["partner"] = {"id": state.human_role, "name": partner}
         facts["messages_so_far"] = convo.partner_turns + int(convo.partner_final)
-        facts["talk"] = role.talk.model_dump()
+        needed = {
+            "talk_open": ("openers", "asks"),
+            "talk": ("asks", "persuaded"),
+            "talk_final": ("closers", "persuaded"),
+        }
+        facts["talk"] = {key: getattr(role.talk, key) for key in needed[purpose]}
         values = {
             "partner_name": partner, "message_number": convo.partner_turns + 1,
             "messages_each": scenario.talk_messages_each,
@@ -158,20 +165,26 @@ def build_prompt(
         facts["issue"] = {"id": issue.id, "title": issue.title}
         facts["leading"] = _option_ref(scenario, leading)
         facts["has_new"] = mercury.ai_has_something_new(scenario, state, role_id)
-        relevant |= {o.id for o in issue.options}
+        relevant = {state.stances[role_id][issue.id].preferred, leading}
         values = {
             "issue_number": state.round3.active_issue_index + 1, "issue_title": issue.title,
             "debate_round": issue_state.debate_round, "leading": f"{leading} {issue.option(leading).label}",
         }  # fmt: skip
-    if facts["last_heard"]:
-        relevant |= {o["id"] for o in facts["last_heard"]["supports"]}
-    facts["arguments"] = {
-        opt: {"support": role.arguments[iss].support[opt], "oppose": role.arguments[iss].oppose[opt]}
-        for opt in sorted(relevant, key=rules.option_sort_key)
-        for iss in [_option_ref(scenario, opt)["issue"]]
-    }
+    # Talking points, only those the turn can use: support for what the seat prefers (and, in debate, every option
+    # of the issue), objections to what it just heard.
+    heard = {o["id"] for o in facts["last_heard"]["supports"]} if facts["last_heard"] else set()
+    facts["arguments"] = {}
+    for opt in sorted(relevant | heard, key=rules.option_sort_key):
+        lines = role.arguments[_option_ref(scenario, opt)["issue"]]
+        entry: dict[str, list[str]] = {}
+        if opt in relevant:
+            entry["support"] = lines.support[opt][:2]
+        if opt in heard or purpose == "speech":
+            entry["oppose"] = lines.oppose[opt][:2]
+        facts["arguments"][opt] = entry
     system = _system_text(scenario, state, role_id, memory.digest, render(purpose, **values))
-    system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
+    if with_facts:  # only the offline model reads it; real models get the same content in the prose above
+        system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
     transcript = "\n".join(f"[{e.seq}] {scenario.display_name(e.speaker)}: {e.text}" for e in memory.window)
     user = f"The latest exchanges (most recent last):\n{transcript or '(nothing yet)'}\n\nYour turn."
     return Prompt(

@@ -203,10 +203,11 @@ def _read_trade(scenario: Scenario, sentence: str) -> Trade | None:
     return None
 
 
-def credible_offers(scenario: Scenario, speaker: str, signals: Signals) -> set[str]:
+def credible_offers(scenario: Scenario, speaker: str, signals: Signals) -> list[str]:
+    """The offers a speaker can really make, in a stable order (never a set's: hash order varies by process)."""
     if speaker == scenario.chair.id:
-        return set()
-    return set(signals.offers) & set(scenario.role(speaker).can_offer)
+        return []
+    return sorted(set(signals.offers) & set(scenario.role(speaker).can_offer))
 
 
 def apply_message(

@@ -5,8 +5,10 @@ up to the next human or AI decision, their transcript entries, stance changes, v
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
@@ -18,6 +20,7 @@ from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 
+from .broadcast import notify_game_advanced
 from .scenarios import scenario_of
 
 
@@ -94,6 +97,8 @@ def commit_event(
         scenario = scenario_of(game.scenario)
         outcomes = _run(scenario, state_of(game), event, payload or {})
         _write(game, outcomes, model_calls)
+        if settings.MERCURY_BROADCAST:
+            transaction.on_commit(partial(notify_game_advanced, game.pk))
     return game
 
 

@@ -1,0 +1,37 @@
+"""The lobby: my games with their phase, resume any, start a new one."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from simulations.models import Game
+from simulations.services.scenarios import latest_version
+from simulations.services.turns import create_game
+
+from .presenters import phase_label
+
+
+@login_required
+def lobby(request: HttpRequest) -> HttpResponse:
+    games = (
+        Game.objects.filter(owner_id=request.user.pk).select_related("scenario").defer("scenario__document")
+    )
+    rows = [{"game": g, "phase": phase_label(g.phase)} for g in games]
+    return render(request, "lobby.html", {"games": rows, "scenario": latest_version(slug="mercury")})
+
+
+@login_required
+@require_POST
+def new_game(request: HttpRequest) -> HttpResponse:
+    version = latest_version(slug="mercury")
+    if version is None:
+        messages.error(request, "No scenario is loaded yet: ask an admin to run load_scenario.")
+        return redirect("lobby")
+    game = create_game(scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user)  # type: ignore[arg-type]
+    return redirect("game", game_id=game.pk)

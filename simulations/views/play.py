@@ -1,0 +1,67 @@
+"""The game page and the student's moves (HTMX posts; plain posts work too, without JavaScript)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from simulations.ai.gateway import ModelFailure
+from simulations.engine.errors import MachineError
+from simulations.models import Game
+from simulations.services.access import can_drive
+from simulations.services.human_turns import PAYLOAD_FIELDS, submit_human_event
+from simulations.services.scenarios import scenario_of
+from simulations.services.turns import StaleTurn, games_with_scenario
+
+from .presenters import game_context, persona_context, roles_context, transcript
+
+
+def _own_game(request: HttpRequest, game_id: int) -> Game:
+    game = get_object_or_404(games_with_scenario(), pk=game_id)
+    if not can_drive(request.user, game):
+        raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
+    return game
+
+
+@login_required
+def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _own_game(request, game_id)
+    context = game_context(game)
+    if game.phase == "ROLE_SELECTION":
+        scenario = scenario_of(game.scenario)
+        context |= {
+            "roles": roles_context(scenario),
+            "persona": persona_context(scenario, request.GET.get("role", "")),
+        }
+        return render(request, "game/setup.html", context)
+    context["entries"] = transcript(game)
+    return render(request, "game/page.html", context)
+
+
+@login_required
+@require_POST
+def move(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _own_game(request, game_id)
+    event = request.POST.get("event", "")
+    payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
+    error, status = "", 200
+    try:
+        version = int(request.POST.get("version", game.version))
+        game = submit_human_event(game=game, event=event, payload=payload, expected_version=version)
+    except StaleTurn as exc:
+        error, status = str(exc), 409
+    except (MachineError, ModelFailure, ValueError) as exc:
+        error, status = str(exc), 409
+    if not request.htmx:  # type: ignore[attr-defined]
+        return redirect("game", game_id=game.pk)
+    game.refresh_from_db()
+    context = game_context(game) | {"error": error}
+    if game.phase == "ROLE_SELECTION":
+        scenario = scenario_of(game.scenario)
+        context |= {
+            "roles": roles_context(scenario),
+            "persona": persona_context(scenario, payload.get("role", "")),
+        }
+    return render(request, "game/_panels.html", context, status=status)

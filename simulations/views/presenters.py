@@ -1,0 +1,205 @@
+"""What the student sees of a game: one context builder shared by the pages and the websocket consumer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from simulations.engine import mercury, rules
+from simulations.engine.scenario import Scenario
+from simulations.engine.state import GameState
+from simulations.engine.visibility import visible_to
+from simulations.models import Game, TranscriptEntry
+from simulations.services.scenarios import scenario_of
+from simulations.services.turns import state_of
+
+PHASES = {
+    "ROLE_SELECTION": "Choose your delegation",
+    "ROUND_1_OPENING_STATEMENTS": "Round 1 · Opening statements",
+    "ROUND_2_SELECT_CONVO_1": "Round 2 · Private talks",
+    "ROUND_2_CONVERSATION_ACTIVE": "Round 2 · Private talks",
+    "ROUND_2_SELECT_CONVO_2": "Round 2 · Private talks",
+    "ISSUE_INTRO": "Round 3 · Public debate",
+    "ISSUE_DEBATE_ROUND_1": "Round 3 · Public debate",
+    "ISSUE_DEBATE_ROUND_2": "Round 3 · Public debate",
+    "ISSUE_VOTE": "Round 3 · Vote",
+    "REVIEW": "Review",
+}
+
+
+def phase_label(phase: str) -> str:
+    return PHASES.get(phase, phase.replace("_", " ").title())
+
+
+@dataclass(frozen=True)
+class EntryView:
+    seq: int
+    speaker: str
+    speaker_name: str
+    kind: str
+    text: str
+    private: bool
+    round: int
+    issue: str
+    mine: bool
+
+    @property
+    def is_chair(self) -> bool:
+        return self.kind in ("chair", "result")
+
+
+def entry_views(scenario: Scenario, human: str, rows: list[TranscriptEntry]) -> list[EntryView]:
+    """The student's view of entries: public ones and their own private talks (never anyone else's)."""
+    return [
+        EntryView(
+            seq=e.seq, speaker=e.speaker, speaker_name=scenario.display_name(e.speaker), kind=e.kind, text=e.text,
+            private=e.visibility == "private", round=e.round, issue=e.issue, mine=e.speaker == human,
+        )
+        for e in rows
+        if not human or visible_to(e, human)
+    ]  # fmt: skip
+
+
+def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
+    rows = list(TranscriptEntry.objects.filter(game=game, seq__gt=since_seq).order_by("seq"))
+    return entry_views(scenario_of(game.scenario), game.human_role, rows)
+
+
+def _talk(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
+    convo = state.active_conversation
+    if convo is None or state.human_role is None:
+        return None
+    each = scenario.talk_messages_each
+    return {
+        "number": convo.index + 1,
+        "partner": scenario.display_name(convo.partner),
+        "you_left": max(0, each - convo.human_turns) if convo.phase == "OPEN" else int(not convo.human_final),
+        "partner_left": max(0, each - convo.partner_turns)
+        if convo.phase == "OPEN"
+        else int(not convo.partner_final),
+        "final": convo.phase == "FINAL_TURNS",
+    }
+
+
+def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
+    issue_state = state.active_issue
+    if issue_state is None or not state.status.startswith("ISSUE_"):
+        return None
+    issue = scenario.issue(issue_state.issue_id)
+    counts = rules.support_counts(scenario, state, issue.id)
+    return {
+        "id": issue.id,
+        "number": state.round3.active_issue_index + 1,
+        "count": len(scenario.issues),
+        "title": issue.title,
+        "description": issue.description,
+        "options": [
+            {
+                "id": o.id,
+                "label": o.label,
+                "description": o.description,
+                "leaning": [scenario.display_name(c) for c in counts[o.id]],
+            }
+            for o in issue.options
+        ],  # fmt: skip
+        "debate_round": issue_state.debate_round,
+        "proposal": issue.option(issue_state.proposal).label if issue_state.proposal else None,
+        "proposal_id": issue_state.proposal,
+        "ballots": [
+            {"name": scenario.display_name(r), "ballot": issue_state.ballots.get(r)}
+            for r in issue_state.vote_order
+        ],
+    }
+
+
+def _action(scenario: Scenario, state: GameState, step: mercury.Step) -> dict[str, Any]:
+    human = state.human_role
+    if step.kind == "done" or state.status == "REVIEW":
+        return {"kind": "review" if step.kind == "done" else "waiting", "who": "The debrief"}
+    if step.kind == "ai":
+        who = scenario.display_name(step.role) if step.role else "The chair"
+        return {"kind": "waiting", "who": who, "purpose": step.purpose}
+    if step.kind == "advance":
+        return {"kind": "advance", "speaker": scenario.display_name(step.role or "")}
+    purpose = step.purpose
+    if purpose == "role":
+        return {"kind": "roles"}
+    if purpose == "partner":
+        taken = {c.partner for c in state.round2.conversations}
+        requests = [r for r in state.round2.requests if r not in taken]
+        others = [r for r in scenario.role_ids if r not in requests and r not in taken and r != human]
+        return {
+            "kind": "partner",
+            "second": state.status == "ROUND_2_SELECT_CONVO_2",
+            "requests": [{"id": r, "name": scenario.display_name(r)} for r in requests],
+            "others": [{"id": r, "name": scenario.display_name(r)} for r in others],
+        }
+    if purpose in ("talk", "talk_final", "talk_open"):
+        return {"kind": "talk", "final": purpose == "talk_final", "limit": mercury.MAX_MESSAGE_CHARS}
+    if purpose == "placement":
+        return {"kind": "placement"}
+    if purpose == "speech":
+        return {"kind": "speech", "limit": mercury.MAX_MESSAGE_CHARS}
+    if purpose == "vote":
+        return {"kind": "vote"}
+    return {"kind": "waiting", "who": "The chair"}
+
+
+def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> list[dict[str, Any]]:
+    closed = [c for c in state.round2.conversations if c.phase == "CLOSED"]
+    if not closed:
+        return []
+    rows = list(TranscriptEntry.objects.filter(game=game, visibility="private").order_by("seq"))
+    talks = []
+    for convo in closed:
+        entries = [e for e in rows if convo.partner in e.audience]
+        talks.append(
+            {
+                "partner": scenario.display_name(convo.partner),
+                "entries": entry_views(scenario, game.human_role, entries),
+            }
+        )
+    return talks
+
+
+def game_context(game: Game) -> dict[str, Any]:
+    scenario, state = scenario_of(game.scenario), state_of(game)
+    step = mercury.next_step(scenario, state)
+    human = state.human_role
+    return {
+        "game": game,
+        "scenario": scenario,
+        "phase_label": phase_label(state.status),
+        "status": state.status,
+        "version": game.version,
+        "human": {"id": human, "name": scenario.display_name(human)} if human else None,
+        "step": step,
+        "action": _action(scenario, state, step),
+        "talk": _talk(scenario, state),
+        "issue": _issue(scenario, state),
+        "round1": {"done": state.round1.cursor, "total": len(state.round1.speaker_order)},
+        "issues_done": sum(1 for i in state.round3.issues if i.adopted is not None),
+        "earlier_talks": earlier_talks(game, scenario, state),
+    }
+
+
+def roles_context(scenario: Scenario) -> list[dict[str, Any]]:
+    return [
+        {"id": r.id, "name": r.name, "kind": r.kind, "votes": r.votes, "public_brief": r.public_brief}
+        for r in scenario.roles
+    ]
+
+
+def persona_context(scenario: Scenario, role_id: str) -> dict[str, Any] | None:
+    if role_id not in scenario.role_ids:
+        return None
+    role = scenario.role(role_id)
+    return {
+        "id": role.id,
+        "name": role.name,
+        "votes": role.votes,
+        "public_brief": role.public_brief,
+        "confidential": role.confidential_brief,
+        "can_offer": [scenario.offer(o).label for o in role.can_offer],
+        "variants": role.openings,
+    }

@@ -1,0 +1,104 @@
+"""The review: transcripts by round, votes, stance shifts, debrief, downloads and a read-only share link."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from simulations.models import Game
+from simulations.services.access import can_drive, can_read, share_game
+from simulations.services.export import export_game, export_markdown
+from simulations.services.turns import games_with_scenario
+
+from .presenters import transcript
+
+
+def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
+    game = get_object_or_404(games_with_scenario(), pk=game_id)
+    if not can_read(request.user, game, token):
+        raise Http404("No such game.")
+    return game
+
+
+def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
+    data = export_game(game=game)
+    names = {r["id"]: r["name"] for r in data["roles"]}
+    labels = {o["id"]: o["label"] for i in data["issues"] for o in i["options"]}
+    titles = {i["id"]: i["title"] for i in data["issues"]}
+    entries = transcript(game)
+    rounds = [
+        {"number": n, "title": t, "entries": [e for e in entries if e.round == n]}
+        for n, t in (
+            (1, "Round 1: opening statements"),
+            (2, "Round 2: private talks"),
+            (3, "Round 3: debate and votes"),
+        )
+    ]
+    votes = [
+        {"title": titles[v["issue"]], "proposal": f"{v['proposal']} {labels[v['proposal']]}", "adopted": v["adopted"],
+         "ballots": [(names[r], b) for r, b in v["ballots"].items()]}
+        for v in data["votes"]
+    ]  # fmt: skip
+    shifts = [
+        {"role": names[c["role"]], "field": c["field"], "option": c["after"] or c["before"],
+         "label": labels[c["after"] or c["before"]], "reason": c["reason"]}
+        for c in data["stance_changes"]
+    ]  # fmt: skip
+    query = f"?token={token}" if token else ""
+    share_url = (
+        request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
+        if game.share_token
+        else ""
+    )
+    return render(
+        request,
+        "review.html",
+        {
+            "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
+            "shifts": shifts, "summary": data["summary"], "usage": data["token_usage"], "query": query,
+            "owner": can_drive(request.user, game), "share_url": share_url, "finished": game.phase == "REVIEW",
+        },
+    )  # fmt: skip
+
+
+@login_required
+def review(request: HttpRequest, game_id: int) -> HttpResponse:
+    return _review(request, _readable(request, game_id, None), None)
+
+
+def shared_review(request: HttpRequest, token: str) -> HttpResponse:
+    game = get_object_or_404(games_with_scenario(), share_token=token)
+    return _review(request, game, token)
+
+
+def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
+    if fmt not in ("json", "md"):
+        raise Http404("No such format.")
+    token = request.GET.get("token")
+    if not token and not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    game = _readable(request, game_id, token)
+    if fmt == "json":
+        body, kind = json.dumps(export_game(game=game), indent=2, ensure_ascii=False), "application/json"
+    else:
+        body, kind = export_markdown(game=game), "text/markdown; charset=utf-8"
+    response = HttpResponse(body, content_type=kind)
+    response["Content-Disposition"] = (
+        f'attachment; filename="mercury-game-{game.pk}.{"json" if fmt == "json" else "md"}"'
+    )
+    return response
+
+
+@login_required
+@require_POST
+def share(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = get_object_or_404(games_with_scenario(), pk=game_id)
+    if not can_drive(request.user, game):
+        raise Http404("No such game.")
+    share_game(game=game)
+    return redirect("review", game_id=game.pk)

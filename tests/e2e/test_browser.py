@@ -1,0 +1,171 @@
+"""End to end in a real browser: sign up, play a whole game as a country, reach the review.
+
+A real server (Django's runserver, which is daphne: HTTP and websockets) runs in a subprocess on its own SQLite
+file; Playwright drives the OS Chromium (never a downloaded browser). Screenshots of each phase go to
+test-artifacts/ (not committed). Run apart from the other tests (`pytest -m browser`): Playwright's sync API keeps
+an event loop that must not meet pytest-asyncio's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs the OS Chromium (apt-get install chromium)"
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    env = {
+        **os.environ,
+        "MERCURY_SQLITE_PATH": str(tmp_path / "e2e.sqlite3"),
+        "MERCURY_OFFLINE_TOKEN_DELAY": "0.003",
+        "MERCURY_DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+    }
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
+    subprocess.run(
+        [*manage, "load_scenario", "scenarios/mercury"], env=env, check=True, cwd=ROOT, capture_output=True
+    )
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [*manage, "runserver", "--noreload", f"127.0.0.1:{port}"], env=env, cwd=ROOT, stdout=log, stderr=log
+    )
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]  # fmt: skip
+    seen: set[str] = set()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(30_000)
+
+        def shot(name: str) -> None:
+            if name not in seen:
+                seen.add(name)
+                page.screenshot(path=str(ARTIFACTS / f"{len(seen):02d}-{name}.png"), full_page=False)
+
+        page.goto(f"{server}/games/1/")
+        expect(page).to_have_url(f"{server}/accounts/login/?next=/games/1/")  # anonymous: sent to log in
+        page.goto(f"{server}/accounts/signup/")
+        page.fill("#id_username", "student1")
+        page.fill("#id_password1", "a-long-test-passphrase-42")
+        page.fill("#id_password2", "a-long-test-passphrase-42")
+        page.click("button[type=submit]")
+        page.click("text=Start a new game")
+        shot("roles")
+        page.click("text=Play Canada")
+        shot("persona")
+        page.click("text=Confirm and begin")
+        spoke = voted = talked = 0
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            # One read of the three attributes: separate reads could straddle a swap of the panels.
+            action, status, version = page.eval_on_selector(
+                "#panels", "p => [p.dataset.action, p.dataset.status, p.dataset.version]"
+            )
+            if action == "review":
+                break
+            if action == "advance":
+                shot("round-1")
+                page.click("[data-auto-advance]")
+            elif action == "partner":
+                shot("round-2-partner")
+                if page.locator("text=Skip the second talk").count():
+                    page.click("text=Skip the second talk")
+                else:
+                    page.check("input[name=starter][value=human]")
+                    page.click("text=Start the talk")
+            elif action == "talk":
+                shot("round-2-talk")
+                talked += 1
+                page.fill(
+                    "#message",
+                    f"Canada is ready to offer a dedicated financial mechanism. Will you support emissions in scope (2.1)? ({talked})",
+                )
+                page.click("#actions button.primary")
+            elif action == "placement":
+                if page.locator("#issue-modal[open]").count():
+                    shot("round-3-issue-modal")
+                    page.click("#issue-modal button:has-text('Close')")
+                page.check("input[name=placement][value=first]")
+                page.click("text=Open the debate")
+            elif action == "speech":
+                shot("round-3-speech")
+                spoke += 1
+                page.fill(
+                    "#speech", "Canada supports 2.1 and 1.1, and we offer a dedicated financial mechanism."
+                )
+                page.click("#actions button.primary")
+            elif action == "vote":
+                if not page.locator("#vote-modal[open]").count():
+                    page.click("text=Cast your vote")
+                shot("round-3-vote")
+                voted += 1
+                page.click("#vote-modal button[value=yes]")
+            elif action == "waiting" and status.startswith("ROUND_2"):
+                shot("round-2-streaming")  # an AI seat has the floor: its words stream in
+            # Every move, the student's or an AI seat's, ends in a newer version of the panels.
+            try:
+                page.wait_for_function(
+                    "(v) => { const p = document.getElementById('panels'); return p && p.dataset.version !== v; }",
+                    arg=version,
+                    timeout=60_000,
+                )
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "stuck.png"))
+                raise AssertionError(f"stuck at {action} / {status} / version {version}") from None
+        assert page.locator("#panels").get_attribute("data-action") == "review"
+        assert talked == 6 and spoke >= 4 and voted == 4
+        # Private talks show only this student's own; the transcript shows each entry once.
+        ids = page.eval_on_selector_all("#transcript li", "els => els.map(e => e.id)")
+        assert len(ids) == len(set(ids)) > 100
+        page.click("text=Open the review")
+        expect(page.locator("h1")).to_contain_text("Review")
+        expect(page.locator("text=Round 2: private talks")).to_be_visible()
+        expect(page.locator("h2:text-is('Votes')")).to_be_visible()
+        shot("review")
+        browser.close()
