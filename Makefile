@@ -8,7 +8,7 @@ VENDOR := static/vendor
 HTMX_VERSION := 2.0.11
 HTMX_WS_VERSION := 2.0.4
 
-.PHONY: serve install test lint types pytest bench clean chromium
+.PHONY: serve install test lint types pytest pytest-core pytest-browser bench clean chromium
 
 serve: install
 	$(BIN)/python manage.py migrate --noinput
@@ -39,9 +39,13 @@ lint:
 types:
 	$(BIN)/mypy mercury simulations bench
 
-pytest:
+pytest: pytest-core pytest-browser
+
+pytest-core:
 	MERCURY_OFFLINE_TOKEN_DELAY=0 $(BIN)/pytest
-	$(BIN)/pytest -m browser  # a real Chromium, apart from the async tests (see tests/e2e)
+
+pytest-browser:  # a real Chromium, run apart from the async tests (see tests/e2e)
+	$(BIN)/pytest -m browser
 
 # The end-to-end test drives the OS Chromium (never a downloaded browser); CI installs it with this target.
 chromium:
