@@ -150,7 +150,9 @@ class GameConsumer(AsyncWebsocketConsumer):
         speaker = scenario_of(game.scenario).display_name(step.role) if step.role else "The debrief"
         relay = asyncio.create_task(self.relay(chunks, speaker))
         try:
-            await database_sync_to_async(partial(play_ai_step, game=game, step=step, on_chunk=on_chunk))()
+            # Its own thread: the shared sync thread must stay free for this page's renders and its disconnect.
+            turn = partial(play_ai_step, game=game, step=step, on_chunk=on_chunk)
+            await database_sync_to_async(turn, thread_sensitive=False)()
         finally:
             relay.cancel()
 

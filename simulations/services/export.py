@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from simulations.engine.scenario import Scenario
@@ -140,7 +141,7 @@ def export_markdown(*, game: Game) -> str:
             current = e["round"]
             out += [f"## {headings.get(current, 'Session')}", ""]
         flag = " (private)" if e["visibility"] == "private" else ""
-        out += [f"**{names[e['speaker']]}**{flag}: {e['text']}", ""]
+        out += [f"**{names[e['speaker']]}**{flag}: {inert(e['text'])}", ""]
     if data["stance_changes"]:
         out += ["## Stance shifts", ""]
         for change in data["stance_changes"]:
@@ -151,7 +152,7 @@ def export_markdown(*, game: Game) -> str:
             out.append(f"- {names[change['role']]} {verb} {what} {labels[what]}: {change['reason']}")
         out.append("")
     if data["summary"]:
-        out += ["## Debrief", "", data["summary"], ""]
+        out += ["## Debrief", "", inert(data["summary"]), ""]
     usage = data["token_usage"]
     out += [
         "## Model usage",
@@ -161,6 +162,11 @@ def export_markdown(*, game: Game) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def inert(text: str) -> str:
+    """Markdown viewers render raw HTML: escape it so a message can never become markup or script."""
+    return html.escape(text, quote=False)
 
 
 def scenario_title(game: Game) -> str:

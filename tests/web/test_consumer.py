@@ -1,0 +1,118 @@
+"""The game's websocket: who may connect, what a page receives, streaming, and a tab closed mid-stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+from django.test import Client
+
+from mercury.asgi import application
+from simulations.bots import make_policy
+from simulations.models import Game, TranscriptEntry
+from simulations.services.play import play_game
+from simulations.services.turns import create_game, step_of
+from tests.helpers import mercury_version
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def _setup_game(owner_name: str) -> tuple[User, Game]:
+    """A game whose next step is an AI seat's first message in a private talk."""
+    owner = User.objects.create_user(owner_name, password="a-long-test-passphrase-42")
+    game = create_game(scenario_version=mercury_version(), seed=5, owner=owner)
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_ai(g: Game, what: str) -> None:
+        if step_of(g).kind == "ai":
+            raise Stop
+
+    with contextlib.suppress(Stop):
+        play_game(game_id=game.pk, policy=make_policy("passive", "EU"), on_progress=stop_at_ai)
+    game.refresh_from_db()
+    return owner, game
+
+
+def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:
+    headers = [(b"origin", b"http://localhost")]
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        headers.append((b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode()))
+    return headers
+
+
+async def _connect(
+    game: Game, user: User | None, origin: bytes = b"http://localhost"
+) -> WebsocketCommunicator:
+    headers = await database_sync_to_async(_cookie)(user)
+    headers[0] = (b"origin", origin)
+    return WebsocketCommunicator(application, f"/ws/games/{game.pk}/", headers=headers)
+
+
+async def _collect(comm: WebsocketCommunicator, until: str, timeout: float = 20) -> list[str]:
+    frames: list[str] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            frame = await comm.receive_from(timeout=timeout)
+            frames.append(frame)
+            if until in frame:
+                return frames
+
+
+async def test_only_the_owner_and_staff_connect() -> None:
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    other = await database_sync_to_async(User.objects.create_user)(
+        "other", password="a-long-test-passphrase-42"
+    )
+    for user in (other, None):
+        comm = await _connect(game, user)
+        connected, _ = await comm.connect()
+        assert not connected
+    comm = await _connect(game, owner, origin=b"http://evil.example")
+    connected, _ = await comm.connect()
+    assert not connected  # cross-origin handshakes are refused
+
+
+async def test_the_owner_gets_a_render_then_the_ai_turn_streams_and_commits(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.01
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    before = await database_sync_to_async(TranscriptEntry.objects.filter(game=game).count)()
+    comm = await _connect(game, owner)
+    connected, _ = await comm.connect()
+    assert connected
+    first = await comm.receive_from(timeout=10)
+    assert 'id="panels"' in first and 'id="transcript"' in first and 'hx-swap-oob="outerHTML"' in first
+    frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
+    streamed = [f for f in frames if "is speaking" in f]
+    assert streamed, "the AI's words stream before the message is committed"
+    assert 'data-action="talk"' in frames[-1]  # the student's turn again
+    after = await database_sync_to_async(TranscriptEntry.objects.filter(game=game).count)()
+    assert after == before + 1
+    await comm.disconnect()
+
+
+async def test_a_tab_closed_mid_stream_loses_nothing_and_the_turn_is_played_again(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.05
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    count = database_sync_to_async(lambda: TranscriptEntry.objects.filter(game=game).count())
+    before = await count()
+    comm = await _connect(game, owner)
+    await comm.connect()
+    await _collect(comm, "is speaking")  # mid-stream
+    await comm.disconnect()
+    await asyncio.sleep(0.5)
+    assert await count() == before  # no half message stored
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.0
+    comm = await _connect(game, owner)
+    await comm.connect()
+    await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
+    assert await count() == before + 1
+    await comm.disconnect()

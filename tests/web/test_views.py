@@ -1,0 +1,144 @@
+"""Pages and moves over HTTP: who may open and drive a game, HTMX partials, errors and escaping."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from simulations.models import Event, Game, TranscriptEntry
+from simulations.services.turns import create_game
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a-long-test-passphrase-42"
+
+
+def _user(name: str, staff: bool = False) -> User:
+    return User.objects.create_user(name, password=PASSWORD, is_staff=staff)
+
+
+def _client(user: User | None) -> Client:
+    client = Client()
+    if user:
+        client.force_login(user)
+    return client
+
+
+def _started(owner: User, role: str = "EU") -> Game:
+    game = create_game(scenario_version=mercury_version(), seed=4, owner=owner)
+    _client(owner).post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": role, "version": 1})
+    game.refresh_from_db()
+    return game
+
+
+def test_sign_up_then_lobby_and_new_game() -> None:
+    mercury_version()
+    client = Client()
+    response = client.post(
+        "/accounts/signup/", {"username": "ana", "password1": PASSWORD, "password2": PASSWORD}, follow=True
+    )
+    assert response.status_code == 200 and b"Start a new game" in response.content
+    response = client.post("/games/new/")
+    game = Game.objects.get(owner__username="ana")
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    page = client.get(f"/games/{game.pk}/")
+    assert page.status_code == 200 and page.content.count(b'class="role-card"') == 9
+    persona = client.get(f"/games/{game.pk}/?role=TZA")
+    assert b"Confidential brief" in persona.content and persona.content.count(b'name="variant"') == 3
+    lobby = client.get("/")
+    assert f"#{game.pk}".encode() in lobby.content and b"Choose your delegation" in lobby.content
+
+
+def test_anonymous_visitors_are_sent_to_log_in() -> None:
+    owner = _user("owner")
+    game = _started(owner)
+    client = Client()
+    for url in ("/", f"/games/{game.pk}/", f"/games/{game.pk}/review/", f"/games/{game.pk}/export.json"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next="), url
+    response = client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
+    assert response.status_code == 302
+    game.refresh_from_db()
+    assert game.version == 2
+
+
+def test_another_user_can_neither_open_nor_drive_a_game() -> None:
+    owner, other = _user("owner"), _user("other")
+    game = _started(owner)
+    client = _client(other)
+    for url in (f"/games/{game.pk}/", f"/games/{game.pk}/review/", f"/games/{game.pk}/export.md"):
+        assert client.get(url).status_code == 404, url
+    response = client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
+    assert response.status_code == 404
+    assert client.post(f"/games/{game.pk}/share/").status_code == 404
+    game.refresh_from_db()
+    assert game.version == 2 and not game.share_token
+    assert f"#{game.pk}".encode() not in client.get("/").content
+
+
+def test_staff_and_share_links_read_but_do_not_drive() -> None:
+    owner, staff = _user("owner"), _user("teacher", staff=True)
+    game = _started(owner)
+    assert _client(staff).get(f"/games/{game.pk}/review/").status_code == 200
+    response = _client(staff).post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": 2})
+    assert response.status_code == 404
+    review = _client(owner).post(f"/games/{game.pk}/share/", follow=True)
+    game.refresh_from_db()
+    assert game.share_token and game.share_token.encode() in review.content
+    anonymous = Client()
+    assert anonymous.get(f"/shared/{game.share_token}/").status_code == 200
+    assert anonymous.get(f"/shared/{game.share_token}x/").status_code == 404
+    export = anonymous.get(f"/games/{game.pk}/export.json?token={game.share_token}")
+    assert export.status_code == 200 and export.json()["format"] == "mercury-game/1"
+    assert anonymous.get(f"/games/{game.pk}/export.json?token=wrong").status_code == 404
+
+
+def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
+    owner = _user("owner")
+    game = _started(owner)
+    client = _client(owner)
+    move = f"/games/{game.pk}/move/"
+    response = client.post(move, {"event": "OPENING_PRESENTED", "version": 2}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and b'data-version="3"' in response.content
+    stale = client.post(move, {"event": "OPENING_PRESENTED", "version": 2}, HTTP_HX_REQUEST="true")
+    assert (
+        stale.status_code == 409 and b"This turn was already played; the game has moved on." in stale.content
+    )
+    illegal = client.post(
+        move, {"event": "HUMAN_VOTE_CAST", "ballot": "yes", "version": 3}, HTTP_HX_REQUEST="true"
+    )
+    assert illegal.status_code == 409
+    assert b"Event HUMAN_VOTE_CAST is not allowed in state ROUND_1_OPENING_STATEMENTS" in illegal.content
+    ai_move = client.post(
+        move, {"event": "AI_MESSAGE_COMMITTED", "text": "x", "version": 3}, HTTP_HX_REQUEST="true"
+    )
+    assert ai_move.status_code == 409  # a student cannot submit an AI seat's event
+    game.refresh_from_db()
+    assert game.version == 3
+
+
+def test_forged_fields_are_dropped_and_text_is_escaped() -> None:
+    owner = _user("owner")
+    game = _started(owner, role="CAN")
+    client = _client(owner)
+    while game.phase == "ROUND_1_OPENING_STATEMENTS":
+        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
+        game.refresh_from_db()
+    client.post(
+        f"/games/{game.pk}/move/",
+        {"event": "CONVO_1_STARTED", "partner": "AMAP", "starter": "human", "version": game.version},
+    )
+    game.refresh_from_db()
+    hostile = "<script>alert('x')</script> We support 2.1."
+    forged = '{"offers": ["financing"]}'
+    client.post(
+        f"/games/{game.pk}/move/",
+        {"event": "HUMAN_MESSAGE_SUBMITTED", "text": hostile, "signals": forged, "version": game.version},
+    )
+    event = Event.objects.filter(game=game, name="HUMAN_MESSAGE_SUBMITTED").get()
+    assert event.payload == {"text": hostile}  # the forged judge reading never reaches the engine
+    assert TranscriptEntry.objects.filter(game=game, text=hostile).exists()
+    for url in (f"/games/{game.pk}/", f"/games/{game.pk}/review/", f"/games/{game.pk}/export.md"):
+        body = client.get(url).content
+        assert b"<script>alert" not in body and b"&lt;script&gt;alert" in body, url
