@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -107,7 +108,8 @@ class OpeningVariant(Strict):
         words = len(text.split())
         if not 150 <= words <= 300:
             raise ValueError(f"an opening statement needs 150-300 words, this one has {words}")
-        return text.strip()
+        # YAML block text wraps lines for the editor; a single newline is not a break the speaker makes.
+        return re.sub(r"(?<!\n)\n(?!\n)", " ", text.strip())
 
 
 class ConfidentialBrief(Strict):

@@ -116,3 +116,28 @@ async def test_a_tab_closed_mid_stream_loses_nothing_and_the_turn_is_played_agai
     await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
     assert await count() == before + 1
     await comm.disconnect()
+
+
+async def test_streamed_text_is_escaped(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that answers with markup: the frames carry it as text, never as HTML."""
+    import functools
+
+    import litellm
+
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    hostile = '<img src=x onerror="alert(1)"> We support 2.1.'
+    original = litellm.completion
+
+    def completion(*args: Any, **kwargs: Any) -> Any:
+        is_judge = kwargs["messages"][0]["content"].startswith("You read one message")
+        answer = '{"support": {"2": ["2.1"]}}' if is_judge else hostile
+        return original(*args, mock_response=answer, **kwargs)
+
+    monkeypatch.setattr(litellm, "completion", functools.partial(completion))
+    comm = await _connect(game, owner)
+    await comm.connect()
+    frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
+    joined = "".join(frames)
+    assert "&lt;img src=x onerror=" in joined and "<img src=x" not in joined
+    await comm.disconnect()
