@@ -336,14 +336,14 @@ def run_pages(version: ScenarioVersion, owner: User, *, repeat: int, keep_connec
         sizes[move_name] = count_queries(lambda: move_once(False))
 
     runs: list[PageRun] = []
-    for name, url, game in [*pages, (move_name, "/games/ID/move/", movers[0])]:
-        entries = TranscriptEntry.objects.filter(game=game).count() if game is not None else 0
+    for name, url, page_game in [*pages, (move_name, "/games/ID/move/", movers[0])]:
+        entries = TranscriptEntry.objects.filter(game=page_game).count() if page_game is not None else 0
         request = stats(runner.request[name])
         runs.append(
             PageRun(
                 name=name,
                 url=url,
-                phase=game.phase if game is not None else "",
+                phase=page_game.phase if page_game is not None else "",
                 entries=entries,
                 queries=sizes[name][0],
                 kbytes=sizes[name][1] / 1024,
@@ -450,7 +450,6 @@ def student_moves(game_id: int, stop: bool) -> str:
     """Off the consumers' database thread: if the game waits for the student, play the passive move (unless
     `stop`). Returns the kind of the step the game waited for."""
     from simulations.bots import make_policy
-    from simulations.models import Game
     from simulations.services.human_turns import submit_human_event
     from simulations.services.scenarios import scenario_of
     from simulations.services.turns import games_with_scenario, state_of, step_of

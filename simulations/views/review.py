@@ -49,6 +49,10 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
          "label": labels[c["after"] or c["before"]], "reason": c["reason"]}
         for c in data["stance_changes"]
     ]  # fmt: skip
+    usage_rows = [
+        {"name": names.get(role, role.title()), **row}
+        for role, row in data["token_usage"]["per_role"].items()
+    ]
     query = f"?token={token}" if token else ""
     share_url = (
         request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
@@ -60,7 +64,8 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
         "review.html",
         {
             "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
-            "shifts": shifts, "summary": data["summary"], "usage": data["token_usage"], "query": query,
+            "shifts": shifts, "summary": data["summary"], "usage": data["token_usage"], "usage_rows": usage_rows,
+            "query": query,
             "owner": can_drive(request.user, game), "share_url": share_url, "finished": game.phase == "REVIEW",
         },
     )  # fmt: skip

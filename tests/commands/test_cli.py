@@ -161,3 +161,48 @@ def test_play_rejects_a_bad_policy_and_an_unknown_game() -> None:
         _run("play", "--resume", "999")
     with pytest.raises(CommandError, match="No game 999."):
         _run("export_game", "999")
+
+
+def test_the_same_game_replays_identically_in_other_processes(tmp_path: Path) -> None:
+    """Same seed and inputs in two fresh processes with different hash seeds: identical exports (set order,
+    dict order or anything process-specific must never leak into a game)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    exports = []
+    for n, hash_seed in enumerate(("1", "2")):
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": hash_seed,
+            "MERCURY_SQLITE_PATH": str(tmp_path / f"db{n}.sqlite3"),
+        }
+        env.pop("DATABASE_URL", None)
+        manage = [sys.executable, str(root / "manage.py")]
+        subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=root)
+        subprocess.run(
+            [*manage, "load_scenario", "scenarios/mercury"],
+            env=env,
+            check=True,
+            cwd=root,
+            capture_output=True,
+        )
+        out = subprocess.run(
+            [*manage, "play", "--role", "USA", "--seed", "9", "--human", "advocate", "--quiet"],
+            env=env, check=True, cwd=root, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        game_id = json.loads(out.strip().splitlines()[-1])["game_id"]
+        data = json.loads(
+            subprocess.run(
+                [*manage, "export_game", str(game_id)],
+                env=env,
+                check=True,
+                cwd=root,
+                capture_output=True,
+                text=True,
+            ).stdout  # fmt: skip
+        )
+        data["game"] = {k: v for k, v in data["game"].items() if k not in ("created_at", "finished_at")}
+        exports.append(data)
+    assert exports[0] == exports[1]
