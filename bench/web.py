@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import json
 import math
 import os
@@ -189,6 +190,7 @@ class PageRun:
     queries: int  # SQL statements in one request (session and user lookups included)
     kbytes: float
     first_ms: float  # the very first request (templates compiled, caches cold)
+    gc_ms_max: float  # the longest garbage-collector time inside one counted request
     request: dict[str, float]
     view: dict[str, float]
     aim_met: bool
@@ -232,6 +234,15 @@ class Pages:
         self.request: dict[str, list[float]] = {}
         self.view: dict[str, list[float]] = {}
         self.first: dict[str, float] = {}
+        self.gc: dict[str, list[float]] = {}  # garbage-collector pauses inside each counted request, summed
+        self.gc_pause = 0.0
+        self._gc_started = 0.0
+
+    def on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_pause += time.perf_counter() - self._gc_started
 
     def hit(self, name: str, send: Callable[[], Any], *, count: bool = True) -> Any:
         from django.db import connections
@@ -239,6 +250,7 @@ class Pages:
         if not self.keep_connection:
             connections.close_all()  # Django closes it at request_finished with CONN_MAX_AGE=0
         before = len(self.view_samples)
+        self.gc_pause = 0.0
         started = time.perf_counter()
         response = send()
         elapsed = time.perf_counter() - started
@@ -250,6 +262,7 @@ class Pages:
         if count:
             self.request.setdefault(name, []).append(elapsed)
             self.view.setdefault(name, []).append(self.view_samples[-1])
+            self.gc.setdefault(name, []).append(self.gc_pause)
         return response
 
 
@@ -324,16 +337,20 @@ def run_pages(version: ScenarioVersion, owner: User, *, repeat: int, keep_connec
             raise RuntimeError(f"the move post did not advance game {game.pk}: {response.content[:200]!r}")
         return response
 
-    with view_timer(runner.view_samples):
-        sizes: dict[str, tuple[int, int]] = {}
-        for name, url, _ in pages:
-            sizes[name] = count_queries(functools.partial(client.get, url))
-        for round_number in range(WARMUP + repeat):
-            counted = round_number >= WARMUP
+    sizes: dict[str, tuple[int, int]] = {}
+    gc.callbacks.append(runner.on_gc)
+    try:
+        with view_timer(runner.view_samples):
             for name, url, _ in pages:
-                runner.hit(name, functools.partial(client.get, url), count=counted)
-            move_once(counted)
-        sizes[move_name] = count_queries(lambda: move_once(False))
+                sizes[name] = count_queries(functools.partial(client.get, url))
+            for round_number in range(WARMUP + repeat):
+                counted = round_number >= WARMUP
+                for name, url, _ in pages:
+                    runner.hit(name, functools.partial(client.get, url), count=counted)
+                move_once(counted)
+            sizes[move_name] = count_queries(lambda: move_once(False))
+    finally:
+        gc.callbacks.remove(runner.on_gc)
 
     runs: list[PageRun] = []
     for name, url, page_game in [*pages, (move_name, "/games/ID/move/", movers[0])]:
@@ -348,6 +365,7 @@ def run_pages(version: ScenarioVersion, owner: User, *, repeat: int, keep_connec
                 queries=sizes[name][0],
                 kbytes=sizes[name][1] / 1024,
                 first_ms=runner.first[name] * 1000,
+                gc_ms_max=max(runner.gc[name]) * 1000,
                 request=request,
                 view=stats(runner.view[name]),
                 aim_met=request["max"] < AIM_PAGE_MS,
@@ -373,14 +391,13 @@ class Frame:
     speaker: str
     text: str
     out: float
-    handed: float = 0.0  # when the relay handed it to the channel layer
 
 
 class Recorder:
     def __init__(self) -> None:
         self.turns: list[Turn] = []
         self.frames: list[Frame] = []
-        self.handed: dict[tuple[str, str], float] = {}
+        self.handed: dict[tuple[str, str], list[float]] = {}  # when the relay handed each frame to the layer
         self.purpose = ""
         self.streaming = threading.Event()
 
@@ -430,7 +447,7 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
 
     async def group_send(group: str, message: dict[str, Any]) -> None:
         if message.get("type") == "game.stream":
-            rec.handed[(message["speaker"], message["text"])] = time.perf_counter()
+            rec.handed.setdefault((message["speaker"], message["text"]), []).append(time.perf_counter())
         await original_group_send(group, message)
 
     gateway.complete = complete  # type: ignore[assignment]
@@ -525,12 +542,15 @@ class RelayRun:
     frames_received: int
     unmatched_frames: int
     streaming_s: float
+    first_chunk_ms_first_turn: float
+    first_chunk: dict[str, float]  # model call start -> first chunk, later turns
     wall_s: float
     frames_per_s: float
     chunks_per_s: float
-    chunk_gap_ms_p50: float
+    chunk_gap_ms: dict[str, float]  # between consecutive chunks of a turn
     chunks_per_frame_mean: float
     relay: dict[str, float]  # frame out - newest chunk in it
+    overhead: dict[str, float]  # frame out - max(newest chunk in it, end of the frame interval)
     relay_to_layer: dict[str, float]  # group_send - newest chunk (includes waiting for the interval to end)
     layer_to_out: dict[str, float]  # frame out - group_send (channel layer, dispatch, render, send)
     coalescing: dict[str, float]  # frame out - oldest chunk in it
@@ -562,20 +582,27 @@ def analyse(
     relay: list[float] = []
     to_layer: list[float] = []
     to_out: list[float] = []
+    overhead: list[float] = []
     coalescing: list[float] = []
     per_frame: list[int] = []
     included: dict[int, int] = {}  # chunks of each turn already in a frame
     last_out: dict[int, float] = {}
+    last_handed: dict[int, float] = {}
     gaps_in: list[float] = []
     gaps_across: list[float] = []
     unmatched = 0
     previous_out = 0.0
     for frame in sorted(rec.frames, key=lambda f: f.out):
+        # The frame's turn: the latest one started before the frame left whose text begins with the frame's
+        # (turns can begin alike, so a later turn's text must not claim an earlier turn's frame).
         match = next(
             (
                 (i, lengths[len(frame.text)])
-                for i, (_, text, lengths) in reversed(list(enumerate(cumulative)))
-                if len(frame.text) in lengths and text.startswith(frame.text)
+                for i, (turn, text, lengths) in reversed(list(enumerate(cumulative)))
+                if turn.arrived
+                and turn.arrived[0] <= frame.out
+                and len(frame.text) in lengths
+                and text.startswith(frame.text)
             ),
             None,
         )
@@ -592,10 +619,19 @@ def analyse(
         relay.append(frame.out - newest)
         coalescing.append(frame.out - oldest)
         per_frame.append(k - first_new)
-        handed = rec.handed.get((frame.speaker, frame.text))
+        # The same text can be sent in several turns: the hand-off is the latest one before the frame left.
+        handed = max(
+            (h for h in rec.handed.get((frame.speaker, frame.text), []) if h <= frame.out), default=None
+        )
         if handed is not None:
             to_layer.append(handed - newest)
             to_out.append(frame.out - handed)
+        # What is left once coalescing is taken out: the frame could leave when its newest chunk had arrived and
+        # the interval since the turn's previous frame had passed; anything later is the server's own delay.
+        ready = max(newest, last_handed[i] + FRAME_INTERVAL) if i in last_handed else newest
+        overhead.append(frame.out - ready)
+        if handed is not None:
+            last_handed[i] = handed
         if i in last_out:
             gaps_in.append(frame.out - last_out[i])
         elif previous_out:
@@ -606,7 +642,11 @@ def analyse(
         (len(t.chunks) - included.get(i, 0), t.ended - last_out.get(i, t.started))
         for i, t in enumerate(turns)
     ]
-    streaming = sum(t.ended - t.started for t in turns)
+    streamed = [t for t in turns if t.arrived]
+    # Streaming time: from a turn's first chunk to the end of its model call (the wait for the first chunk is
+    # reported apart: the first streamed call of a process is slow).
+    streaming = sum(t.ended - t.arrived[0] for t in streamed)
+    first_chunk = [t.arrived[0] - t.started for t in streamed]
     gaps = [b - a for t in turns for a, b in zip(t.arrived, t.arrived[1:], strict=False)]
     chunks = sum(len(t.chunks) for t in turns)
     relay_stats = stats(relay)
@@ -620,12 +660,15 @@ def analyse(
         frames_received=received.get("stream", 0),
         unmatched_frames=unmatched,
         streaming_s=streaming,
+        first_chunk_ms_first_turn=first_chunk[0] * 1000 if first_chunk else 0.0,
+        first_chunk=stats(first_chunk[1:]),
         wall_s=wall,
         frames_per_s=len(rec.frames) / streaming if streaming else 0.0,
         chunks_per_s=chunks / streaming if streaming else 0.0,
-        chunk_gap_ms_p50=percentile(gaps, 50) * 1000,
+        chunk_gap_ms=stats(gaps),
         chunks_per_frame_mean=sum(per_frame) / len(per_frame) if per_frame else 0.0,
         relay=relay_stats,
+        overhead=stats(overhead),
         relay_to_layer=stats(to_layer),
         layer_to_out=stats(to_out),
         coalescing=stats(coalescing),
@@ -689,13 +732,14 @@ def render(report: Report) -> str:
         + ("reused" if report.keep_connection else "opened per request"),
         f"  (lobby lists {report.games_owned} games; ms; request = around client.get/post, view = the view call)",
         f"  {'page':<30} {'entries':>7} {'SQL':>4} {'KB':>6} {'first':>7} "
-        f"{'req p50':>8} {'req p99':>8} {'req max':>8} {'view p50':>9} {'view p99':>9}",
+        f"{'req p50':>8} {'req p99':>8} {'req max':>8} {'view p50':>9} {'view p99':>9} {'gc max':>7}",
+        "  (gc max: the longest garbage-collector time inside one request, included in its figures)",
     ]
     for p in report.pages:
         lines.append(
             f"  {p.name:<30} {p.entries:7d} {p.queries:4d} {p.kbytes:6.1f} {p.first_ms:7.1f} "
             f"{p.request['p50']:8.2f} {p.request['p99']:8.2f} {p.request['max']:8.2f} "
-            f"{p.view['p50']:9.2f} {p.view['p99']:9.2f}"
+            f"{p.view['p50']:9.2f} {p.view['p99']:9.2f} {p.gc_ms_max:7.1f}"
         )
     worst = max(report.pages, key=lambda p: p.request["max"])
     lines.append(
@@ -709,21 +753,25 @@ def render(report: Report) -> str:
             "",
             f"Streaming relay: {r.turns} streamed AI turns ({purposes}), token delay {r.token_delay_s * 1000:.0f} ms, "
             f"frame interval {r.frame_interval_s * 1000:.0f} ms",
-            f"  chunks {r.chunks} ({r.chunks_per_s:.1f}/s while streaming, gap p50 {r.chunk_gap_ms_p50:.1f} ms), "
-            f"frames {r.frames} ({r.frames_received} received by the page, {r.unmatched_frames} unmatched)",
+            f"  chunks {r.chunks} ({r.chunks_per_s:.1f}/s while streaming; gap between chunks p50 "
+            f"{r.chunk_gap_ms['p50']:.1f} ms, p99 {r.chunk_gap_ms['p99']:.1f} ms, max {r.chunk_gap_ms['max']:.1f} ms)",
+            f"  frames {r.frames} ({r.frames_received} received by the page, {r.unmatched_frames} not matched to chunks)",
             f"  frames per second while streaming {r.frames_per_s:.2f} ({r.streaming_s:.1f} s streaming, "
             f"{r.wall_s:.1f} s wall); {r.chunks_per_frame_mean:.1f} chunks per frame",
-            f"  {'ms':<52} {'p50':>7} {'p99':>7} {'max':>7}",
+            f"  model call to first chunk: {r.first_chunk_ms_first_turn:.0f} ms on the first streamed turn, "
+            f"p50 {r.first_chunk['p50']:.1f} ms / max {r.first_chunk['max']:.1f} ms on the others",
+            f"  {'ms':<58} {'p50':>7} {'p99':>7} {'max':>7}",
         ]
         for label, s in (
             ("relay delay (frame out - newest chunk in it)", r.relay),
             ("  newest chunk -> group_send (relay task)", r.relay_to_layer),
             ("  group_send -> frame out (layer, dispatch, render)", r.layer_to_out),
+            ("server overhead (frame out - max(newest, interval end))", r.overhead),
             ("coalescing wait (frame out - oldest chunk in it)", r.coalescing),
             ("no-op database_sync_to_async while a turn streams", r.db_probe_streaming),
             ("no-op database_sync_to_async otherwise", r.db_probe_idle),
         ):
-            lines.append(f"  {label:<52} {s['p50']:7.2f} {s['p99']:7.2f} {s['max']:7.2f}   (n={s['n']:.0f})")
+            lines.append(f"  {label:<58} {s['p50']:7.2f} {s['p99']:7.2f} {s['max']:7.2f}   (n={s['n']:.0f})")
         lines += [
             f"  shortest gap between frames: {r.min_gap_in_turn_ms:.1f} ms within a turn, "
             f"{r.min_gap_across_turns_ms:.1f} ms across turns",

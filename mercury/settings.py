@@ -84,7 +84,8 @@ def _database() -> dict[str, object]:
             "timeout": 20,
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
-        "TEST": {"NAME": str(BASE_DIR / "test-db.sqlite3")},
+        # A file (Channels' live server and async tests need one), per process so concurrent runs never collide.
+        "TEST": {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")},
     }
 
 

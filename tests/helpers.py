@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
+
 from simulations.bots import make_policy
 from simulations.models import Game, ScenarioVersion
 from simulations.services.export import export_game
 from simulations.services.play import play_game
 from simulations.services.scenarios import load_scenario
-from simulations.services.turns import create_game
+from simulations.services.turns import create_game, step_of
 from tests.conftest import SCENARIO_DIR
 
 
@@ -28,3 +30,23 @@ def normalised(game: Game) -> dict[str, Any]:
     data = export_game(game=Game.objects.get(pk=game.pk))
     data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
     return data
+
+
+class _Stop(Exception):
+    pass
+
+
+def game_at_first_ai_turn(*, seed: int, owner: User | None = None, role: str = "EU") -> Game:
+    """A passive game played up to its first AI turn (the first talk partner speaks first)."""
+    game = create_game(scenario_version=mercury_version(), seed=seed, owner=owner)
+
+    def stop_at_ai(g: Game, what: str) -> None:
+        if step_of(g).kind == "ai":
+            raise _Stop
+
+    try:
+        play_game(game_id=game.pk, policy=make_policy("passive", role), on_progress=stop_at_ai)
+    except _Stop:
+        game.refresh_from_db()
+        return game
+    raise AssertionError("the game finished without an AI turn")

@@ -21,6 +21,7 @@ class ModelFailure(Exception):
     TIMEOUT = "The model did not answer in time."
     RATE_LIMITED = "The model is rate limited."
     EMPTY = "The model returned an empty message."
+    MALFORMED = "The model's answer could not be used."
     ERROR = "The model call failed."
 
     def __init__(self, reason: str, detail: str = "") -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Sum
 
-from simulations.ai import gateway, llm_judge, prompts
+from simulations.ai import gateway, llm_judge, output_guard, prompts
 from simulations.engine import mercury
 from simulations.engine.mercury import Step
 from simulations.models import Event, Game, ModelCall, TranscriptEntry
@@ -55,7 +55,13 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         )
         raise
     calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
-    text = trim(result.text)
+    try:
+        text = trim(
+            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text)
+        )
+    except gateway.ModelFailure as exc:
+        record_failed_call(game=game, step=step, model=result.model, error=str(exc), context=prompt.context)
+        raise
     event, payload = step.events[0], {"text": text}
     if step.purpose == "speech" and is_pass(text):
         event, payload = "AI_TURN_SKIPPED", {}

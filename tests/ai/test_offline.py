@@ -15,25 +15,11 @@ from simulations.services.ai_turns import _recent_changes, play_ai_step, seen_en
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, state_of, step_of
-from tests.helpers import mercury_version
+from tests.helpers import game_at_first_ai_turn, mercury_version
 
 
 def _game_at_first_ai_turn() -> Game:
-    """A passive EU game whose first talk partner speaks first: the next step is an AI message."""
-    game = create_game(scenario_version=mercury_version(), seed=12)
-    policy = make_policy("passive", "EU")
-
-    class Stop(Exception):
-        pass
-
-    def stop_at_ai(g: Game, what: str) -> None:
-        if step_of(g).kind == "ai":
-            raise Stop
-
-    with pytest.raises(Stop):
-        play_game(game_id=game.pk, policy=policy, on_progress=stop_at_ai)
-    game.refresh_from_db()
-    return game
+    return game_at_first_ai_turn(seed=12)
 
 
 @pytest.mark.django_db
@@ -166,3 +152,29 @@ def test_the_token_budget_stops_model_calls_with_a_clear_message(settings: Any) 
     assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
     settings.MERCURY_MAX_TOKENS_PER_GAME = 0
     assert play_game(game_id=game.pk, policy=make_policy("advocate", "CAN")).phase == "REVIEW"
+
+
+@pytest.mark.django_db
+def test_a_model_speaking_for_others_is_cleaned_or_refused(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    game = _game_at_first_ai_turn()
+    step = step_of(game)
+    partner = scenario_of(game.scenario).display_name(step.role or "")
+    _scripted_model(
+        monkeypatch,
+        'Japan: The vote has passed.\n[12] Canada: We agree.\n{"event": "VOTE_COMPLETE"}',
+        "{}",
+    )
+    with pytest.raises(
+        gateway.ModelFailure, match="The model's answer could not be used. Nothing was stored"
+    ):
+        play_ai_step(game=game, step=step)
+    game.refresh_from_db()
+    assert not TranscriptEntry.objects.filter(game=game, speaker=step.role, kind="message").exists()
+    monkeypatch.undo()  # back to litellm's own completion before scripting the next answer
+    _scripted_model(monkeypatch, f"{partner}: We support 2.1.\nChair: I declare 2.1 adopted.", "{}")
+    game = play_ai_step(game=game, step=step)
+    last = TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
+    assert last is not None and last.text == "We support 2.1."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import pytest
@@ -13,11 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mercury.asgi import application
-from simulations.bots import make_policy
 from simulations.models import Game, TranscriptEntry
-from simulations.services.play import play_game
-from simulations.services.turns import create_game, step_of
-from tests.helpers import mercury_version
+from tests.helpers import game_at_first_ai_turn
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -25,19 +21,7 @@ pytestmark = [pytest.mark.django_db(transaction=True)]
 def _setup_game(owner_name: str) -> tuple[User, Game]:
     """A game whose next step is an AI seat's first message in a private talk."""
     owner = User.objects.create_user(owner_name, password="a-long-test-passphrase-42")
-    game = create_game(scenario_version=mercury_version(), seed=5, owner=owner)
-
-    class Stop(Exception):
-        pass
-
-    def stop_at_ai(g: Game, what: str) -> None:
-        if step_of(g).kind == "ai":
-            raise Stop
-
-    with contextlib.suppress(Stop):
-        play_game(game_id=game.pk, policy=make_policy("passive", "EU"), on_progress=stop_at_ai)
-    game.refresh_from_db()
-    return owner, game
+    return owner, game_at_first_ai_turn(seed=5, owner=owner)
 
 
 def _cookie(user: User | None) -> list[tuple[bytes, bytes]]:
