@@ -192,6 +192,21 @@ class Vote(AppendOnly):
         return f"issue {self.issue}: {self.proposal} {'adopted' if self.adopted else 'rejected'}"
 
 
+class Submission(AppendOnly):
+    """A student's move, by its idempotency key: the same key is committed at most once."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="submissions")
+    key = models.CharField(max_length=64)
+    event_seq = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "key"], name="submission_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.key} -> event {self.event_seq}"
+
+
 class ModelCall(AppendOnly):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="model_calls")
     seq = models.PositiveIntegerField()

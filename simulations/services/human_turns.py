@@ -10,7 +10,6 @@ from simulations.engine.errors import IllegalEvent
 from simulations.models import Game
 
 from .ai_turns import judge_text
-from .scenarios import scenario_of
 from .turns import commit_event, state_of
 
 # What each student event may carry; anything else in a submitted payload is dropped (e.g. forged "signals").
@@ -30,7 +29,12 @@ TEXT_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "HUMAN_TURN_SPEAK")
 
 
 def submit_human_event(
-    *, game: Game, event: str, payload: dict[str, Any], expected_version: int | None = None
+    *,
+    game: Game,
+    event: str,
+    payload: dict[str, Any],
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
 ) -> Game:
     """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes."""
     state = state_of(game)
@@ -44,7 +48,7 @@ def submit_human_event(
     else:
         calls = []
     version = game.version if expected_version is None else expected_version
-    scenario_of(game.scenario)  # parsed once per version; keeps the commit itself short
     return commit_event(
-        game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=tuple(calls)
-    )
+        game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=tuple(calls),
+        idempotency_key=idempotency_key,
+    )  # fmt: skip

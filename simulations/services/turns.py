@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -18,7 +18,16 @@ from simulations.engine import mercury
 from simulations.engine.mercury import Outcome, Step
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
-from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
+from simulations.models import (
+    Checkpoint,
+    Event,
+    Game,
+    ModelCall,
+    ScenarioVersion,
+    Submission,
+    TranscriptEntry,
+    Vote,
+)
 
 from .broadcast import notify_game_advanced
 from .scenarios import scenario_of
@@ -85,18 +94,39 @@ def commit_event(
     event: str,
     payload: dict[str, Any] | None = None,
     model_calls: tuple[ModelCallRecord, ...] = (),
+    idempotency_key: str | None = None,
 ) -> Game:
-    """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups."""
+    """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups.
+
+    With an idempotency key, the same key commits at most once (a double click, a re-sent form)."""
+    try:
+        return _commit(game_id, expected_version, event, payload, model_calls, idempotency_key)
+    except IntegrityError as exc:  # two processes raced with the same key: the loser played nothing
+        raise StaleTurn() from exc
+
+
+def _commit(
+    game_id: int,
+    expected_version: int,
+    event: str,
+    payload: dict[str, Any] | None,
+    model_calls: tuple[ModelCallRecord, ...],
+    idempotency_key: str | None,
+) -> Game:
     with transaction.atomic():
         # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time.
         game = games_with_scenario().select_for_update().get(pk=game_id)
         if game.version != expected_version:
+            raise StaleTurn()
+        if idempotency_key and Submission.objects.filter(game=game, key=idempotency_key).exists():
             raise StaleTurn()
         if game.status == Game.Status.FINISHED and event != "AI_SUMMARY_READY":
             raise GameFinished()
         scenario = scenario_of(game.scenario)
         outcomes = _run(scenario, state_of(game), event, payload or {})
         _write(game, outcomes, model_calls)
+        if idempotency_key:
+            Submission.objects.create(game=game, key=idempotency_key[:64], event_seq=outcomes[0].seq)
         if settings.MERCURY_BROADCAST:
             transaction.on_commit(partial(notify_game_advanced, game.pk))
     return game

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from simulations.models import Game
+from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import latest_version
 from simulations.services.turns import create_game
 
@@ -29,6 +30,11 @@ def lobby(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def new_game(request: HttpRequest) -> HttpResponse:
+    try:
+        check_rate(user_id=int(request.user.pk or 0), action="new_game")
+    except RateLimited as exc:
+        messages.error(request, str(exc))
+        return redirect("lobby")
     version = latest_version(slug="mercury")
     if version is None:
         messages.error(request, "No scenario is loaded yet: ask an admin to run load_scenario.")

@@ -12,6 +12,7 @@ from simulations.engine.errors import MachineError
 from simulations.models import Game
 from simulations.services.access import can_drive
 from simulations.services.human_turns import PAYLOAD_FIELDS, submit_human_event
+from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import StaleTurn, games_with_scenario
 
@@ -48,8 +49,14 @@ def move(request: HttpRequest, game_id: int) -> HttpResponse:
     payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
     error, status = "", 200
     try:
+        check_rate(user_id=int(request.user.pk or 0), action="move")
         version = int(request.POST.get("version", game.version))
-        game = submit_human_event(game=game, event=event, payload=payload, expected_version=version)
+        key = request.POST.get("idem") or None
+        game = submit_human_event(
+            game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
+        )
+    except RateLimited as exc:
+        error, status = str(exc), 429
     except StaleTurn as exc:
         error, status = str(exc), 409
     except (MachineError, ModelFailure, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,6 +173,8 @@ def game_context(game: Game) -> dict[str, Any]:
         "phase_label": phase_label(state.status),
         "status": state.status,
         "version": game.version,
+        # One key per render: whichever move is made from this render, it is committed at most once.
+        "idem": uuid.uuid4().hex,
         "human": {"id": human, "name": scenario.display_name(human)} if human else None,
         "step": step,
         "action": _action(scenario, state, step),
