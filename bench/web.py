@@ -1,6 +1,7 @@
 """Browser benchmark: server time to render each page of a game, and the overhead of the streaming relay.
 
-    .venv/bin/python bench/web.py [--repeat N] [--relay-turns N] [--token-delay S] [--keep-connection] [--json]
+    .venv/bin/python bench/web.py [--repeat N] [--relay-turns N] [--token-delay S] [--keep-connection]
+                                  [--gc-freeze] [--json]
 
 Django is set up standalone, as in bench/games.py: a fresh SQLite file in a temporary directory, DEBUG off,
 `migrate`, `load_scenario`. One user owns every game. Games are brought to each phase by headless play
@@ -27,8 +28,15 @@ reached and the student is to act), so each page shows what a student would see 
    `gateway.complete`), every game.stream message handed to the channel layer (`group_send`), and every frame
    as it leaves (`GameConsumer.game_stream` returning, i.e. after its `send`). Per frame:
    * relay delay = frame out minus arrival of the newest chunk it contains (split at the group_send);
+   * server overhead = frame out minus the later of the newest chunk's arrival and the end of the frame interval
+     since the turn's previous frame: the relay delay with the coalescing taken out;
    * coalescing wait = frame out minus arrival of the oldest chunk it contains (not in the previous frame).
-   A probe also times a no-op `database_sync_to_async` call every 100 ms: consumers share one database thread.
+   A probe also times a no-op `database_sync_to_async` call every 100 ms: consumers share one database thread,
+   which a streaming model call must not hold.
+
+Garbage-collector pauses are recorded in both parts (`gc.callbacks`): a full collection of this process takes
+hundreds of milliseconds and lands in whichever request or frame is running. --gc-freeze calls gc.freeze() once
+everything is set up, to show the figures without those pauses.
 
 See docs/benchmarks.md ("Browser pages and streaming relay") for the figures and how they compare with the aims.
 """
@@ -178,6 +186,14 @@ def new_game(version: ScenarioVersion, owner: User, where: Where | None) -> Game
     return game
 
 
+def settle(gc_freeze: bool) -> None:
+    """With --gc-freeze: collect, then move everything alive out of the collector's sight (what a warm server
+    could do), so that full collections no longer walk the imported libraries and the games set up so far."""
+    if gc_freeze:
+        gc.collect()
+        gc.freeze()
+
+
 # --- pages ------------------------------------------------------------------------------------------------------
 
 
@@ -280,7 +296,9 @@ def round1_game(version: ScenarioVersion, owner: User) -> Game:
     return new_game(version, owner, student_to_act("ROUND_1_OPENING_STATEMENTS"))
 
 
-def run_pages(version: ScenarioVersion, owner: User, *, repeat: int, keep_connection: bool) -> list[PageRun]:
+def run_pages(
+    version: ScenarioVersion, owner: User, *, repeat: int, keep_connection: bool, gc_freeze: bool
+) -> list[PageRun]:
     from django.test import Client
 
     from simulations.models import TranscriptEntry
@@ -338,6 +356,7 @@ def run_pages(version: ScenarioVersion, owner: User, *, repeat: int, keep_connec
         return response
 
     sizes: dict[str, tuple[int, int]] = {}
+    settle(gc_freeze)
     gc.callbacks.append(runner.on_gc)
     try:
         with view_timer(runner.view_samples):
@@ -400,6 +419,14 @@ class Recorder:
         self.handed: dict[tuple[str, str], list[float]] = {}  # when the relay handed each frame to the layer
         self.purpose = ""
         self.streaming = threading.Event()
+        self.gc_pauses: list[tuple[float, float, int]] = []  # start, end, generation
+        self._gc_started = 0.0
+
+    def on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_pauses.append((self._gc_started, time.perf_counter(), info["generation"]))
 
 
 @contextmanager
@@ -560,6 +587,11 @@ class RelayRun:
     tail_ms_p50: float
     db_probe_streaming: dict[str, float]
     db_probe_idle: dict[str, float]
+    full_gcs: int  # full (generation 2) collections during the run
+    gc_ms_max: float  # the longest collector pause, any generation
+    frames_hit_by_full_gc: int  # frames whose wait (newest chunk -> out) overlapped a full collection
+    relay_without_full_gc: dict[str, float]
+    overhead_without_full_gc: dict[str, float]
     aim_met: bool
 
 
@@ -583,6 +615,7 @@ def analyse(
     to_layer: list[float] = []
     to_out: list[float] = []
     overhead: list[float] = []
+    gc_hit: list[int] = []  # frames (indexes into relay) whose wait overlapped a full garbage collection
     coalescing: list[float] = []
     per_frame: list[int] = []
     included: dict[int, int] = {}  # chunks of each turn already in a frame
@@ -630,6 +663,8 @@ def analyse(
         # the interval since the turn's previous frame had passed; anything later is the server's own delay.
         ready = max(newest, last_handed[i] + FRAME_INTERVAL) if i in last_handed else newest
         overhead.append(frame.out - ready)
+        if any(start < frame.out and end > newest and gen == 2 for start, end, gen in rec.gc_pauses):
+            gc_hit.append(len(relay) - 1)
         if handed is not None:
             last_handed[i] = handed
         if i in last_out:
@@ -650,6 +685,7 @@ def analyse(
     gaps = [b - a for t in turns for a, b in zip(t.arrived, t.arrived[1:], strict=False)]
     chunks = sum(len(t.chunks) for t in turns)
     relay_stats = stats(relay)
+    hit = set(gc_hit)
     return RelayRun(
         token_delay_s=token_delay,
         frame_interval_s=FRAME_INTERVAL,
@@ -678,11 +714,18 @@ def analyse(
         tail_ms_p50=percentile([s for _, s in tails], 50) * 1000,
         db_probe_streaming=stats([s for s, streaming in probes if streaming]),
         db_probe_idle=stats([s for s, streaming in probes if not streaming]),
+        full_gcs=sum(1 for _, _, gen in rec.gc_pauses if gen == 2),
+        gc_ms_max=max((end - start for start, end, _ in rec.gc_pauses), default=0.0) * 1000,
+        frames_hit_by_full_gc=len(gc_hit),
+        relay_without_full_gc=stats([d for n, d in enumerate(relay) if n not in hit]),
+        overhead_without_full_gc=stats([d for n, d in enumerate(overhead) if n not in hit]),
         aim_met=relay_stats["p99"] < AIM_RELAY_P99_MS,
     )
 
 
-def run_relay(version: ScenarioVersion, owner: User, *, turns: int, token_delay: float) -> RelayRun:
+def run_relay(
+    version: ScenarioVersion, owner: User, *, turns: int, token_delay: float, gc_freeze: bool
+) -> RelayRun:
     from django.conf import settings
     from django.test import Client
 
@@ -693,8 +736,13 @@ def run_relay(version: ScenarioVersion, owner: User, *, turns: int, token_delay:
     cookie = client.cookies["sessionid"].value
     rec = Recorder()
     timeout = 60 + turns * 10
-    with relay_instrumented(rec):
-        result = asyncio.run(drive_relay(game.pk, cookie, rec, turns, timeout))
+    settle(gc_freeze)
+    gc.callbacks.append(rec.on_gc)
+    try:
+        with relay_instrumented(rec):
+            result = asyncio.run(drive_relay(game.pk, cookie, rec, turns, timeout))
+    finally:
+        gc.callbacks.remove(rec.on_gc)
     return analyse(rec, token_delay, result["wall_s"], result["received"], result["probes"])
 
 
@@ -705,6 +753,7 @@ def run_relay(version: ScenarioVersion, owner: User, *, turns: int, token_delay:
 class Report:
     repeat: int
     keep_connection: bool
+    gc_freeze: bool
     pages: list[PageRun]
     relay: RelayRun | None
     games_owned: int
@@ -724,7 +773,8 @@ def render(report: Report) -> str:
     lines = [
         "Mercury browser benchmark",
         f"  machine     {report.cpus} CPUs, Python {report.python}, Django {report.django}, SQLite {report.sqlite}",
-        f"  settings    DEBUG off, SQLite file, in-memory channel layer, human {ROLE} (passive), seed {SEED}",
+        f"  settings    DEBUG off, SQLite file, in-memory channel layer, human {ROLE} (passive), seed {SEED}"
+        + (", gc.freeze() once set up" if report.gc_freeze else ""),
         f"  load        {' '.join(f'{x:.2f}' for x in report.loadavg_before)} before, "
         f"{' '.join(f'{x:.2f}' for x in report.loadavg_after)} after",
         "",
@@ -768,6 +818,8 @@ def render(report: Report) -> str:
             ("  group_send -> frame out (layer, dispatch, render)", r.layer_to_out),
             ("server overhead (frame out - max(newest, interval end))", r.overhead),
             ("coalescing wait (frame out - oldest chunk in it)", r.coalescing),
+            ("relay delay, frames not hit by a full GC", r.relay_without_full_gc),
+            ("server overhead, frames not hit by a full GC", r.overhead_without_full_gc),
             ("no-op database_sync_to_async while a turn streams", r.db_probe_streaming),
             ("no-op database_sync_to_async otherwise", r.db_probe_idle),
         ):
@@ -777,6 +829,8 @@ def render(report: Report) -> str:
             f"{r.min_gap_across_turns_ms:.1f} ms across turns",
             f"  chunks never streamed (arrived after a turn's last frame): {r.tail_chunks_never_streamed}, "
             f"last frame to end of turn p50 {r.tail_ms_p50:.0f} ms",
+            f"  garbage collector: {r.full_gcs} full collections, longest pause {r.gc_ms_max:.0f} ms; "
+            f"{r.frames_hit_by_full_gc} frames waited through a full collection",
             f"  aim relay p99 < {AIM_RELAY_P99_MS:.0f} ms: {yes(r.aim_met)}",
         ]
     return "\n".join(lines)
@@ -797,6 +851,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--keep-connection", action="store_true", help="reuse one database connection for every request"
     )
+    parser.add_argument(
+        "--gc-freeze", action="store_true", help="gc.freeze() once set up (an experiment on GC pauses)"
+    )
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -816,10 +873,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             loadavg_before = list(os.getloadavg())
             version, owner = prepare()
-            pages = run_pages(version, owner, repeat=args.repeat, keep_connection=args.keep_connection)
+            pages = run_pages(
+                version,
+                owner,
+                repeat=args.repeat,
+                keep_connection=args.keep_connection,
+                gc_freeze=args.gc_freeze,
+            )
             games_owned = Game.objects.filter(owner=owner).count()
             relay = (
-                run_relay(version, owner, turns=args.relay_turns, token_delay=args.token_delay)
+                run_relay(
+                    version,
+                    owner,
+                    turns=args.relay_turns,
+                    token_delay=args.token_delay,
+                    gc_freeze=args.gc_freeze,
+                )
                 if args.relay_turns
                 else None
             )
@@ -828,6 +897,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = Report(
         repeat=args.repeat,
         keep_connection=args.keep_connection,
+        gc_freeze=args.gc_freeze,
         pages=pages,
         relay=relay,
         games_owned=games_owned,

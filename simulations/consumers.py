@@ -24,6 +24,7 @@ from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.ai_turns import play_ai_step
 from simulations.services.broadcast import group_name
+from simulations.services.lease import acquire_lease, lease_expires_in, new_holder, release_lease
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import StaleTurn, games_with_scenario, step_of
 from simulations.views.presenters import game_context, transcript
@@ -53,6 +54,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.cancelled = threading.Event()
         self.task: asyncio.Task[None] | None = None
         self.pending = False
+        self.holder = new_holder()
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
         await self.accept()
         await self.send_update(full=True)
@@ -113,26 +115,37 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def drive(self) -> None:
         lock = _drivers.setdefault(self.game_id, asyncio.Lock())
         if lock.locked():
-            return  # another page of this game is driving it
+            return  # another page of this game in this process is driving it
         async with lock:
-            while not self.cancelled.is_set():
-                self.pending = False
-                game, step = await database_sync_to_async(self._next)()
-                if step.kind != "ai":
-                    if self.pending:
-                        continue  # the game moved while we looked: look again
-                    return
-                try:
-                    await self.play_turn(game, step)
-                except StaleTurn:
-                    continue
-                except ModelFailure as exc:
-                    await self.channel_layer.group_send(
-                        group_name(self.game_id), {"type": "game.error", "error": str(exc)}
-                    )
-                    return
-                except TurnCancelled:
-                    return
+            try:
+                await self._drive()
+            finally:
+                await database_sync_to_async(release_lease)(game_id=self.game_id, holder=self.holder)
+
+    async def _drive(self) -> None:
+        while not self.cancelled.is_set():
+            self.pending = False
+            game, step = await database_sync_to_async(self._next)()
+            if step.kind != "ai":
+                if self.pending:
+                    continue  # the game moved while we looked: look again
+                return
+            if not await database_sync_to_async(acquire_lease)(game_id=self.game_id, holder=self.holder):
+                # Another process drives this game; if it dies its lease lapses, and we take over then.
+                wait = await database_sync_to_async(lease_expires_in)(game_id=self.game_id)
+                await asyncio.sleep(min(wait + 0.1, 30.0))
+                continue
+            try:
+                await self.play_turn(game, step)
+            except StaleTurn:
+                continue
+            except ModelFailure as exc:
+                await self.channel_layer.group_send(
+                    group_name(self.game_id), {"type": "game.error", "error": str(exc)}
+                )
+                return
+            except TurnCancelled:
+                return
 
     def _next(self) -> tuple[Game, Step]:
         game = games_with_scenario().get(pk=self.game_id)

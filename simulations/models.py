@@ -102,6 +102,8 @@ class Game(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    driver = models.CharField(max_length=64, blank=True, help_text="Who holds the lease to play AI turns.")
+    driver_until = models.DateTimeField(null=True, blank=True, help_text="When that lease lapses.")
     share_token = models.CharField(
         max_length=43,
         null=True,

@@ -125,3 +125,30 @@ async def test_streamed_text_is_escaped(settings: Any, monkeypatch: pytest.Monke
     joined = "".join(frames)
     assert "&lt;img src=x onerror=" in joined and "<img src=x" not in joined
     await comm.disconnect()
+
+
+async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: Any) -> None:
+    """Another process holds the lease (it is driving this game): this page plays nothing until the lease
+    lapses, as it does when that process dies; then this page takes over and plays the turn."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from simulations.services.lease import acquire_lease
+
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    assert await database_sync_to_async(acquire_lease)(game_id=game.pk, holder="other-process")
+    until = timezone.now() + timedelta(seconds=1.5)
+    await database_sync_to_async(Game.objects.filter(pk=game.pk).update)(driver_until=until)
+    count = database_sync_to_async(lambda: TranscriptEntry.objects.filter(game=game).count())
+    before = await count()
+    comm = await _connect(game, owner)
+    await comm.connect()
+    await comm.receive_from(timeout=10)  # the first render
+    await asyncio.sleep(1.0)
+    assert await count() == before  # the other holder's lease is live: nothing is played here
+    await _collect(comm, 'hx-swap-oob="beforeend:#transcript"', timeout=20)
+    assert await count() == before + 1  # lapsed: taken over
+    await comm.disconnect()
+    game_row = await database_sync_to_async(Game.objects.get)(pk=game.pk)
+    assert game_row.driver == "" and game_row.driver_until is None  # released when the page went away
