@@ -12,6 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
+from simulations import faults
+
 from . import tokens
 
 
@@ -107,6 +109,7 @@ def _stream_once(
         if delta:
             parts.append(delta)
             on_chunk(delta)
+            faults.point("mid_stream")
     return _finish("".join(parts), usage, messages, model, started)
 
 

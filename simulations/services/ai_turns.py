@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Sum
 
+from simulations import faults
 from simulations.ai import gateway, llm_judge, output_guard, prompts
 from simulations.engine import mercury
 from simulations.engine.mercury import Step
@@ -47,6 +48,7 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         prompt = prompts.build_prompt(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role)
         )
+    faults.point("before_model_call")
     try:
         result = gateway.complete(prompt.messages, on_chunk=on_chunk)
     except gateway.ModelFailure as exc:

@@ -16,8 +16,17 @@ from .turns import state_of, step_of
 Progress = Callable[[Game, str], None]
 
 
+def _discard(text: str) -> None:
+    """Streams the model's answer without showing it (exercises the streaming path headless)."""
+
+
 def play_game(
-    *, game_id: int, policy: Policy, on_progress: Progress | None = None, max_turns: int = 5000
+    *,
+    game_id: int,
+    policy: Policy,
+    on_progress: Progress | None = None,
+    max_turns: int = 5000,
+    stream: bool = False,
 ) -> Game:
     """Precondition: the game exists. Plays every remaining turn; safe to call again after any interruption."""
     game, _ = resume_game(game_id=game_id)
@@ -27,7 +36,7 @@ def play_game(
         if step.kind == "done":
             return game
         if step.kind == "ai":
-            game = play_ai_step(game=game, step=step)
+            game = play_ai_step(game=game, step=step, on_chunk=_discard if stream else None)
         else:
             event, payload = policy.decide(scenario, state_of(game), step)
             game = submit_human_event(game=game, event=event, payload=payload)

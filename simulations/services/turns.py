@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from simulations import faults
 from simulations.engine import mercury
 from simulations.engine.mercury import Outcome, Step
 from simulations.engine.scenario import Scenario
@@ -100,9 +101,11 @@ def commit_event(
 
     With an idempotency key, the same key commits at most once (a double click, a re-sent form)."""
     try:
-        return _commit(game_id, expected_version, event, payload, model_calls, idempotency_key)
+        game = _commit(game_id, expected_version, event, payload, model_calls, idempotency_key)
     except IntegrityError as exc:  # two processes raced with the same key: the loser played nothing
         raise StaleTurn() from exc
+    faults.point("after_commit")
+    return game
 
 
 def _commit(
@@ -127,6 +130,7 @@ def _commit(
         _write(game, outcomes, model_calls)
         if idempotency_key:
             Submission.objects.create(game=game, key=idempotency_key[:64], event_seq=outcomes[0].seq)
+        faults.point("inside_commit")
         if settings.MERCURY_BROADCAST:
             transaction.on_commit(partial(notify_game_advanced, game.pk))
     return game

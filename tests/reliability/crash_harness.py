@@ -1,0 +1,142 @@
+"""Crash-safety harness: kill the process driving a game (SIGKILL) at instrumented points, resume, compare.
+
+Run standalone (the test runs it in a subprocess): `python tests/reliability/crash_harness.py --trials 200`.
+The parent process sets Django up once on a fresh SQLite file and plays a reference game. Each trial forks a
+child that plays the same game (same scenario version, seed and student) with one crash point armed; the child is
+killed with SIGKILL at that point (before a model call, mid-stream, inside a commit's transaction, or after a
+commit). The parent then checks the ledger (no half message visible), resumes the game to the end in-process and
+compares its export, without ids and timestamps, to the reference. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--role", default="USA")
+    parser.add_argument("--human", default="advocate")
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+
+    workdir = tempfile.mkdtemp(prefix="mercury-crash-")
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="mercury.settings",
+        MERCURY_SQLITE_PATH=str(Path(workdir) / "crash.sqlite3"),
+        MERCURY_OFFLINE_TOKEN_DELAY="0",
+        MERCURY_BROADCAST="false",
+        MERCURY_DEBUG="true",
+    )
+    os.environ.pop("DATABASE_URL", None)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+
+    from simulations import faults
+    from simulations.bots import make_policy
+    from simulations.models import Game
+    from simulations.services.export import export_game
+    from simulations.services.play import play_game
+    from simulations.services.resume import resume_game
+    from simulations.services.scenarios import load_scenario
+    from simulations.services.turns import create_game
+
+    call_command("migrate", verbosity=0)
+    version, _ = load_scenario(folder=ROOT / "scenarios" / "mercury")
+
+    def normalised(game_id: int) -> dict[str, Any]:
+        data = export_game(game=Game.objects.get(pk=game_id))
+        data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
+        return data
+
+    from simulations.services import play as play_module
+
+    real_step = play_module.play_ai_step
+
+    def play(game_id: int, stream_call: int | None = None) -> None:
+        """Play to the end; the `stream_call`-th AI call streams (litellm streaming is slow: only where needed)."""
+        calls = {"n": 0}
+
+        def step(**kwargs: Any) -> Game:
+            calls["n"] += 1
+            if calls["n"] == stream_call:
+                kwargs["on_chunk"] = lambda text: None
+            return real_step(**kwargs)
+
+        play_module.play_ai_step = step  # type: ignore[assignment]
+        try:
+            play_game(game_id=game_id, policy=make_policy(args.human, args.role))
+        finally:
+            play_module.play_ai_step = real_step
+
+    started = time.perf_counter()
+    faults.disarm()
+    reference = create_game(scenario_version=version, seed=args.seed)
+    play(reference.pk)
+    expected = normalised(reference.pk)
+    budget = {name: faults.hits[name] for name in faults.POINTS if name != "mid_stream"} | {
+        "mid_stream": 25
+    }  # hits of each point in a whole game
+    ai_calls = budget["before_model_call"]
+
+    killed: dict[str, int] = dict.fromkeys(faults.POINTS, 0)
+    mismatches: list[str] = []
+    for trial in range(args.trials):
+        name = faults.POINTS[trial % len(faults.POINTS)]
+        nth = 1 + (trial * 7919) % max(1, budget[name])
+        stream_call = None
+        if name == "mid_stream":  # the k-th AI call streams, and dies at its nth chunk
+            stream_call, nth = 1 + (trial * 104729) % max(1, ai_calls), 1 + trial % 25
+        game = create_game(scenario_version=version, seed=args.seed)
+        connections.close_all()  # the child must open its own connection
+        pid = os.fork()
+        if pid == 0:  # the child: play until the armed point kills it
+            try:
+                faults.arm(name, nth)
+                play(game.pk, stream_call)
+            finally:
+                os._exit(0)  # reached only if the point was never hit
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            killed[name] += 1
+        faults.disarm()
+        try:
+            resume_game(game_id=game.pk)  # the ledger agrees with the last checkpoint: nothing half-written
+            play(game.pk)
+            if normalised(game.pk) != expected:
+                mismatches.append(f"{name}#{nth}: export differs")
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none may pass silently
+            mismatches.append(f"{name}#{nth}: {type(exc).__name__}: {exc}")
+        Game.objects.filter(pk=game.pk).delete()
+    print(
+        json.dumps(
+            {
+                "trials": args.trials,
+                "killed": killed,
+                "hits_per_game": budget,
+                "mismatches": mismatches[:20],
+                "mismatch_count": len(mismatches),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
