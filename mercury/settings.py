@@ -75,7 +75,9 @@ def _database() -> dict[str, object]:
 
         # Connections close after each request or consumer call unless told otherwise: model calls run in worker
         # threads, and a persistent connection per thread would pile up (and block dropping a test database).
-        return dict(dj_database_url.parse(url, conn_max_age=int(os.environ.get("MERCURY_DB_CONN_MAX_AGE", "0"))))
+        return dict(
+            dj_database_url.parse(url, conn_max_age=int(os.environ.get("MERCURY_DB_CONN_MAX_AGE", "0")))
+        )
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("MERCURY_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),

@@ -185,7 +185,12 @@ def build_prompt(
     system = _system_text(scenario, state, role_id, memory.digest, render(purpose, **values))
     if with_facts:  # only the offline model reads it; real models get the same content in the prose above
         system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
-    transcript = "\n".join(f"[{e.seq}] {scenario.display_name(e.speaker)}: {e.text}" for e in memory.window)
+    # Each entry is quoted (JSON string escaping), so a newline in someone's text can never start a line that
+    # looks like another speaker's entry.
+    transcript = "\n".join(
+        f"[{e.seq}] {scenario.display_name(e.speaker)}: {json.dumps(e.text, ensure_ascii=False)}"
+        for e in memory.window
+    )
     user = f"The latest exchanges (most recent last):\n{transcript or '(nothing yet)'}\n\nYour turn."
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],

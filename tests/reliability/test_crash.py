@@ -19,7 +19,9 @@ RUNS = [("USA", "advocate", 3), ("MFF", "passive", 8)]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the harness forks")
-@pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="the harness uses its own SQLite file: once a run")
+@pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")), reason="the harness uses its own SQLite file: once a run"
+)
 def test_killed_drivers_resume_to_the_same_game() -> None:
     procs = [
         subprocess.Popen(
