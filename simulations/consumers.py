@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import connections
 from django.template.loader import render_to_string
 
 from simulations.ai.gateway import ModelFailure
@@ -35,6 +37,15 @@ _drivers: dict[int, asyncio.Lock] = {}  # one AI driver per game in this process
 
 class TurnCancelled(BaseException):
     """Raised from the chunk callback to abandon a turn whose page went away (BaseException: nothing catches it)."""
+
+
+def _play_in_worker(*, game: Game, step: Step, on_chunk: Callable[[str], None]) -> None:
+    """One AI turn in a worker thread of its own, which then closes its database connections: a pooled thread
+    must not keep a connection open after the turn, however the turn ended."""
+    try:
+        play_ai_step(game=game, step=step, on_chunk=on_chunk)
+    finally:
+        connections.close_all()
 
 
 class GameConsumer(AsyncWebsocketConsumer):
@@ -164,7 +175,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         relay = asyncio.create_task(self.relay(chunks, speaker))
         try:
             # Its own thread: the shared sync thread must stay free for this page's renders and its disconnect.
-            turn = partial(play_ai_step, game=game, step=step, on_chunk=on_chunk)
+            turn = partial(_play_in_worker, game=game, step=step, on_chunk=on_chunk)
             await database_sync_to_async(turn, thread_sensitive=False)()
         finally:
             relay.cancel()
