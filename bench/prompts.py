@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
 import statistics
 import sys
 import tempfile
@@ -154,33 +152,15 @@ class GameReport:
     call_rows: list[Call]
 
 
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.games import configure as games_configure  # noqa: E402
+from bench.games import prepare  # noqa: E402
+
+
 def configure(db: Path) -> None:
-    """Environment first, then Django: settings read these variables at import."""
-    os.environ["DJANGO_SETTINGS_MODULE"] = "mercury.settings"
-    os.environ["MERCURY_OFFLINE_TOKEN_DELAY"] = "0"
-    os.environ["MERCURY_SQLITE_PATH"] = str(db)
-    os.environ.pop("DATABASE_URL", None)
-    os.environ["MERCURY_DEBUG"] = "0"
-    os.environ.setdefault("MERCURY_SECRET_KEY", "bench-" + secrets.token_hex(16))
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    os.chdir(ROOT)
-
-    import django
-
-    django.setup()
-
-
-def prepare() -> ScenarioVersion:
-    from django.core.management import call_command
-
-    from simulations.services.scenarios import latest_version, load_scenario
-
-    call_command("migrate", verbosity=0)
-    load_scenario(folder=SCENARIO_FOLDER)
-    version = latest_version(slug=SCENARIO_SLUG)
-    assert version is not None
-    return version
+    """The same standalone Django set-up as bench/games.py (SQLite, no token delay, DEBUG off)."""
+    games_configure(db, debug=False)
 
 
 def prompt_tokens(prompt: Prompt) -> int:
