@@ -178,3 +178,15 @@ def test_a_model_speaking_for_others_is_cleaned_or_refused(
     game = play_ai_step(game=game, step=step)
     last = TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
     assert last is not None and last.text == "We support 2.1."
+
+
+@pytest.mark.django_db
+def test_over_long_model_output_is_cut_at_a_sentence(monkeypatch: pytest.MonkeyPatch, settings: Any) -> None:
+    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    game = _game_at_first_ai_turn()
+    rambling = " ".join(f"Point {n} of our position is that financing matters." for n in range(120))
+    assert len(rambling) > 5000
+    _scripted_model(monkeypatch, rambling, "{}")
+    game = play_ai_step(game=game, step=step_of(game))
+    last = TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
+    assert last is not None and 1000 < len(last.text) <= 2000 and last.text.endswith("matters.")
