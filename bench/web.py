@@ -595,6 +595,9 @@ class RelayRun:
     frames_hit_by_full_gc: int  # frames whose wait (newest chunk -> out) overlapped a full collection
     relay_without_full_gc: dict[str, float]
     overhead_without_full_gc: dict[str, float]
+    relay_final: dict[str, float]  # frames carrying a turn's last chunk
+    relay_not_final: dict[str, float]
+    single_chunk_turns: int  # e.g. a seat that passes: its whole answer is one chunk, "PASS"
     aim_met: bool
 
 
@@ -619,6 +622,7 @@ def analyse(
     to_out: list[float] = []
     overhead: list[float] = []
     gc_hit: list[int] = []  # frames (indexes into relay) whose wait overlapped a full garbage collection
+    final: list[int] = []  # frames carrying a turn's last chunk (the model call is finishing meanwhile)
     coalescing: list[float] = []
     per_frame: list[int] = []
     included: dict[int, int] = {}  # chunks of each turn already in a frame
@@ -668,6 +672,8 @@ def analyse(
         overhead.append(frame.out - ready)
         if any(start < frame.out and end > newest and gen == 2 for start, end, gen in rec.gc_pauses):
             gc_hit.append(len(relay) - 1)
+        if k == len(turn.chunks):
+            final.append(len(relay) - 1)
         if handed is not None:
             last_handed[i] = handed
         if i in last_out:
@@ -688,7 +694,7 @@ def analyse(
     gaps = [b - a for t in turns for a, b in zip(t.arrived, t.arrived[1:], strict=False)]
     chunks = sum(len(t.chunks) for t in turns)
     relay_stats = stats(relay)
-    hit = set(gc_hit)
+    hit, finals = set(gc_hit), set(final)
     return RelayRun(
         token_delay_s=token_delay,
         frame_interval_s=FRAME_INTERVAL,
@@ -722,6 +728,9 @@ def analyse(
         frames_hit_by_full_gc=len(gc_hit),
         relay_without_full_gc=stats([d for n, d in enumerate(relay) if n not in hit]),
         overhead_without_full_gc=stats([d for n, d in enumerate(overhead) if n not in hit]),
+        relay_final=stats([relay[n] for n in final]),
+        relay_not_final=stats([d for n, d in enumerate(relay) if n not in finals]),
+        single_chunk_turns=sum(1 for t in turns if len(t.chunks) == 1),
         aim_met=relay_stats["p99"] < AIM_RELAY_P99_MS,
     )
 
@@ -819,10 +828,12 @@ def render(report: Report) -> str:
             ("relay delay (frame out - newest chunk in it)", r.relay),
             ("  newest chunk -> group_send (relay task)", r.relay_to_layer),
             ("  group_send -> frame out (layer, dispatch, render)", r.layer_to_out),
+            ("  frames not hit by a full GC", r.relay_without_full_gc),
+            ("  frames carrying a turn's last chunk", r.relay_final),
+            ("  all other frames", r.relay_not_final),
             ("server overhead (frame out - max(newest, interval end))", r.overhead),
+            ("  frames not hit by a full GC", r.overhead_without_full_gc),
             ("coalescing wait (frame out - oldest chunk in it)", r.coalescing),
-            ("relay delay, frames not hit by a full GC", r.relay_without_full_gc),
-            ("server overhead, frames not hit by a full GC", r.overhead_without_full_gc),
             ("no-op database_sync_to_async while a turn streams", r.db_probe_streaming),
             ("no-op database_sync_to_async otherwise", r.db_probe_idle),
         ):
@@ -830,6 +841,7 @@ def render(report: Report) -> str:
         lines += [
             f"  shortest gap between frames: {r.min_gap_in_turn_ms:.1f} ms within a turn, "
             f"{r.min_gap_across_turns_ms:.1f} ms across turns",
+            f"  turns streamed as a single chunk (a seat passing): {r.single_chunk_turns}",
             f"  chunks never streamed (arrived after a turn's last frame): {r.tail_chunks_never_streamed}, "
             f"last frame to end of turn p50 {r.tail_ms_p50:.0f} ms",
             f"  garbage collector: {r.full_gcs} full collections, longest pause {r.gc_ms_max:.0f} ms; "

@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import connections
 from django.template.loader import render_to_string
 
+from simulations.ai import prompts
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.mercury import Step
 from simulations.models import Game
@@ -132,6 +133,8 @@ class GameConsumer(AsyncWebsocketConsumer):
                 await self._drive()
             finally:
                 await database_sync_to_async(release_lease)(game_id=self.game_id, holder=self.holder)
+        if not lock.locked() and _drivers.get(self.game_id) is lock:
+            del _drivers[self.game_id]  # no lock is kept for a game nobody drives
 
     async def _drive(self) -> None:
         while not self.cancelled.is_set():
@@ -192,6 +195,8 @@ class GameConsumer(AsyncWebsocketConsumer):
                 await asyncio.sleep(wait)
                 while not chunks.empty():
                     text += chunks.get_nowait()
+            if prompts.PASS.startswith(text.strip().upper()):
+                continue  # a seat that passes answers PASS: a decision, not words to show
             sent_at = time.monotonic()
             await self.channel_layer.group_send(
                 group_name(self.game_id), {"type": "game.stream", "speaker": speaker, "text": text}

@@ -73,9 +73,11 @@ def export_game(*, game: Game) -> dict[str, Any]:
             }
             for m in game.model_calls.order_by("seq")
         ],  # fmt: skip
-        "checkpoints": [
-            {"seq": c.seq, "after_event": c.after_event, "transcript_seq": c.transcript_seq}
-            for c in game.checkpoints.order_by("seq")
+        "checkpoints": [  # three columns only: a checkpoint's state is large and not part of the export
+            {"seq": seq, "after_event": after, "transcript_seq": tseq}
+            for seq, after, tseq in game.checkpoints.order_by("seq").values_list(
+                "seq", "after_event", "transcript_seq"
+            )
         ],
         "commitments": game.state.get("commitments", []),
         "token_usage": token_usage(game=game),

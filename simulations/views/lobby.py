@@ -20,8 +20,10 @@ from .presenters import phase_label
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    games = (
-        Game.objects.filter(owner_id=request.user.pk).select_related("scenario").defer("scenario__document")
+    games = (  # the lobby shows the phase column, never the state document
+        Game.objects.filter(owner_id=request.user.pk)
+        .select_related("scenario")
+        .defer("state", "scenario__document")
     )
     rows = [{"game": g, "phase": phase_label(g.phase)} for g in games]
     return render(request, "lobby.html", {"games": rows, "scenario": latest_version(slug="mercury")})
