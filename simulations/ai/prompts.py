@@ -170,8 +170,8 @@ def build_prompt(
             "issue_number": state.round3.active_issue_index + 1, "issue_title": issue.title,
             "debate_round": issue_state.debate_round, "leading": f"{leading} {issue.option(leading).label}",
         }  # fmt: skip
-    # Talking points, only those the turn can use: support for what the seat prefers (and, in debate, every option
-    # of the issue), objections to what it just heard.
+    # Talking points, only those the turn can use: support for what the seat prefers (in debate: its preferred and
+    # the leading option), objections to what it just heard (in debate, also to the leading option).
     heard = {o["id"] for o in facts["last_heard"]["supports"]} if facts["last_heard"] else set()
     facts["arguments"] = {}
     for opt in sorted(relevant | heard, key=rules.option_sort_key):

@@ -46,8 +46,9 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         prompt = prompts.build_summary_prompt(debrief_facts(game, scenario, state))
     else:
         prompt = prompts.build_prompt(
-            scenario, state, step, seen_entries(game), _recent_changes(game, step.role)
-        )
+            scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
+            with_facts=llm_judge.is_offline(),  # only the offline model reads the facts block
+        )  # fmt: skip
     faults.point("before_model_call")
     try:
         result = gateway.complete(prompt.messages, on_chunk=on_chunk)

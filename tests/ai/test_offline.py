@@ -12,6 +12,7 @@ from simulations.ai.offline import register
 from simulations.bots import make_policy
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
 from simulations.services.ai_turns import _recent_changes, play_ai_step, seen_entries
+from simulations.services.human_turns import submit_human_event
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, state_of, step_of
@@ -190,3 +191,28 @@ def test_over_long_model_output_is_cut_at_a_sentence(monkeypatch: pytest.MonkeyP
     game = play_ai_step(game=game, step=step_of(game))
     last = TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
     assert last is not None and 1000 < len(last.text) <= 2000 and last.text.endswith("matters.")
+
+
+@pytest.mark.django_db
+def test_real_models_get_prose_without_the_offline_facts_block(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    sent: list[str] = []
+    real = gateway.complete
+
+    def recording(messages: list[dict[str, str]], **kwargs: Any) -> gateway.Completion:
+        sent.append("\n".join(m["content"] for m in messages))
+        return real(messages, **kwargs)
+
+    monkeypatch.setattr(gateway, "complete", recording)
+    game = _game_at_first_ai_turn()
+    play_ai_step(game=game, step=step_of(game))
+    assert prompts.FACTS_OPEN in sent[-1]  # the offline model writes from it
+    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    _scripted_model(monkeypatch, "We support 2.1.", "{}")
+    game.refresh_from_db()
+    game = submit_human_event(game=game, event="HUMAN_MESSAGE_SUBMITTED", payload={"text": "We hear you."})
+    assert step_of(game).kind == "ai"
+    play_ai_step(game=game, step=step_of(game))
+    turn_prompt = [p for p in sent if "You read one message" not in p][-1]
+    assert prompts.FACTS_OPEN not in turn_prompt and "Your current positions:" in turn_prompt
