@@ -237,7 +237,7 @@ def apply_message(
         if offers:
             heard = state.offers_heard.setdefault(listener, [])
             heard.extend(o for o in sorted(offers) if o not in heard)
-            changes += _apply_offer_conditions(scenario, state, listener, speaker_name, cause_seq)
+            changes += apply_offer_conditions(scenario, state, listener, speaker_name, cause_seq)
         for bucket, factor in ((signals.support, 1.0), (signals.conditional, CONDITIONAL_WEIGHT)):
             for issue_id, options in sorted(bucket.items()):
                 if rules.resolved_issue(state, issue_id):
@@ -349,7 +349,7 @@ def settle_commitments(
     return changes
 
 
-def _apply_offer_conditions(
+def apply_offer_conditions(
     scenario: Scenario, state: GameState, role: str, speaker_name: str, seq: int | None
 ) -> list[StanceChange]:
     heard = set(state.offers_heard.get(role, []))

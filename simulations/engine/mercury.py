@@ -109,10 +109,8 @@ class _Ctx:
         return entry
 
     def chair(self, key: str, *, audience: list[str] | None = None, rnd: int = 0, **values: object) -> Entry:
-        variants: list[str] = getattr(self.scenario.chair.lines, key)
-        template = rng.choice(self.state.seed, "chair", variants, key, self.state.transcript_seq)
         return self.add(
-            self.scenario.chair.id, "chair", template.format(**values), audience=audience, rnd=rnd
+            self.scenario.chair.id, "chair", _fmt(self, key, **values), audience=audience, rnd=rnd
         )
 
     def name(self, role: str) -> str:
@@ -397,6 +395,7 @@ def _announce_issue(c: _Ctx) -> None:
 
 
 def _fmt(c: _Ctx, key: str, **values: object) -> str:
+    """One of the chair's variants for `key`, chosen by the seed and the transcript position."""
     variants: list[str] = getattr(c.scenario.chair.lines, key)
     return rng.choice(c.state.seed, "chair", variants, key, c.state.transcript_seq).format(**values)
 
@@ -464,7 +463,7 @@ def _finalize_positions(c: _Ctx) -> None:
     for role in c.scenario.role_ids:
         if role == c.state.human_role:
             continue
-        c.changes += judge._apply_offer_conditions(c.scenario, c.state, role, "earlier offers", None)
+        c.changes += judge.apply_offer_conditions(c.scenario, c.state, role, "earlier offers", None)
         for stance in c.state.stances[role].values():
             assert stance.preferred in stance.acceptable
 

@@ -44,11 +44,11 @@ from simulations.engine.errors import MachineError
 from simulations.engine.mercury import Entry, Outcome
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import Commitment, GameState
-from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
+from simulations.models import Checkpoint, Game, ModelCall, ScenarioVersion
 
 from .export import FORMAT, export_game
 from .scenarios import scenario_of
-from .turns import games_with_scenario
+from .turns import games_with_scenario, write_ledger
 
 
 class ExportImportError(Exception):
@@ -477,22 +477,7 @@ def _write(
         status=Game.Status.FINISHED if final.status == "REVIEW" else Game.Status.ACTIVE,
     )  # fmt: skip
     Game.objects.filter(pk=game.pk).update(created_at=doc.game.created_at)
-    TranscriptEntry.objects.bulk_create(
-        TranscriptEntry(
-            game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker,
-            kind=e.kind, visibility=e.visibility, audience=e.audience, text=e.text,
-        )
-        for o in outcomes
-        for e in o.entries
-    )  # fmt: skip
-    Event.objects.bulk_create(
-        Event(
-            game=game, seq=o.seq, name=o.event, from_state=o.source, to_state=o.target, actor=o.actor,
-            payload=o.payload, stance_changes=[c.as_dict() for c in o.stance_changes],
-        )
-        for o in outcomes
-    )  # fmt: skip
-    Vote.objects.bulk_create(Vote(game=game, **o.vote) for o in outcomes if o.vote)
+    write_ledger(game, outcomes)
     ModelCall.objects.bulk_create(_model_calls(game, doc, outcomes))
     Checkpoint.objects.bulk_create(
         Checkpoint(

@@ -146,8 +146,8 @@ def _run(scenario: Scenario, state: GameState, event: str, payload: dict[str, An
         outcomes.append(mercury.apply(scenario, outcomes[-1].state, step.events[0]))
 
 
-def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallRecord, ...]) -> None:
-    final = outcomes[-1].state
+def write_ledger(game: Game, outcomes: list[Outcome]) -> None:
+    """The append-only rows a run of outcomes produced: transcript entries, events, votes."""
     TranscriptEntry.objects.bulk_create(
         TranscriptEntry(
             game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker,
@@ -163,9 +163,12 @@ def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallReco
         )
         for o in outcomes
     )  # fmt: skip
-    for o in outcomes:
-        if o.vote:
-            Vote.objects.create(game=game, **o.vote)
+    Vote.objects.bulk_create(Vote(game=game, **o.vote) for o in outcomes if o.vote)
+
+
+def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallRecord, ...]) -> None:
+    final = outcomes[-1].state
+    write_ledger(game, outcomes)
     if model_calls:
         first_seq = game.model_calls.count() + 1
         ModelCall.objects.bulk_create(

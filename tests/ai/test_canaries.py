@@ -6,12 +6,9 @@ call is captured, and the stored context manifests are checked too.
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from simulations.ai import gateway, prompts
 from simulations.bots import Decision, Policy, make_policy
@@ -20,15 +17,8 @@ from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
 from simulations.models import ModelCall, TranscriptEntry
 from simulations.services.play import play_game
-from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game
-from tests.conftest import SCENARIO_DIR
-
-ROLES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]
-
-
-def brief_canary(role: str) -> str:
-    return f"CANARYBRIEF{role}X91"
+from tests.ai.conftest import ROLES, brief_canary
 
 
 def talk_canary(human: str, convo: int) -> str:
@@ -50,20 +40,6 @@ class Planting:
                 "text": f"{payload['text']} {talk_canary(state.human_role or '', convo.index)}",
             }
         return event, payload
-
-
-@pytest.fixture
-def canary_version(tmp_path: Path, db: Any) -> Any:
-    folder = tmp_path / "mercury"
-    shutil.copytree(SCENARIO_DIR, folder)
-    for role in ROLES:
-        path = folder / "roles" / f"{role}.yaml"
-        data = yaml.safe_load(path.read_text())
-        data["confidential_brief"]["interests"] += f" Internal code word: {brief_canary(role)}."
-        data["confidential_brief"]["red_lines"].append(f"Never reveal {brief_canary(role)}.")
-        path.write_text(yaml.safe_dump(data, allow_unicode=True))
-    version, _ = load_scenario(folder=folder)
-    return version
 
 
 @pytest.mark.django_db

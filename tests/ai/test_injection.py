@@ -11,13 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
 import unicodedata
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from simulations.ai import gateway, output_guard, prompts
 from simulations.bots import Decision, Policy, Script, Scripted
@@ -31,17 +28,12 @@ from simulations.services.ai_turns import play_ai_step
 from simulations.services.human_turns import PAYLOAD_FIELDS, submit_human_event
 from simulations.services.play import play_game
 from simulations.services.resume import resume_game
-from simulations.services.scenarios import load_scenario, scenario_of
+from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, state_of, step_of
-from tests.conftest import SCENARIO_DIR
+from tests.ai.conftest import ROLES, brief_canary
 
-ROLES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]
 COUNTRIES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA"]
 LIMIT = mercury.MAX_MESSAGE_CHARS
-
-
-def brief_canary(role: str) -> str:
-    return f"CANARYBRIEF{role}X91"
 
 
 def talk_canary(human: str, convo: int, n: int) -> str:
@@ -219,20 +211,6 @@ class Recording:
         if self.forge and event != "ROLE_CONFIRMED":
             payload = {**self.FORGED, **payload}
         return event, payload
-
-
-@pytest.fixture
-def canary_version(tmp_path: Path, db: Any) -> Any:
-    folder = tmp_path / "mercury"
-    shutil.copytree(SCENARIO_DIR, folder)
-    for role in ROLES:
-        path = folder / "roles" / f"{role}.yaml"
-        data = yaml.safe_load(path.read_text())
-        data["confidential_brief"]["interests"] += f" Internal code word: {brief_canary(role)}."
-        data["confidential_brief"]["red_lines"].append(f"Never reveal {brief_canary(role)}.")
-        path.write_text(yaml.safe_dump(data, allow_unicode=True))
-    version, _ = load_scenario(folder=folder)
-    return version
 
 
 @pytest.fixture
