@@ -5,6 +5,7 @@ Defaults need nothing installed: SQLite in WAL mode, the in-memory channel layer
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -16,6 +17,20 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 def env_bool(name: str, default: bool) -> bool:
     return os.environ.get(name, str(default)).strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_json(name: str) -> dict[str, object]:
+    """A JSON object from the environment (empty when unset); a malformed value stops start-up with its name."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"{name} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise RuntimeError(f"{name} must be a JSON object, not {type(value).__name__}")
+    return value
 
 
 DEBUG = env_bool("MERCURY_DEBUG", True)
@@ -123,6 +138,13 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
 MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
 MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))
+MERCURY_MODEL_API_BASE = os.environ.get("MERCURY_MODEL_API_BASE", "")  # e.g. http://127.0.0.1:11434/v1
+MERCURY_MODEL_API_KEY = os.environ.get("MERCURY_MODEL_API_KEY", "")  # optional where the server needs none
+MERCURY_MODEL_KWARGS = env_json("MERCURY_MODEL_KWARGS")  # anything else litellm.completion accepts
+MERCURY_JUDGE_MODEL = os.environ.get("MERCURY_JUDGE_MODEL", "")  # empty: the judge uses MERCURY_MODEL
+MERCURY_JUDGE_API_BASE = os.environ.get("MERCURY_JUDGE_API_BASE", "")
+MERCURY_JUDGE_API_KEY = os.environ.get("MERCURY_JUDGE_API_KEY", "")
+MERCURY_JUDGE_KWARGS = env_json("MERCURY_JUDGE_KWARGS")
 MERCURY_MODEL_TIMEOUT = float(os.environ.get("MERCURY_MODEL_TIMEOUT", "60"))
 MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit

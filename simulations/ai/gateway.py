@@ -15,6 +15,7 @@ from django.conf import settings
 from simulations import faults
 
 from . import tokens
+from .model_spec import ModelSpec, default_spec
 
 
 class ModelFailure(Exception):
@@ -53,12 +54,12 @@ def _litellm() -> Any:
 def complete(
     messages: list[dict[str, str]],
     *,
-    model: str | None = None,
+    spec: ModelSpec | None = None,
     on_chunk: Callable[[str], None] | None = None,
 ) -> Completion:
     """Stream a completion, relaying text chunks to `on_chunk`; retries transient faults with backoff."""
     litellm = _litellm()
-    model = model or settings.MERCURY_MODEL
+    spec = spec or default_spec()
     attempts = settings.MERCURY_MODEL_RETRIES + 1
     last: ModelFailure | None = None
     transient = (
@@ -67,7 +68,7 @@ def complete(
     )  # fmt: skip
     for attempt in range(attempts):
         try:
-            return _stream_once(litellm, messages, model, on_chunk)
+            return _stream_once(litellm, messages, spec, on_chunk)
         except transient as exc:
             reason = (
                 ModelFailure.RATE_LIMITED if isinstance(exc, litellm.RateLimitError) else ModelFailure.TIMEOUT
@@ -86,12 +87,14 @@ def complete(
 
 
 def _stream_once(
-    litellm: Any, messages: list[dict[str, str]], model: str, on_chunk: Callable[[str], None] | None
+    litellm: Any, messages: list[dict[str, str]], spec: ModelSpec, on_chunk: Callable[[str], None] | None
 ) -> Completion:
     started = time.perf_counter()
+    model = spec.model
     if on_chunk is None:
-        return _complete_once(litellm, messages, model, started)
+        return _complete_once(litellm, messages, spec, started)
     stream = litellm.completion(
+        **spec.call_kwargs(),
         model=model,
         messages=messages,
         stream=True,
@@ -113,11 +116,15 @@ def _stream_once(
     return _finish("".join(parts), usage, messages, model, started)
 
 
-def _complete_once(litellm: Any, messages: list[dict[str, str]], model: str, started: float) -> Completion:
+def _complete_once(
+    litellm: Any, messages: list[dict[str, str]], spec: ModelSpec, started: float
+) -> Completion:
     """Nobody watches the words arrive (headless play): one plain call, without streaming overhead."""
-    response = litellm.completion(model=model, messages=messages, timeout=settings.MERCURY_MODEL_TIMEOUT)
+    response = litellm.completion(
+        **spec.call_kwargs(), model=spec.model, messages=messages, timeout=settings.MERCURY_MODEL_TIMEOUT
+    )
     text = response.choices[0].message.content or "" if response.choices else ""
-    return _finish(text, getattr(response, "usage", None), messages, model, started)
+    return _finish(text, getattr(response, "usage", None), messages, spec.model, started)
 
 
 def _finish(text: str, usage: Any, messages: list[dict[str, str]], model: str, started: float) -> Completion:

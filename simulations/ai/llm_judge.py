@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from simulations.engine import judge
 from simulations.engine.scenario import Scenario
 
-from . import gateway, prompts
+from . import gateway, model_spec, prompts
 
 _JSON = re.compile(r"\{.*\}", re.S)
 
@@ -38,7 +38,7 @@ def judge_message(scenario: Scenario, speaker: str, text: str) -> Judged:
     """Precondition: a real model is configured (the offline default judges by rules inside the engine)."""
     prompt = prompts.build_judge_prompt(scenario, speaker, text)
     try:
-        completion = gateway.complete(prompt.messages)
+        completion = gateway.complete(prompt.messages, spec=model_spec.judge_spec())
     except gateway.ModelFailure as exc:
         return Judged(None, None, prompt.version, str(exc))
     return Judged(parse(scenario, completion.text), completion, prompt.version)
