@@ -56,8 +56,13 @@ def complete(
     *,
     spec: ModelSpec | None = None,
     on_chunk: Callable[[str], None] | None = None,
+    response_format: Any = None,
 ) -> Completion:
-    """Stream a completion, relaying text chunks to `on_chunk`; retries transient faults with backoff."""
+    """Stream a completion, relaying text chunks to `on_chunk`; retries transient faults with backoff.
+
+    `response_format` (a pydantic model or litellm's dict form) asks for structured output; it is passed only to
+    non-streamed calls (the judge's), and only when given.
+    """
     litellm = _litellm()
     spec = spec or default_spec()
     attempts = settings.MERCURY_MODEL_RETRIES + 1
@@ -68,7 +73,7 @@ def complete(
     )  # fmt: skip
     for attempt in range(attempts):
         try:
-            return _stream_once(litellm, messages, spec, on_chunk)
+            return _stream_once(litellm, messages, spec, on_chunk, response_format)
         except transient as exc:
             reason = (
                 ModelFailure.RATE_LIMITED if isinstance(exc, litellm.RateLimitError) else ModelFailure.TIMEOUT
@@ -87,12 +92,16 @@ def complete(
 
 
 def _stream_once(
-    litellm: Any, messages: list[dict[str, str]], spec: ModelSpec, on_chunk: Callable[[str], None] | None
+    litellm: Any,
+    messages: list[dict[str, str]],
+    spec: ModelSpec,
+    on_chunk: Callable[[str], None] | None,
+    response_format: Any = None,
 ) -> Completion:
     started = time.perf_counter()
     model = spec.model
     if on_chunk is None:
-        return _complete_once(litellm, messages, spec, started)
+        return _complete_once(litellm, messages, spec, started, response_format)
     stream = litellm.completion(
         **spec.call_kwargs(),
         model=model,
@@ -117,11 +126,16 @@ def _stream_once(
 
 
 def _complete_once(
-    litellm: Any, messages: list[dict[str, str]], spec: ModelSpec, started: float
+    litellm: Any, messages: list[dict[str, str]], spec: ModelSpec, started: float, response_format: Any = None
 ) -> Completion:
     """Nobody watches the words arrive (headless play): one plain call, without streaming overhead."""
+    extra = {"response_format": response_format} if response_format is not None else {}
     response = litellm.completion(
-        **spec.call_kwargs(), model=spec.model, messages=messages, timeout=settings.MERCURY_MODEL_TIMEOUT
+        **spec.call_kwargs(),
+        **extra,
+        model=spec.model,
+        messages=messages,
+        timeout=settings.MERCURY_MODEL_TIMEOUT,
     )
     text = response.choices[0].message.content or "" if response.choices else ""
     return _finish(text, getattr(response, "usage", None), messages, spec.model, started)
