@@ -83,6 +83,39 @@ class ScenarioIssue(models.Model):
         return f"{self.issue_id} {self.title}"
 
 
+class ModelChoice(models.Model):
+    """A model an admin offers for new games. Keys stay in the environment: a row names the variable only."""
+
+    label = models.CharField(
+        max_length=80, unique=True, help_text="What the teacher sees when starting a game."
+    )
+    model = models.CharField(max_length=200, help_text="The litellm model string, e.g. openai/gpt-4o-mini.")
+    api_base = models.CharField(
+        max_length=300, blank=True, help_text="The server's address, if not the default."
+    )
+    api_key_env = models.CharField(
+        max_length=100, blank=True,
+        help_text="Name of the environment variable holding the key (never the key itself); empty: no key.",
+    )  # fmt: skip
+    kwargs = models.JSONField(
+        default=dict, blank=True, help_text="Anything else litellm accepts (a JSON object)."
+    )
+    judge_model = models.CharField(
+        max_length=200, blank=True, help_text="A separate model for the judge; empty: the same model judges."
+    )
+    judge_api_base = models.CharField(max_length=300, blank=True)
+    judge_api_key_env = models.CharField(max_length=100, blank=True)
+    judge_kwargs = models.JSONField(default=dict, blank=True)
+    enabled = models.BooleanField(default=True)
+    ordering = models.IntegerField(default=0, help_text="Lower first in the list.")
+
+    class Meta:
+        ordering = ["ordering", "label"]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.model})"
+
+
 class Game(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active"
@@ -110,6 +143,16 @@ class Game(models.Model):
         blank=True,
         unique=True,
         help_text="Read-only review link for an instructor.",
+    )
+    # The model the game is pinned to when it starts (empty: a game from before per-game models, which plays
+    # whatever the settings say). Snapshots, so editing or deleting the admin's choice never changes a game.
+    model_choice = models.ForeignKey(
+        ModelChoice, on_delete=models.SET_NULL, null=True, blank=True, related_name="games"
+    )
+    model = models.CharField(max_length=200, blank=True, help_text="The model string that plays.")
+    judge_model = models.CharField(max_length=200, blank=True, help_text="The model string that judges.")
+    model_access = models.JSONField(
+        default=dict, blank=True, help_text="api_base, key variable name and kwargs snapshots; never a key."
     )
 
     class Meta:
@@ -225,6 +268,15 @@ class ModelCall(AppendOnly):
     latency_ms = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16)
     error = models.CharField(max_length=300, blank=True)
+    outcome = models.CharField(
+        max_length=16, blank=True, help_text="Judge calls: used, fallback (to the rules) or failed."
+    )
+    outcome_reason = models.CharField(
+        max_length=300, blank=True, help_text="Why a judge answer was not used."
+    )
+    cost_usd = models.FloatField(
+        null=True, blank=True, help_text="litellm's price of the call; empty: unknown."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from simulations.bots import make_policy
 from simulations.models import Game, ScenarioVersion
 from simulations.services.export import export_game
+from simulations.services.model_choice import pinned_fields
 from simulations.services.play import play_game
 from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game, step_of
@@ -50,3 +51,11 @@ def game_at_first_ai_turn(*, seed: int, owner: User | None = None, role: str = "
         game.refresh_from_db()
         return game
     raise AssertionError("the game finished without an AI turn")
+
+
+def repin(game: Game) -> Game:
+    """Pin `game` to the settings' model as they are now, as if it had been started with it (games keep the
+    model they started with, so a test that changes the model mid-game must say so)."""
+    Game.objects.filter(pk=game.pk).update(**pinned_fields(None))
+    game.refresh_from_db()
+    return game

@@ -8,18 +8,20 @@ seat's stance by the engine, never by a model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Sum
 
 from simulations import faults
-from simulations.ai import gateway, llm_judge, output_guard, prompts
+from simulations.ai import costs, gateway, llm_judge, output_guard, prompts, tokens
 from simulations.engine import mercury
 from simulations.engine.mercury import Step
 from simulations.models import Event, Game, ModelCall, TranscriptEntry
 
 from .debrief import debrief_facts
+from .model_choice import game_specs
 from .scenarios import scenario_of
 from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
 
@@ -41,21 +43,23 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     if step.purpose == "vote":
         return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
     check_budget(game)
+    playing, judging = game_specs(game)
     scenario, state = scenario_of(game.scenario), state_of(game)
     if step.purpose == "summary":
         prompt = prompts.build_summary_prompt(debrief_facts(game, scenario, state))
     else:
         prompt = prompts.build_prompt(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
-            with_facts=llm_judge.is_offline(),  # only the offline model reads the facts block
+            with_facts=playing.offline,  # only the offline model reads the facts block
         )  # fmt: skip
     faults.point("before_model_call")
     try:
-        result = gateway.complete(prompt.messages, on_chunk=on_chunk)
+        result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk)
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=settings.MERCURY_MODEL, error=str(exc), context=prompt.context
-        )
+            game=game, step=step, model=playing.model, error=str(exc), context=prompt.context,
+            prompt_tokens=costs.estimated_prompt_tokens(prompt.messages), token_count_method=tokens.METHOD,
+        )  # fmt: skip
         raise
     calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
     try:
@@ -63,12 +67,16 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
             result.text if step.role is None else output_guard.clean(scenario, step.role, result.text)
         )
     except gateway.ModelFailure as exc:
-        record_failed_call(game=game, step=step, model=result.model, error=str(exc), context=prompt.context)
+        record_failed_call(
+            game=game, step=step, model=result.model, error=str(exc), context=prompt.context,
+            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+            token_count_method=result.token_count_method, cost_usd=calls[0].cost_usd,
+        )  # fmt: skip
         raise
     event, payload = step.events[0], {"text": text}
     if step.purpose == "speech" and is_pass(text):
         event, payload = "AI_TURN_SKIPPED", {}
-    elif step.purpose != "summary" and not llm_judge.is_offline():
+    elif step.purpose != "summary" and not judging.offline:
         payload["signals"], judge_call = judge_text(game, step.role or "", text, state.transcript_seq + 1)
         calls += judge_call
     return commit_event(
@@ -77,13 +85,21 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
 
 
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:
-    """With a real model: its reading of a message (None = rules) and the call to record."""
-    judged = llm_judge.judge_message(scenario_of(game.scenario), speaker, text)
+    """With a real judge model: its reading of a message (None = rules) and the call to record, whatever its
+    outcome (used, fallback to the rules and why, or failed and its cause)."""
+    judged = llm_judge.judge_message(scenario_of(game.scenario), speaker, text, game_specs(game)[1])
     signals = judged.signals.model_dump() if judged.signals else None
-    if judged.completion is None:
-        return signals, []
     prompt = prompts.Prompt([], [seq], {}, judged.version)
-    return signals, [_record("judge", "judge", prompt, judged.completion)]
+    if judged.completion is None:
+        failed = ModelCallRecord(
+            role="judge", purpose="judge", context=prompt.context, prompt_version=prompt.version,
+            prompt_tokens=judged.prompt_tokens, completion_tokens=0, token_count_method=tokens.METHOD,
+            model=judged.model, latency_ms=0, status="error", error=judged.reason[:300], outcome=judged.outcome,
+            outcome_reason=judged.reason[:300],
+        )  # fmt: skip
+        return signals, [failed]
+    record = _record("judge", "judge", prompt, judged.completion)
+    return signals, [replace(record, outcome=judged.outcome, outcome_reason=judged.reason[:300])]
 
 
 def _record(role: str, purpose: str, prompt: prompts.Prompt, result: gateway.Completion) -> ModelCallRecord:
@@ -97,6 +113,7 @@ def _record(role: str, purpose: str, prompt: prompts.Prompt, result: gateway.Com
         token_count_method=result.token_count_method,
         model=result.model,
         latency_ms=result.latency_ms,
+        cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens),
     )
 
 

@@ -26,6 +26,8 @@ def export_game(*, game: Game) -> dict[str, Any]:
             "human_role": game.human_role or None,
             "created_at": game.created_at.isoformat(),
             "finished_at": game.finished_at.isoformat() if game.finished_at else None,
+            "model": game.model or None,  # None: a game from before per-game models
+            "judge_model": game.judge_model or None,
         },
         "roles": _roles(scenario),
         "issues": [
@@ -70,6 +72,10 @@ def export_game(*, game: Game) -> dict[str, Any]:
                 "completion_tokens": m.completion_tokens,
                 "model": m.model,
                 "status": m.status,
+                "counted_by": m.token_count_method or None,
+                "cost_usd": m.cost_usd,
+                "outcome": m.outcome or None,
+                "outcome_reason": m.outcome_reason or None,
             }
             for m in game.model_calls.order_by("seq")
         ],  # fmt: skip
@@ -81,26 +87,64 @@ def export_game(*, game: Game) -> dict[str, Any]:
         ],
         "commitments": game.state.get("commitments", []),
         "token_usage": token_usage(game=game),
+        "judge_calls": judge_calls(game=game),
         "summary": game.state.get("summary"),
     }
 
 
 def token_usage(*, game: Game) -> dict[str, Any]:
-    """Prompt and completion tokens per seat and for the game, with how they were counted."""
-    per_role: dict[str, dict[str, int]] = {}
+    """Tokens and cost per seat and for the game, with how tokens were counted. Failed calls count too: their
+    prompts were sent (estimated where the provider reported nothing), as the token budget counts them.
+
+    A cost is litellm's price for the calls whose model it prices, in US dollars; None where it priced none."""
+    per_role: dict[str, dict[str, Any]] = {}
     methods: set[str] = set()
-    for call in game.model_calls.filter(status="ok"):
-        row = per_role.setdefault(call.role, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+    total: float | None = None
+    calls = game.model_calls.order_by("seq").values_list(
+        "role", "prompt_tokens", "completion_tokens", "token_count_method", "cost_usd"
+    )
+    for role, prompt_tokens, completion_tokens, method, cost in calls:
+        row = per_role.setdefault(
+            role, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None}
+        )
         row["calls"] += 1
-        row["prompt_tokens"] += call.prompt_tokens
-        row["completion_tokens"] += call.completion_tokens
-        methods.add(call.token_count_method)
+        row["prompt_tokens"] += prompt_tokens
+        row["completion_tokens"] += completion_tokens
+        if cost is not None:
+            row["cost_usd"] = (row["cost_usd"] or 0.0) + cost
+            total = (total or 0.0) + cost
+        if method:
+            methods.add(method)
+    for row in per_role.values():
+        row["cost_usd"] = _dollars(row["cost_usd"])
     return {
         "prompt_tokens": sum(r["prompt_tokens"] for r in per_role.values()),
         "completion_tokens": sum(r["completion_tokens"] for r in per_role.values()),
+        "cost_usd": _dollars(total),
         "per_role": dict(sorted(per_role.items())),
         "counted_by": sorted(methods),
     }
+
+
+def judge_calls(*, game: Game) -> dict[str, Any]:
+    """How the model judge's readings fared: used, fell back to the rules (the answer was unusable), or failed
+    (no answer; the rules read the message too). fallback_rate = fallback / calls (None without judge calls)."""
+    outcomes = list(
+        game.model_calls.filter(purpose="judge").order_by("seq").values_list("outcome", flat=True)
+    )
+    fallback = outcomes.count("fallback")
+    return {
+        "calls": len(outcomes),
+        "used": outcomes.count("used"),
+        "fallback": fallback,
+        "failed": outcomes.count("failed"),
+        "fallback_rate": round(fallback / len(outcomes), 4) if outcomes else None,
+    }
+
+
+def _dollars(value: float | None) -> float | None:
+    """Sums of float prices carry noise in the last digits; ten decimals keep every real fraction of a cent."""
+    return None if value is None else round(value, 10)
 
 
 def _roles(scenario: Scenario) -> list[dict[str, Any]]:
@@ -155,15 +199,32 @@ def export_markdown(*, game: Game) -> str:
         out.append("")
     if data["summary"]:
         out += ["## Debrief", "", inert(data["summary"]), ""]
-    usage = data["token_usage"]
+    usage, judged = data["token_usage"], data["judge_calls"]
     out += [
         "## Model usage",
         "",
+        f"Model: {g['model'] or 'the settings at the time'}"
+        + (f"; judge: {g['judge_model']}" if g["judge_model"] and g["judge_model"] != g["model"] else "")
+        + ".",
+        "",
         f"{usage['prompt_tokens']} prompt and {usage['completion_tokens']} completion tokens "
-        f"(counted by {', '.join(usage['counted_by']) or 'nothing'}).",
+        f"(counted by {', '.join(usage['counted_by']) or 'nothing'}); cost: {dollars(usage['cost_usd'])}.",
         "",
     ]
+    if judged["calls"]:
+        out += [
+            f"Judge: {judged['calls']} calls, {judged['used']} used, {judged['fallback']} fell back to the rules "
+            f"(rate {judged['fallback_rate']:.0%}), {judged['failed']} failed.",
+            "",
+        ]
     return "\n".join(out)
+
+
+def dollars(value: float | None) -> str:
+    """A cost for people: unknown where litellm has no price; fractions of a cent kept visible."""
+    if value is None:
+        return "unknown"
+    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
 
 
 def inert(text: str) -> str:

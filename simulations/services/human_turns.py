@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulations.ai import llm_judge
 from simulations.engine import mercury
-from simulations.engine.errors import IllegalEvent
-from simulations.models import Game
+from simulations.engine.errors import IllegalEvent, InvalidMove
+from simulations.models import Game, Submission
 
-from .ai_turns import judge_text
-from .turns import commit_event, state_of
+from .ai_turns import check_budget, judge_text
+from .model_choice import game_specs
+from .turns import StaleTurn, commit_event, state_of
 
 # What each student event may carry; anything else in a submitted payload is dropped (e.g. forged "signals").
 PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
@@ -36,19 +36,44 @@ def submit_human_event(
     expected_version: int | None = None,
     idempotency_key: str | None = None,
 ) -> Game:
-    """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes."""
+    """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes.
+
+    Every cheap refusal (event, text, version, a used key) comes before the judge's model call, and that call
+    counts against the game's token budget: a move that will be refused costs no model call."""
     state = state_of(game)
     allowed = mercury.allowed_events(state)
     if event not in PAYLOAD_FIELDS or event not in allowed:
         raise IllegalEvent(state.status, event, [e for e in allowed if e in PAYLOAD_FIELDS])
     clean = {key: payload[key] for key in PAYLOAD_FIELDS[event] if key in payload}
-    if event in TEXT_EVENTS and isinstance(clean.get("text"), str) and not llm_judge.is_offline():
-        signals, calls = judge_text(game, state.human_role or "", clean["text"], state.transcript_seq + 1)
-        clean["signals"] = signals
-    else:
-        calls = []
     version = game.version if expected_version is None else expected_version
+    calls: tuple[Any, ...] = ()
+    if event in TEXT_EVENTS and not game_specs(game)[1].offline:
+        _check_text(state.status, event, clean.get("text"))
+        _check_fresh(game, version, idempotency_key)
+        check_budget(game)
+        clean["signals"], judged = judge_text(
+            game, state.human_role or "", clean["text"], state.transcript_seq + 1
+        )
+        calls = tuple(judged)
     return commit_event(
-        game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=tuple(calls),
+        game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=calls,
         idempotency_key=idempotency_key,
     )  # fmt: skip
+
+
+def _check_text(status: str, event: str, text: object) -> None:
+    """The engine's own text rules, applied before anything is spent on the text (the engine checks again)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidMove(status, event, InvalidMove.EMPTY_TEXT)
+    if len(text) > mercury.MAX_MESSAGE_CHARS:
+        raise InvalidMove(status, event, InvalidMove.TEXT_TOO_LONG)
+
+
+def _check_fresh(game: Game, version: int, key: str | None) -> None:
+    """The turn is still open: nobody committed since the form was rendered, and this form was not sent before
+    (read without a lock: the commit checks both again inside its transaction)."""
+    current = Game.objects.filter(pk=game.pk).values_list("version", flat=True).first()
+    if current != version:
+        raise StaleTurn()
+    if key and Submission.objects.filter(game=game, key=key[:64]).exists():
+        raise StaleTurn()

@@ -25,8 +25,9 @@ order the rest of that debate differently if the game is continued).
 
 Not in the export, so not recovered: a model judge's readings (`signals` in a message's payload). A game whose
 messages a real model judged generally does not replay, and the import refuses it. Also lost: the model calls'
-prompt versions, latencies, error texts and which counting method each call used (the export lists only the
-set), share links, and the ledger rows' own timestamps. A model call's event is re-derived from the ledger.
+prompt versions, latencies and error texts (older exports also lack each call's counting method: only the set),
+the admin's model entry the game was started with (the model strings are kept, not its address or kwargs),
+share links, and the ledger rows' own timestamps. A model call's event is re-derived from the ledger.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class GameInfo(_Strict):
     human_role: str | None
     created_at: datetime
     finished_at: datetime | None
+    model: str | None = None  # absent from exports made before per-game models
+    judge_model: str | None = None
 
 
 class RoleInfo(_Strict):
@@ -154,6 +157,10 @@ class ModelCallInfo(_Strict):
     completion_tokens: int = Field(ge=0)
     model: str
     status: str
+    counted_by: str | None = None  # these four are absent from older exports
+    cost_usd: float | None = None
+    outcome: str | None = None
+    outcome_reason: str | None = None
 
 
 class CheckpointInfo(_Strict):
@@ -166,13 +173,23 @@ class RoleUsage(_Strict):
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    cost_usd: float | None = None
 
 
 class TokenUsage(_Strict):
     prompt_tokens: int
     completion_tokens: int
+    cost_usd: float | None = None
     per_role: dict[str, RoleUsage]
     counted_by: list[str]
+
+
+class JudgeCalls(_Strict):
+    calls: int
+    used: int
+    fallback: int
+    failed: int
+    fallback_rate: float | None
 
 
 class ExportDocument(_Strict):
@@ -190,6 +207,7 @@ class ExportDocument(_Strict):
     checkpoints: list[CheckpointInfo]
     commitments: list[Commitment]
     token_usage: TokenUsage
+    judge_calls: JudgeCalls | None = None
     summary: str | None
 
 
@@ -475,6 +493,7 @@ def _write(
         owner=owner, scenario=version, seed=doc.game.seed, phase=final.status, human_role=final.human_role or "",
         state=final.model_dump(mode="json"), version=len(doc.checkpoints), finished_at=doc.game.finished_at,
         status=Game.Status.FINISHED if final.status == "REVIEW" else Game.Status.ACTIVE,
+        model=doc.game.model or "", judge_model=doc.game.judge_model or "",
     )  # fmt: skip
     Game.objects.filter(pk=game.pk).update(created_at=doc.game.created_at)
     write_ledger(game, outcomes)
@@ -526,21 +545,35 @@ def _model_calls(game: Game, doc: ExportDocument, outcomes: list[Outcome]) -> li
                     event_seq, cursor = ai_turns[found].seq, found + 1
             method = methods[ok] if ok < len(methods) else (methods[0] if methods else "")
             ok += 1
+        if call.counted_by is not None:  # newer exports say it per call
+            method = call.counted_by
         rows.append(
             ModelCall(
                 game=game, seq=call.seq, event_seq=event_seq, role=call.role, purpose=call.purpose, phase=call.phase,
                 context=call.context, prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-                token_count_method=method, model=call.model, status=call.status,
+                token_count_method=method, model=call.model, status=call.status, cost_usd=call.cost_usd,
+                outcome=call.outcome or "", outcome_reason=call.outcome_reason or "",
             )
         )  # fmt: skip
     return rows
+
+
+def _shaped_like(ours: Any, theirs: Any) -> Any:
+    """`ours` without the dictionary keys `theirs` lacks, recursively (lists element by element)."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return {k: _shaped_like(v, theirs[k]) for k, v in ours.items() if k in theirs}
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        return [_shaped_like(a, b) for a, b in zip(ours, theirs, strict=True)]
+    return ours
 
 
 def _check_round_trip(doc: ExportDocument, game: Game) -> None:
     """The new game must export to the same document, its id aside (raising rolls the import back)."""
     again = parse_export(export_game(game=game))
     again.game.id = doc.game.id
-    ours, theirs = again.model_dump(), doc.model_dump()
+    # Compare what the document carries: an older export lacks the newer optional fields.
+    theirs = doc.model_dump(exclude_unset=True)
+    ours = _shaped_like(again.model_dump(), theirs)
     if ours != theirs:
         fields = [name for name in ours if ours[name] != theirs[name]]
         raise ExportImportError(ExportImportError.NOT_FAITHFUL, f"{', '.join(fields)} would differ.")

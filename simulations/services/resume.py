@@ -45,6 +45,8 @@ def fork_at_checkpoint(*, checkpoint: Checkpoint) -> Game:
         fork = Game.objects.create(
             owner=source.owner, scenario=source.scenario, seed=source.seed, phase=checkpoint.state["status"],
             human_role=checkpoint.state.get("human_role") or "", state=checkpoint.state, version=checkpoint.seq,
+            model_choice_id=source.model_choice_id, model=source.model, judge_model=source.judge_model,
+            model_access=source.model_access,
         )  # fmt: skip
         TranscriptEntry.objects.bulk_create(
             _clone(e, fork) for e in source.entries.filter(seq__lte=checkpoint.transcript_seq)

@@ -31,6 +31,7 @@ from simulations.models import (
 )
 
 from .broadcast import notify_game_advanced
+from .model_choice import pinned_fields
 from .scenarios import scenario_of
 
 
@@ -61,6 +62,11 @@ class ModelCallRecord:
     token_count_method: str
     model: str
     latency_ms: int
+    status: str = "ok"  # "error": the call gave nothing usable (a judge call's turn goes on by the rules)
+    error: str = ""
+    outcome: str = ""  # judge calls: used | fallback | failed
+    outcome_reason: str = ""
+    cost_usd: float | None = None
 
 
 def games_with_scenario() -> QuerySet[Game]:
@@ -76,13 +82,17 @@ def step_of(game: Game) -> Step:
     return mercury.next_step(scenario_of(game.scenario), state_of(game))
 
 
-def create_game(*, scenario_version: ScenarioVersion, seed: int, owner: User | None = None) -> Game:
-    """Create a game in ROLE_SELECTION (BOOT -> NEW_GAME_CREATED), with its first checkpoint."""
+def create_game(
+    *, scenario_version: ScenarioVersion, seed: int, owner: User | None = None, model: str | None = None
+) -> Game:
+    """Create a game in ROLE_SELECTION (BOOT -> NEW_GAME_CREATED), with its first checkpoint, pinned to the model
+    option `model` (see services.model_choice; None: the settings' model). Raises UnknownModelChoice."""
     scenario = scenario_of(scenario_version)
     outcomes = _run(scenario, mercury.new_game(seed), "NEW_GAME_CREATED", {})
+    pinned = pinned_fields(model)
     with transaction.atomic():
         game = Game.objects.create(
-            owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0
+            owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0, **pinned
         )
         _write(game, outcomes, ())
     return game
@@ -173,7 +183,7 @@ def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallReco
         first_seq = game.model_calls.count() + 1
         ModelCall.objects.bulk_create(
             ModelCall(game=game, seq=first_seq + n, event_seq=outcomes[0].seq, phase=outcomes[0].source,
-                      status="ok", **vars(call))
+                      **vars(call))
             for n, call in enumerate(model_calls)
         )  # fmt: skip
     snapshot = final.model_dump(mode="json")
@@ -197,9 +207,23 @@ def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallReco
     )
 
 
-def record_failed_call(*, game: Game, step: Step, model: str, error: str, context: list[int]) -> None:
-    """Log a model call that produced no turn (the game itself is untouched)."""
+def record_failed_call(
+    *,
+    game: Game,
+    step: Step,
+    model: str,
+    error: str,
+    context: list[int],
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    token_count_method: str = "",
+    cost_usd: float | None = None,
+) -> None:
+    """Log a model call that produced no turn (the game itself is untouched). Its prompt was sent, so its tokens
+    (estimated: the provider reported none) count against the budget."""
     ModelCall.objects.create(
         game=game, seq=game.model_calls.count() + 1, role=step.role or "debrief", purpose=step.purpose or "",
         phase=game.phase, context=context, model=model, status="error", error=error[:300],
+        prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, token_count_method=token_count_method,
+        cost_usd=cost_usd,
     )  # fmt: skip

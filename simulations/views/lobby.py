@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from simulations.models import Game
+from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import latest_version
 from simulations.services.turns import create_game
@@ -26,7 +27,11 @@ def lobby(request: HttpRequest) -> HttpResponse:
         .defer("state", "scenario__document")
     )
     rows = [{"game": g, "phase": phase_label(g.phase)} for g in games]
-    return render(request, "lobby.html", {"games": rows, "scenario": latest_version(slug="mercury")})
+    return render(
+        request,
+        "lobby.html",
+        {"games": rows, "scenario": latest_version(slug="mercury"), "model_options": options()},
+    )
 
 
 @login_required
@@ -41,5 +46,12 @@ def new_game(request: HttpRequest) -> HttpResponse:
     if version is None:
         messages.error(request, "No scenario is loaded yet: ask an admin to run load_scenario.")
         return redirect("lobby")
-    game = create_game(scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user)  # type: ignore[arg-type]
+    try:
+        game = create_game(
+            scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
+            model=request.POST.get("model") or None,
+        )  # fmt: skip
+    except UnknownModelChoice as exc:  # disabled or deleted since the lobby was rendered
+        messages.error(request, str(exc))
+        return redirect("lobby")
     return redirect("game", game_id=game.pk)

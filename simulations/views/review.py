@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read, share_game
-from simulations.services.export import export_game, export_markdown
+from simulations.services.export import dollars, export_game, export_markdown
 from simulations.services.turns import games_with_scenario
 
 from .presenters import transcript
@@ -50,9 +50,11 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
         for c in data["stance_changes"]
     ]  # fmt: skip
     usage_rows = [
-        {"name": names.get(role, role.title()), **row}
+        {"name": names.get(role, role.title()), **row, "cost": dollars(row.get("cost_usd"))}
         for role, row in data["token_usage"]["per_role"].items()
     ]
+    played_by = data["game"]["model"]
+    judged_by = data["game"]["judge_model"]
     query = f"?token={token}" if token else ""
     share_url = (
         request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
@@ -65,10 +67,16 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
         {
             "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
             "shifts": shifts, "summary": data["summary"], "usage": data["token_usage"], "usage_rows": usage_rows,
-            "query": query,
+            "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
+            "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
+            "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]), "query": query,
             "owner": can_drive(request.user, game), "share_url": share_url, "finished": game.phase == "REVIEW",
         },
     )  # fmt: skip
+
+
+def _percent(rate: float | None) -> str:
+    return "" if rate is None else f"{rate:.0%}"
 
 
 @login_required

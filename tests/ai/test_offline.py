@@ -16,7 +16,7 @@ from simulations.services.human_turns import submit_human_event
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, state_of, step_of
-from tests.helpers import game_at_first_ai_turn, mercury_version
+from tests.helpers import game_at_first_ai_turn, mercury_version, repin
 
 
 def _game_at_first_ai_turn() -> Game:
@@ -73,6 +73,7 @@ def test_model_faults_leave_the_game_unchanged_and_resumable(
         "empty": "   ",
     }[fault]
     settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    game = repin(game)
     original = litellm.completion
     monkeypatch.setattr(litellm, "completion", functools.partial(original, mock_response=mock))
     before = (game.version, TranscriptEntry.objects.count(), Checkpoint.objects.count(), game.state)
@@ -83,9 +84,11 @@ def test_model_faults_leave_the_game_unchanged_and_resumable(
     assert (game.version, TranscriptEntry.objects.count(), Checkpoint.objects.count(), game.state) == before
     failed = ModelCall.objects.get(game=game)
     assert failed.status == "error" and failed.role == step_of(game).role
+    assert failed.model == "openai/gpt-4o-mini" and failed.prompt_tokens > 100  # its prompt was sent
     # The model recovers: the same turn is played and the game finishes.
     monkeypatch.setattr(litellm, "completion", original)
     settings.MERCURY_MODEL = "mercury-offline/default"
+    game = repin(game)
     finished = play_game(game_id=game.pk, policy=make_policy("passive", "EU"))
     assert finished.phase == "REVIEW"
 
@@ -210,7 +213,7 @@ def test_real_models_get_prose_without_the_offline_facts_block(
     assert prompts.FACTS_OPEN in sent[-1]  # the offline model writes from it
     settings.MERCURY_MODEL = "openai/gpt-4o-mini"
     _scripted_model(monkeypatch, "We support 2.1.", "{}")
-    game.refresh_from_db()
+    game = repin(game)
     game = submit_human_event(game=game, event="HUMAN_MESSAGE_SUBMITTED", payload={"text": "We hear you."})
     assert step_of(game).kind == "ai"
     play_ai_step(game=game, step=step_of(game))

@@ -71,7 +71,10 @@ def test_play_then_export_json_and_markdown() -> None:
         "human_role",
         "created_at",
         "finished_at",
+        "model",
+        "judge_model",
     }
+    assert data["game"]["model"] == data["game"]["judge_model"] == "mercury-offline/default"
     assert (
         data["game"]["scenario"] == {"slug": "mercury", "version": 1} and data["game"]["human_role"] == "CHN"
     )
@@ -95,7 +98,14 @@ def test_play_then_export_json_and_markdown() -> None:
         "completion_tokens",
         "model",
         "status",
+        "counted_by",
+        "cost_usd",
+        "outcome",
+        "outcome_reason",
     }
+    # Offline: no price, and no judge calls (the rules judge every message).
+    assert call["counted_by"] == "offline:estimate:wordpiece" and call["cost_usd"] is None
+    assert data["token_usage"]["cost_usd"] is None and data["judge_calls"]["calls"] == 0
     md, _ = _run("export_game", str(result["game_id"]), "--format", "markdown")
     assert md.startswith("# Mercury: negotiating a global instrument — game")
     assert "## Round 2: private talks" in md and "## Votes" in md and "## Debrief" in md

@@ -13,7 +13,7 @@ from django.test import Client
 
 from mercury.asgi import application
 from simulations.models import Game, TranscriptEntry
-from tests.helpers import game_at_first_ai_turn
+from tests.helpers import game_at_first_ai_turn, repin
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -110,6 +110,7 @@ async def test_streamed_text_is_escaped(settings: Any, monkeypatch: pytest.Monke
 
     owner, game = await database_sync_to_async(_setup_game)("owner")
     settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+    game = await database_sync_to_async(repin)(game)
     hostile = '<img src=x onerror="alert(1)"> We support 2.1.'
     original = litellm.completion
 

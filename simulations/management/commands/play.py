@@ -9,6 +9,8 @@ from simulations.ai.gateway import ModelFailure
 from simulations.bots import make_policy
 from simulations.engine.errors import MachineError
 from simulations.models import Game
+from simulations.services.model_choice import UnknownModelChoice, find
+from simulations.services.model_choice import options as options_offered
 from simulations.services.play import play_game
 from simulations.services.scenarios import latest_version
 from simulations.services.turns import create_game
@@ -24,6 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("--human", default="passive", help="passive | advocate | script:FILE")
         parser.add_argument("--resume", type=int, metavar="GAME_ID", help="continue an interrupted game")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
+        parser.add_argument(
+            "--model", metavar="LABEL_OR_MODEL",
+            help="a model from the admin's list, by label or model string (default: the settings' model); "
+            "a resumed game keeps the model it started with",
+        )  # fmt: skip
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["resume"]:
@@ -41,7 +48,12 @@ class Command(BaseCommand):
             role = options["role"]
             if not role:
                 raise CommandError("--role is required for a new game.")
-            game = create_game(scenario_version=version, seed=options["seed"])
+            try:
+                key = find(options["model"]) if options["model"] else None
+            except UnknownModelChoice as exc:
+                offered = ", ".join(f"{o.label!r} ({o.model})" for o in options_offered())
+                raise CommandError(f"{exc} Offered: {offered}.") from exc
+            game = create_game(scenario_version=version, seed=options["seed"], model=key)
         try:
             policy = make_policy(options["human"], role)
         except ValueError as exc:
