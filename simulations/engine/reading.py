@@ -34,16 +34,18 @@ from .scenario import Scenario
 # Verbs by which a speaker takes a side. Order matters only for readability; matching is by regex alternation.
 SUPPORT_VERBS = (
     r"support\w*", r"back(?:s|ed|ing)?", r"favou?r(?:s|ed)?", r"prefer(?:s|red)?", r"endorse[sd]?",
-    r"accept(?:s|ed)?", r"want(?:s|ed)?", r"call(?:s|ed)? for", r"champion(?:s|ed)?", r"advocate[sd]?",
+    r"accept(?!s that|ed that)(?:s|ed)?", r"want(?:s|ed)?", r"sign(?:s|ed)? up", r"defend\w*", r"call(?:s|ed)? for", r"champion(?:s|ed)?", r"advocate[sd]?",
     r"insist(?:s|ed)? on", r"push(?:es)? for", r"vote (?:for|yes)", r"agree(?:s|d)? (?:to|with|on)",
-    r"join(?:s|ed)?", r"go along with", r"live with", r"stand behind", r"speak for", r"argue for",
-    r"defend(?:s|ed)?", r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
+    r"join(?:s|ed)?", r"go along with", r"live with", r"stands? behind", r"(?:are|is|am) (?:in favou?r of|for)",
+    r"would rather", r"urge[sd]?", r"consider(?:s|ed)?", r"values?", r"(?:see|understand|accept) the case for", r"speak for", r"argue for",
+    r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
     r"recommend(?:s|ed)?", r"tolerate[sd]?", r"be open to", r"are open to", r"is open to", r"remain open to",
 )  # fmt: skip
 OPPOSE_VERBS = (
     r"oppose[sd]?", r"reject(?:s|ed)?", r"resist(?:s|ed)?", r"object(?:s|ed)? to", r"refuse[sd]? to accept",
     r"block(?:s|ed)?", r"vote against", r"vote no on", r"stand (?:firmly )?against", r"are against",
-    r"is against", r"argue against", r"rule out", r"rules out", r"veto(?:es|ed)?", r"fight(?:s)? against",
+    r"is against", r"argue against", r"worr(?:y|ies|ied) (?:that|about)", r"fears? that",
+    r"(?:is|are|am|remain) (?:concerned|wary|cautious) (?:about|of|that)", r"rule out", r"rules out", r"veto(?:es|ed)?", r"fight(?:s)? against",
 )  # fmt: skip
 # "will not stand in the way of X": a negated obstruction, i.e. a concession.
 CONCESSIONS = (
@@ -85,7 +87,7 @@ HEARD_FRAMES = (
     r"understands why", r"understand why", r"recognises that some", r"recognizes that some",
     r"recognise that some", r"we would listen to", r"we are aware that", r"we thank", r"thank you",
     r"we acknowledge (?:the|what)", r"we welcome what", r"we respect the views", r"understands those",
-    r"as (?:\w+ ){0,3}(?:said|argued|put it|noted|suggested)", r"according to",
+    r"as (?:\w+ ){0,3}(?:said|argued|put it|noted|suggested)", r"^\W*according to",
 )  # fmt: skip
 OWN_SUBJECTS = (
     r"we", r"our delegation", r"our coalition", r"our members", r"our industry", r"our association",
@@ -103,36 +105,40 @@ COMMIT = (
 NEED = (
     r"need\w*", r"require\w*", r"ask\w*", r"request\w*", r"call\w* for", r"expect\w*", r"insist\w*", r"must",
     r"depend\w* on", r"without", r"unless", r"only with", r"looking for", r"demand\w*", r"urge\w*",
-    r"essential", r"cannot do without", r"rel(?:y|ies) on",
+    r"essential", r"cannot do without", r"rel(?:y|ies) on", r"no means to", r"only when", r"matched by",
+    r"matching", r"fair only",
 )  # fmt: skip
 # Evaluations: what a clause says about the option it names (when it takes no explicit side).
 POSITIVE = (
-    r"sensible", r"proven", r"reasonable", r"practical", r"essential", r"only way", r"only answer",
+    r"sensible", r"proven", r"reasonabl\w*", r"practical", r"spread\w*", r"change\w* practices", r"moving away from mercury", r"cleaner", r"essential", r"only way", r"only answer",
     r"only treaty", r"only common", r"fairest", r"fair", r"workable", r"feasible", r"affordable", r"certainty",
     r"clarity", r"solid", r"sound", r"strong (?:market )?signal", r"clearest signal", r"clear signal",
     r"one clear signal", r"achievable", r"valuable", r"value", r"useful", r"deserve\w*", r"belong\w*",
     r"levels? the playing field", r"is how", r"benefit\w*", r"protect\w*", r"respect\w*", r"allow\w*",
     r"\blet\b", r"\blets\b", r"deliver\w*", r"enforceable", r"measurable", r"quick\w*", r"most direct",
     r"do more", r"target\w*", r"match\w*", r"guarantee\w*", r"right", r"best", r"better", r"surest",
-    r"real results", r"results", r"progress", r"works?\b", r"can work", r"help\w*", r"strong", r"effective",
-    r"pragmatic", r"first step", r"good", r"gives", r"give", r"give us", r"turns?", r"ensures?", r"needed",
+    r"real results", r"results", r"progress", r"(?:it|what|that) works\b", r"can work", r"help\w*", r"strong", r"effective",
+    r"pragmatic", r"first step", r"good", r"gives?\b", r"give us", r"turns?", r"ensures?", r"needed",
     r"necessary", r"urgent\w*", r"predictable", r"easy to implement", r"easier to", r"more honest",
     r"solid foundation", r"foundation", r"compromise", r"realistic", r"duty", r"responsib\w*", r"worth",
     r"tool", r"support", r"obvious candidates", r"cut\w*", r"reduc\w*", r"responsible", r"careful",
-    r"acceptable", r"tolerable", r"should", r"must", r"show\w*", r"room", r"moves? quickly", r"faster",
-    r"make sure", r"prepare", r"basis", r"evidence base", r"scientifically", r"makes? sense",
+    r"acceptable", r"tolerable", r"should(?! not)", r"must(?! not)", r"show\w*", r"room", r"moves? quickly", r"faster",
+    r"make sure", r"prepare", r"basis", r"evidence base", r"scientifically", r"makes? sense", r"standard practice",
+    r"reasonable cost", r"least we owe", r"victory", r"spare\w*", r"serve\w*", r"starting point", r"tolerat\w*",
+    r"enough", r"at least", r"come before", r"come first", r"possible",
 )  # fmt: skip
 NEGATIVE = (
-    r"fail\w*", r"weaken\w*", r"undermin\w*", r"ignor\w*", r"miss\w*", r"not enough", r"never", r"little",
+    r"fail\w*", r"weaken\w*", r"undermin\w*", r"ignor\w*", r"miss\w*", r"not enough", r"little",
     r"nothing", r"burden\w*", r"harm\w*", r"risk\w*", r"delay\w*", r"excuse", r"hollow", r"empty", r"weak\b",
     r"unfair\w*", r"impossible", r"difficult", r"struggl\w*", r"disrupt\w*", r"destroy\w*", r"close factories",
     r"slow\w*", r"freez\w*", r"frozen", r"outdated", r"lose\w*", r"loses", r"poison\w*", r"unchecked",
     r"leak", r"shield\w*", r"betray\w*", r"upside down", r"punish\w*", r"constrain\w*", r"worr\w*",
-    r"concern\w*", r"wary", r"cautious", r"object\w*", r"hard to", r"only as good as", r"mean\w* little",
+    r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"object\w*", r"hard to", r"only as good as", r"mean\w* little",
     r"appearance of action", r"paper", r"not reduced", r"not fallen", r"has not", r"have not", r"had their",
     r"more of the same", r"shortcoming", r"weakness", r"no way", r"no guaranteed", r"no common",
-    r"oblige nobody", r"nobody", r"would not", r"will not", r"cannot", r"should not", r"must not", r"not\b",
-    r"costs?", r"cost billions", r"raise\w*", r"force\w*", r"push\w*", r"drive\w*", r"dump\w*", r"menu",
+    r"oblige nobody", r"nobody", r"weigh on", r"in circulation", r"end up in", r"more years", r"threaten\w*",
+    r"least able", r"keep moving", r"keep running", r"keep flowing", r"dirtiest", r"(?:would|could|will) leave",
+    r"costs?", r"cost billions", r"raise\w*", r"force\w*", r"push\w*", r"dump\w*", r"menu",
     r"riddled", r"lowest common denominator", r"too few", r"too quickly", r"distant dates", r"excluding",
     r"stripped", r"in name only", r"empty shell", r"vague", r"open-ended", r"sweeping", r"loaded",
     r"rigid\w*", r"overnight", r"underground", r"unlimited", r"indefinite\w*", r"postpon\w*", r"waiting",
@@ -142,9 +148,24 @@ NEGATIVE = (
     r"doing nothing", r"do nothing", r"inaction", r"exposed", r"unaddressed", r"upset", r"heavy costs",
     r"consequences", r"closures", r"only obliges", r"in haste", r"catch", r"pull apart", r"reward",
     r"lowest", r"short list", r"no alternative", r"no affordable", r"no proven", r"escape\w*", r"paperwork",
-    r"hard questions", r"avoid\w*", r"invite", r"exclude\w*",
+    r"hard questions", r"invite", r"take years", r"years to", r"alone cannot", r"exclude\w*", r"no credible",
 )  # fmt: skip
 
+# Evaluations that settle the matter on their own ("would weaken the treaty", "a hollow text").
+STRONG_NEGATIVE = (
+    r"weaken\w*", r"undermin\w*", r"hollow", r"betray\w*", r"indefensible", r"unacceptable", r"in name only",
+    r"empty shell", r"appearance of action", r"more of the same", r"mean\w* little", r"do little", r"little for",
+    r"never (?:managed|have|provided|reach)", r"have not", r"has not", r"not enough", r"fail\w*", r"harm\w*",
+    r"destroy\w*", r"close factories", r"impossible", r"upside down", r"unchecked", r"a leak", r"excuse",
+    r"delay\w*", r"ignor\w*", r"untouched", r"off the hook", r"poison\w*", r"dump\w*", r"punish\w*",
+    r"no affordable", r"no alternative", r"no proven", r"frozen", r"freez\w*", r"unfair\w*", r"burden\w*",
+    r"at a disadvantage", r"carry on unchanged", r"still rising", r"keeps? rising", r"not (?:fallen|reduced|reversed)",
+    r"(?:should|must|would|will|could|can|need|does|do) not\b(?! mean)", r"cannot", r"won't", r"struggle\w*", r"risk\w*", r"worr\w*", r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"objects?\b", r"miss\w*",
+)  # fmt: skip
+STRONG_POSITIVE = (
+    r"only way", r"only answer", r"least we owe", r"essential", r"surest", r"fairest", r"clearest", r"victory",
+    r"sound response", r"at least", r"only realistic", r"best placed", r"best managed", r"is how",
+)  # fmt: skip
 _WORD = re.compile(r"[a-z0-9][a-z0-9.'-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -163,9 +184,11 @@ _COMMIT_RE = re.compile(rf"\b{_alt(COMMIT)}")
 _NEED_RE = re.compile(rf"\b{_alt(NEED)}")
 _POSITIVE_RE = re.compile(rf"\b{_alt(POSITIVE)}")
 _NEGATIVE_RE = re.compile(rf"\b{_alt(NEGATIVE)}")
+_STRONG_NEGATIVE_RE = re.compile(rf"\b{_alt(STRONG_NEGATIVE)}")
+_STRONG_POSITIVE_RE = re.compile(rf"\b{_alt(STRONG_POSITIVE)}")
 _OWN_RE = re.compile(rf"^\W*(?:\w+ ){{0,4}}?{_alt(OWN_SUBJECTS)}\b")
 _CLAUSE_SPLIT = re.compile(
-    r"\s*;\s*|,?\s+\bbut\b\s+|,\s+(?:while|whereas|although|though|yet)\s+|\s+\bwhereas\b\s+"
+    r"\s*;\s*|:\s+|(?<!common),?\s+\bbut\b\s+(?!only if\b)|,\s+(?:while|whereas|although|though|yet)\s+|\s+\bwhereas\b\s+"
 )
 # "and" starts a new clause when a verb or a subject of its own follows it.
 _AND_SPLIT = re.compile(
@@ -177,11 +200,16 @@ _CONDITION_LEAD = re.compile(
     r"^\s*(?:if|provided(?: that)?|as long as|so long as|only if|unless|once|assuming|on condition that)\b[^,]*,\s*"
 )
 _CONDITION_TAIL = re.compile(
-    r",?\s*\b(?:if|provided(?: that)?|providing|as long as|so long as|only if|unless|once|on condition that|"
+    r",?\s*\b(?:if|(?<!have )(?<!has )(?<!never )(?<!been )provided(?: that)?(?! by\b)|providing|as long as|so long as|only if|unless|(?<!at )once|on condition that|"
     r"on the understanding that|assuming)\b.*$"
 )
-_WITH_LEAD = re.compile(r"^\s*(?:only )?with\b[^,]*,\s*")
-_TRADE_VERB = r"(?:support|back|vote for|vote yes on|accept|agree to|join us on|go along with)"
+_WITH_LEAD = re.compile(
+    r"^\s*(?:only )?with\b(?:[^,]*,\s*(?=(?:we|our|i|(?:[a-z-]+ ){1,4}(?:can|could|will|would))\b)|"
+    r".*?,\s*(?=(?:we|our|i|(?:[a-z-]+ ){1,4}(?:can|could|will|would))\b))"
+)
+_WITHOUT_LEAD = re.compile(r"^\s*without\b[^,]*,\s*")
+_PROVISO = r"(?:guaranteed|in place|assured|on the table|secured|in the text|provided|protected)\b"
+_TRADE_VERB = r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? to|join us on|go along with)"
 
 
 @dataclass
@@ -230,10 +258,13 @@ _FILLER = (
 )
 
 
-def phrase_pattern(phrase: str) -> re.Pattern[str]:
+def phrase_pattern(phrase: str, *, stem: bool = True) -> re.Pattern[str]:
     words = _WORD.findall(phrase.lower())
-    body = (r"\s+" + _FILLER).join(_stem(w) for w in words)
-    return re.compile(rf"(?<![\w.]){body}")
+    if stem:
+        body = (r"\s+" + _FILLER).join(_stem(w) for w in words)
+    else:  # plurals only: "fund" must not match "funded", nor "financing" match "financial"
+        body = r"\s+".join(re.escape(w.removesuffix("s")) + r"s?" for w in words)
+    return re.compile(rf"(?<![\w.]){body}(?![\w-])")
 
 
 def lexicon(scenario: Scenario) -> Lexicon:
@@ -254,22 +285,25 @@ def lexicon(scenario: Scenario) -> Lexicon:
             for allusion in option.allusions:
                 options.append(_Pattern(issue.id, option.id, phrase_pattern(allusion), False, True))
     offers = tuple(
-        (offer.id, re.compile("|".join(phrase_pattern(k).pattern for k in [offer.label, *offer.keywords])))
+        (
+            offer.id,
+            re.compile(
+                "|".join(phrase_pattern(k, stem=False).pattern for k in [offer.label, *offer.keywords])
+            ),
+        )
         for offer in scenario.offers
     )
     names: dict[str, re.Pattern[str]] = {}
-    for role in [*scenario.roles]:
-        spellings = {role.name.lower(), role.id.lower()}
-        spellings |= {s for s in (role.name.lower().removeprefix("the ").split(" (")[0],) if s}
+    for role in scenario.roles:
+        spellings = {role.name.lower().removeprefix("the ")}
+        # An id is a name only when it is the name's acronym ("EU", "AMAP"); "CAN" or "BRA" would be words.
+        if "".join(w[0] for w in role.name.split() if w[0].isupper()) == role.id:
+            spellings.add(role.id.lower())
         names[role.id] = re.compile(
-            r"\b(?:the )?(?:" + "|".join(re.escape(s) for s in sorted(spellings)) + r")\b"
+            r"\b(?:the )?(?:" + "|".join(re.escape(x) for x in sorted(spellings)) + r")\b"
         )
     names[scenario.chair.id] = re.compile(
-        r"\b(?:the chair|"
-        + re.escape(scenario.chair.name.lower())
-        + "|"
-        + re.escape(scenario.chair.id.lower())
-        + r")\b"
+        r"\b(?:the chair|" + re.escape(scenario.chair.name.lower()) + r")\b"
     )
     found = Lexicon(tuple(options), offers, names, issue_of)
     memo[("reading-lexicon",)] = found
@@ -328,18 +362,18 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
         sentence = _normalise(raw)
         if not sentence:
             continue
-        trade = _trade(lex, sentence)
+        trade = _trade(lex, sentence, speaker)
         if trade:
             reading.trades.append(trade)
             continue
         question = sentence.endswith("?")
         for clause, after_but in _clauses(sentence):
             _read_clause(lex, clause, speaker, issue, question, reading, explicit, after_but)
+    _settle(reading, explicit)
     if issue is not None:
         for bucket in (reading.support, reading.oppose, reading.conditional):
             for other in [i for i in bucket if i != issue]:
                 del bucket[other]
-    _settle(reading, explicit)
     reading.asks -= reading.offers
     return reading
 
@@ -390,11 +424,57 @@ def _is_reported(lex: Lexicon, clause: str, speaker: str | None) -> bool:
     return bool(others and not _OWN_RE.match(head))
 
 
-def _subject_is_other(lex: Lexicon, clause: str, speaker: str | None) -> bool:
+OTHER_SUBJECTS = (
+    r"you", r"your delegation", r"your government", r"your side", r"some delegations", r"some countries",
+    r"other delegations", r"others", r"many delegations", r"several delegations", r"those delegations",
+    r"other countries", r"many countries", r"some parties", r"several countries",
+)  # fmt: skip
+
+
+def _subject_is_other(clause: str) -> bool:
     """A clause whose subject is another delegation or the listener ("you support 4.1")."""
     if _OWN_RE.match(clause):
         return False
-    return bool(re.match(rf"^\W*(?:\w+ ){{0,2}}?{_alt(OTHERS)}\b", clause))
+    return bool(
+        re.match(
+            rf"^\W*(?:\w+ ){{0,2}}?{_alt(OTHER_SUBJECTS)}\b\W*(?:\w+ ){{0,3}}?(?:{_alt(SUPPORT_VERBS)}|{_alt(OPPOSE_VERBS)})\b",
+            clause,
+        )
+    )
+
+
+_LISTENER_STANCE = re.compile(
+    r"\b(?:ask|urge|invite|call on|encourage|need|want|expect|hope)s? (?:you|your delegation|your government|"
+    r"others|other delegations|all delegations|every delegation|delegations|everyone)\b"
+)
+_OWN_CONDITION = (
+    r"^\W*(?:if|once|provided(?: that)?|as long as|in return)\s+(?:\w+\s+){0,2}?(?:we|our delegation|i)\b"
+)
+
+
+def _split_condition(lex: Lexicon, clause: str) -> tuple[str, str]:
+    """(condition, main) of a clause: a leading "if ..., " / "with <offer> ..., " / "without <offer>, " and a
+    trailing ", provided ..." are conditions; the rest states the position."""
+    condition, main = "", clause
+    lead = _CONDITION_LEAD.match(main)
+    if lead:
+        condition, main = lead.group(0), main[lead.end() :]
+    for pattern in (_WITH_LEAD, _WITHOUT_LEAD):
+        found = pattern.match(main)
+        if found and (
+            _offers_in(lex, found.group(0))
+            or re.search(_PROVISO, found.group(0))
+            or re.match(r"\s*without (?:it|this|that|them|those|these)\b", found.group(0))
+        ):
+            condition, main = condition + found.group(0), main[found.end() :]
+    tail = _CONDITION_TAIL.search(main)
+    if tail and re.match(r",?\s*if (?:\S+ ){1,3}(?:is|are) to\b", tail.group(0)):
+        tail = None  # "essential if the instrument is to matter": a purpose, not a condition
+    if tail and tail.start() > 0:
+        condition, main = condition + tail.group(0), main[: tail.start()]
+    elif tail and not lead:
+        condition, main = condition + main, ""
+    return condition, main
 
 
 def _read_clause(
@@ -407,81 +487,117 @@ def _read_clause(
     ranks: dict[tuple[str, str, str], int],
     after_but: bool,
 ) -> None:
-    reported = _is_reported(lex, clause, speaker)
-    # Condition parts: a leading "if ..., " or "with ..., " and a trailing "..., provided ...".
-    condition = ""
-    main = clause
-    lead = _CONDITION_LEAD.match(main)
-    if lead:
-        condition += lead.group(0)
-        main = main[lead.end() :]
-    with_lead = _WITH_LEAD.match(main)
-    if with_lead and _offers_in(lex, with_lead.group(0)):
-        condition += with_lead.group(0)
-        main = main[with_lead.end() :]
-    tail = _CONDITION_TAIL.search(main)
-    if tail and tail.start() > 0:
-        condition += tail.group(0)
-        main = main[: tail.start()]
-    elif tail and tail.start() == 0 and not lead:
-        condition += main
-        main = ""
-    guaranteed = bool(
-        re.search(
-            r"\bwith (?:\w+ ){0,8}(?:guaranteed|in place|assured|on the table|secured|provided)\b", main
-        )
-    )
-    conditional = bool(condition.strip()) or guaranteed
-    if reported:
-        return
-    own_condition = bool(
-        re.match(r"^\W*(?:if|once|provided(?: that)?|as long as)\s+(?:we|our delegation|i)\b", condition)
-    )
-    # Offers and asks.
-    for offer_id, _pos in _offers_in(lex, condition):
-        if own_condition:
-            reading.offers.add(offer_id)
+    if not question and (_is_reported(lex, clause, speaker) or _subject_is_other(clause)):
+        # "We have heard your concerns, and in that spirit we can accept X": what follows the report is the
+        # speaker's own again.
+        tail = _own_tail(lex, clause, speaker)
+        if tail is None:
+            if _is_reported(lex, clause, speaker):
+                return
         else:
-            reading.asks.add(offer_id)
-    main_offers = _offers_in(lex, main)
-    if main_offers:
-        other_subject = _subject_is_other(lex, main, speaker)
-        for offer_id, pos in main_offers:
+            clause = tail
+    condition, main = _split_condition(lex, clause)
+    guaranteed = bool(
+        re.search(rf"\bwith (?:\S+ ){{0,8}}{_PROVISO}", main)
+        or re.search(r"\bmust (?:come with|be matched by|be backed by)\b", main)
+    )
+    own = _own_pattern(lex, speaker)
+    # Offers and asks. In a question the speaker proposes its conditions and asks for what it names in the body.
+    own_condition = bool(re.match(_OWN_CONDITION, condition)) or bool(
+        own and re.match(rf"^\W*if\s+{own}", condition)
+    )
+    for offer_id, _ in _offers_in(lex, condition):
+        (reading.offers if own_condition or question else reading.asks).add(offer_id)
+    if _offers_in(lex, main):
+        other_subject = _subject_is_other(main)
+        for offer_id, pos in _offers_in(lex, main):
             before = main[:pos]
             if question:
-                if re.search(r"\b(?:we|us|our)\b", before) and not re.search(r"\byou", before):
-                    reading.offers.add(offer_id)
-                else:
-                    reading.asks.add(offer_id)
-            elif other_subject or _NEED_RE.search(before[-60:]) or guaranteed:
+                ours = re.search(r"\b(?:we|us|our)\b", before) and not re.search(r"\byou", before)
+                (reading.offers if ours else reading.asks).add(offer_id)
+            elif (
+                other_subject
+                or _LISTENER_STANCE.search(before)
+                or guaranteed
+                or (_NEED_RE.search(before) and not re.search(r"\b(?:must|should|will|would) not\b", before))
+            ):
                 reading.asks.add(offer_id)
-            elif _COMMIT_RE.search(before) and not _NEGATION_RE.search(before[-40:]):
+            elif (
+                (_COMMIT_RE.search(before) or re.search(r"\bon the table\b", main[pos:]))
+                and not _NEGATION_RE.search(_segment(before))
+                and (
+                    re.search(r"\b(?:we|our|i|us)\b", _segment(before))
+                    or (own and re.search(own, _segment(before)))
+                )
+            ):
                 reading.offers.add(offer_id)
-    if question or not main.strip():
-        return
-    if _subject_is_other(lex, main, speaker):
+    if question or not main.strip() or _subject_is_other(main) or _LISTENER_STANCE.search(main):
         return
     mentions = _mentions(lex, main, issue)
-    if not mentions:
-        return
+    conditional = bool(condition.strip()) or guaranteed
+    needs_offer = bool(_offers_in(lex, condition)) or guaranteed or "without" in condition
+    if re.search(r"\bwould (?:allow|enable|let) us\b|\bwould make (?:\S+ ){1,8}possible\b", main):
+        conditional = True  # "that would allow us to accept X": backing that waits on something
     for mention in mentions:
         polarity, rank = _polarity(main, mention, mentions)
-        if polarity is None:
+        if polarity is None or (rank == 0 and not conditional):
             continue
+        rank = max(rank, 1)
         if after_but:
             rank += 1
         kind = polarity
-        if polarity == "support" and conditional:
+        if conditional and (polarity == "support" or needs_offer):
+            # "we support X if Y" and "without Y we cannot accept X": backing on terms
             kind = "conditional"
         key = (kind, mention.issue, mention.option)
         ranks[key] = max(ranks.get(key, 0), rank)
+
+
+def _own_tail(lex: Lexicon, clause: str, speaker: str | None) -> str | None:
+    """The part of a clause after a comma where the speaker speaks for itself again, if any."""
+    own = _own_pattern(lex, speaker)
+    subject = r"(?:we|i|our (?:delegation|association|coalition|members|industry|government|country)" + (
+        f"|{own})" if own else ")"
+    )
+    for comma in re.finditer(r",\s+", clause):
+        rest = clause[comma.end() :]
+        found = re.search(
+            rf"\b{subject}\s+(?:\w+\s+)?(?:can|could|will|would|shall|are|is|am|support|accept|back)\b", rest
+        )
+        if found:
+            return rest[found.start() :]
+    return None
+
+
+def _segment(before: str) -> str:
+    """The words since the last subordinate break: who commits to an offer is said there."""
+    cut = max((m.end() for m in re.finditer(r",|\bbecause\b|\bwhich\b|\bthat\b|\bso\b", before)), default=0)
+    return before[cut:]
+
+
+def _own_pattern(lex: Lexicon, speaker: str | None) -> str:
+    if speaker is None or speaker not in lex.names:
+        return ""
+    return lex.names[speaker].pattern
 
 
 def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[str | None, int]:
     """("support"|"oppose"|None, rank) of the clause towards one option it names."""
     before = main[: mention.start]
     # Contrast markers right before the option turn the clause's side round for it.
-    contrast = re.search(r"\b(?:rather than|instead of|not|over|and not|than)\s+(?:\w+\s+){0,3}$", before)
+    contrast = re.search(
+        r"(?:\brather than|\binstead of|, not|\band not|\bbut not|\bover|\bthan|\bto (?:a|an|the))\s+(?:\S+\s+){0,3}$",
+        before,
+    )
+    if (
+        contrast
+        and contrast.group(0).startswith(("to", "over", "than"))
+        and not re.search(r"\b(?:prefer\w*|rather)\b", before)
+    ):
+        contrast = None
+    if contrast is None:
+        # "without X, nothing works": what goes wrong without X speaks for X
+        contrast = re.search(r"\bwithout\s+(?:\S+\s+){0,2}$", before)
     concession = None
     for m in _CONCESSION_RE.finditer(before):
         concession = m
@@ -492,9 +608,26 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
     for m in _OPPOSE_RE.finditer(before):
         if verb is None or m.start() > verb.start():
             verb, verb_kind = m, "oppose"
+    # A verb governs the options up to the next break in the sentence ("we value X, and its work should continue
+    # alongside Y": Y is not valued by the verb).
+    if verb is not None and re.search(
+        r",\s+(?:and|but|so|which|while|because|as)\b|\b(?:alongside|because|so that)\b", before[verb.end() :]
+    ):
+        verb = None
+    if concession and re.search(r",\s+(?:and|but|so|which|while|because)\b", before[concession.end() :]):
+        concession = None
     if concession and (verb is None or concession.end() >= verb.start()):
         side = "support"
         return (_flip(side) if contrast else side), 3
+    # "X is a position we can live with" / "X is not a position we would defend": the side taken after the option.
+    after = re.match(
+        r"^[^,;]{0,40}?\b(?:we|i|our \w+|the science)\s+(?:can|could|will|would)\s+(?:\w+\s+)?"
+        r"(?:live with|accept|support|back|defend|go along with)\b",
+        main[mention.end :],
+    )
+    if verb is None and concession is None and after:
+        side = "oppose" if re.search(r"\bnot\b|n't", after.group(0)) else "support"
+        return side, 3
     if verb is not None:
         window = before[max(0, verb.start() - 40) : verb.start()]
         negated = bool(_NEGATION_RE.search(window)) and not re.search(r"\bnot only\b", window)
@@ -502,21 +635,71 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
         if contrast and contrast.start() > verb.end():
             side = _flip(side)
         return side, 3
-    # No explicit side: the clause's evaluation of the option.
+    # No explicit side: the clause's evaluation of the option. Each evaluative word speaks of the option named
+    # nearest to it (so in "X gives us what Y never have", "never" is about Y), a strong one counting double.
     masked = main
     for other in sorted(mentions, key=lambda m: -m.start):
         masked = masked[: other.start] + " " * (other.end - other.start) + masked[other.end :]
-    negative = len(_NEGATIVE_RE.findall(masked))
-    positive = len(_POSITIVE_RE.findall(masked))
-    # A double negative ("no excuse for leaving them out") reads as positive; "only X can" as support.
-    if re.search(r"\bno excuse\b|\bonly (?:a |an |the )?\S+", masked) and mention.start < 40:
-        positive += 1
-    if negative == 0 and positive == 0:
+    anchors = sorted({(m.start, m.end, m.option) for m in mentions})
+    score = 0.0
+    for regex, weight in (
+        (_STRONG_NEGATIVE_RE, -2.0), (_NEGATIVE_RE, -1.0), (_POSITIVE_RE, 1.0), (_STRONG_POSITIVE_RE, 2.0)
+    ):  # fmt: skip
+        for cue in regex.finditer(masked):
+            window = masked[max(0, cue.start() - 30) : cue.start()]
+            if re.search(
+                r"\bmost $|\b(?:sources|products|goods|uses|people|countries) (?:that|which|who) $", window
+            ) or (
+                cue.group(0).endswith("ed")
+                and re.match(r" (?:miners|women|children|people|families|workers)\b", masked[cue.end() :])
+            ):
+                continue  # "the most harmful products", "sources that harm", "poisoned miners": not about the option
+            flipped = re.search(
+                r"(?:(?<!should )(?<!must )(?<!would )(?<!will )(?<!could )(?<!can )(?<!need )(?<!does )(?<!do )\bnot|"
+                r"\bno|\bnever|\bwithout|\bavoid\w*|\bspar\w*)\s+(?:\S+\s+)?$",
+                window,
+            ) or re.search(r"\b(?:than|instead of|not mean)\s+(?:\S+\s+){0,2}$", window)
+            # "not enough", "without imposing costs", "no duty to help"; a negation itself is never turned round
+            if flipped and not re.search(r"\bnot\b|cannot|n't", cue.group(0)):
+                weight_here = -weight
+            else:
+                weight_here = weight
+            nearest = _about(anchors, cue.start(), masked)
+            if nearest[2] == mention.option:
+                score += weight_here
+    # "only X can" and "no excuse for leaving X out" back X.
+    if re.search(r"\bno excuse\b", masked) or re.search(r"\bonly (?:\S+ ){0,2}$", before):
+        score += 4.0
+    if abs(score) < 0.5:
+        if mention.start < 20 and re.match(
+            r"^\S+(?: \S+){0,6} (?:would|could|will|can) ", main[mention.start :]
+        ):
+            return (
+                "support",
+                0,
+            )  # "X would do this" with no judgement: backing only if a condition makes it so
         return None, 0
-    side = "oppose" if negative > positive else "support"
+    side = "oppose" if score < 0 else "support"
     if contrast:
         side = _flip(side)
     return side, 1
+
+
+def _about(anchors: list[tuple[int, int, str]], at: int, text: str) -> tuple[int, int, str]:
+    """The option an evaluative word speaks of: the clause's subject when it opens the clause, unless the word
+    follows another option set against it ("than X", "which X never", "without X"); else the nearest option."""
+    subject = anchors[0] if anchors[0][0] < 20 else None
+    if subject is not None:
+        later = [a for a in anchors if a[2] != subject[2] and a[0] < at]
+        for anchor in reversed(later):
+            lead = text[max(0, anchor[0] - 25) : anchor[0]]
+            if re.search(
+                r"\b(?:than|rather than|instead of|without|what|which|whereas|while|not|something)\s+(?:\S+\s+){0,2}$",
+                lead,
+            ):
+                return anchor
+        return subject
+    return min(anchors, key=lambda a: min(abs(at - a[1]), abs(at - a[0])))
 
 
 def _flip(side: str) -> str:
@@ -524,29 +707,30 @@ def _flip(side: str) -> str:
 
 
 def _settle(reading: Reading, ranks: dict[tuple[str, str, str], int]) -> None:
-    """Per issue, keep the strongest readings; an option both backed and opposed at the same rank is neither."""
-    issues = sorted({issue for _, issue, _ in ranks})
-    for issue in issues:
-        entries = {(k, o): r for (k, i, o), r in ranks.items() if i == issue}
-        top = max(entries.values())
-        for (kind, option), rank in entries.items():
-            if rank < top and rank < 3:
+    """Per option, the strongest reading wins; an option backed and opposed equally strongly is neither. Within
+    an issue, backing for one option said outright outranks backing for another that was only implied."""
+    options = sorted({(issue, option) for _, issue, option in ranks})
+    won: dict[tuple[str, str], tuple[str, int]] = {}
+    for issue, option in options:
+        kinds = {k: r for (k, i, o), r in ranks.items() if (i, o) == (issue, option)}
+        top = max(kinds.values())
+        best = [k for k, r in kinds.items() if r == top]
+        if len(best) == 1:
+            won[(issue, option)] = (best[0], top)
+        elif "oppose" not in best:  # support and conditional support equally: the condition stands
+            won[(issue, option)] = ("conditional", top)
+    for (issue, option), (kind, rank) in won.items():
+        if kind != "oppose":
+            rivals = [r for (i, o), (k, r) in won.items() if i == issue and o != option and k != "oppose"]
+            if rivals and max(rivals) > rank:
                 continue
-            opposite = "oppose" if kind in ("support", "conditional") else "support"
-            rival = max(
-                entries.get((opposite, option), 0),
-                entries.get(("conditional", option), 0) if kind == "oppose" else 0,
-            )
-            if rival > rank or (rival == rank and kind != "oppose"):
-                continue
-            if rival == rank and kind == "oppose":
-                continue
-            getattr(reading, kind).setdefault(issue, set()).add(option)
+        getattr(reading, kind).setdefault(issue, set()).add(option)
 
 
-def _trade(lex: Lexicon, sentence: str) -> tuple[str, str] | None:
+def _trade(lex: Lexicon, sentence: str, speaker: str | None) -> tuple[str, str] | None:
     you = r"(?:you|your delegation|your government|your side)"
-    we = r"(?:we|our delegation|i)"
+    own = _own_pattern(lex, speaker)
+    we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
     modal = r"(?:will|would|shall|can|could|are ready to|are prepared to|promise to|commit to)"
     patterns = (
         rf"\bif {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
