@@ -1,14 +1,15 @@
-"""The rule-based stance judge: reads what a message says about options and offers, and moves listeners.
+"""The stance judge: what a message says (`read_signals`, the rules in `reading.py`, or a model's reading from the
+event payload), and how it moves the seats that heard it.
 
-Deterministic and pure. It recognises options by id (``"4.1"``), label and the scenario's keywords (synonyms);
-reads a sentence as opposition when it carries a negation cue; reads "we can accept / could live with X" as a
-concession (support); reads "we support X if Y is offered" as conditional support plus a request for Y; reads an
-offer when an offer keyword meets a commitment cue in an unconditional, unnegated sentence; and reads "if you
-support X, we will support Y" as a trade. Only roles that can credibly make an offer (``can_offer``) count, and
-only voting countries can promise a vote.
+Deterministic and pure. Support, opposition and conditional support are read for the speaker alone (reports of
+others and questions say nothing), in public debate only on the issue under discussion. Support and conditional
+support (half weight) add pressure on listeners, up to a cap per speaker; offers count only from seats that can
+make them (`can_offer`) and unlock listeners' conditions; trades ("if you support X, we will support Y") are
+considered in private talks, and only a voting country can promise a vote.
 
-A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as a validated
-``Signals`` in the event payload and is applied by exactly the same code.
+A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as ``Signals`` in
+the event payload, is validated again here (`judge_message`: refused signals fall back to the rules, and the
+judgement says so) and is applied by exactly the same code.
 """
 
 from __future__ import annotations

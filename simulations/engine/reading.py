@@ -19,7 +19,10 @@ Pure and deterministic. A message is cut into sentences and each sentence into c
   asks for, needs, or makes a condition ("without a dedicated fund we cannot ...") is an ask;
 - **trades**: "if you support X, we will support Y" (and its reorderings) is a trade, nothing else.
 
-Within one issue, explicit stances outrank evaluations, and a clause after "but" outranks the clause it answers.
+An explicit stance outranks an evaluation of the same option, and a clause after "but" the clause it answers; an
+option backed and opposed equally strongly is neither; and backing for one option said outright drops backing for
+another option of the same issue that was only implied. The corpus that measures all this is
+`tests/engine/judge_corpus.yaml` (see README, "The AI delegations").
 """
 
 from __future__ import annotations
@@ -56,10 +59,6 @@ CONCESSIONS = (
 NEGATIONS = (
     r"not", r"never", r"cannot", r"can't", r"won't", r"wouldn't", r"don't", r"doesn't", r"couldn't",
     r"no longer", r"unable to", r"neither", r"nor", r"hardly",
-)  # fmt: skip
-CONDITIONS = (
-    r"if", r"provided", r"providing", r"as long as", r"so long as", r"on condition", r"only when", r"unless",
-    r"once", r"on the understanding", r"in return for", r"subject to", r"assuming",
 )  # fmt: skip
 # Words that introduce someone else's position, not the speaker's.
 REPORT_VERBS = (
@@ -178,7 +177,6 @@ _SUPPORT_RE = re.compile(rf"\b{_alt(SUPPORT_VERBS)}\b")
 _OPPOSE_RE = re.compile(rf"\b{_alt(OPPOSE_VERBS)}\b")
 _CONCESSION_RE = re.compile(rf"\b{_alt(CONCESSIONS)}\b")
 _NEGATION_RE = re.compile(rf"\b{_alt(NEGATIONS)}\b|n't\b")
-_CONDITION_RE = re.compile(rf"\b{_alt(CONDITIONS)}\b")
 _HEARD_RE = re.compile(rf"\b{_alt(HEARD_FRAMES)}\b")
 _COMMIT_RE = re.compile(rf"\b{_alt(COMMIT)}")
 _NEED_RE = re.compile(rf"\b{_alt(NEED)}")
