@@ -1,49 +1,31 @@
-"""The rule-based stance judge: reads what a message says about options and offers, and moves listeners.
+"""The stance judge: what a message says (`read_signals`, the rules in `reading.py`, or a model's reading from the
+event payload), and how it moves the seats that heard it.
 
-Deterministic and pure. It recognises options by id (``"4.1"``), label and the scenario's keywords (synonyms);
-reads a sentence as opposition when it carries a negation cue; reads "we can accept / could live with X" as a
-concession (support); reads "we support X if Y is offered" as conditional support plus a request for Y; reads an
-offer when an offer keyword meets a commitment cue in an unconditional, unnegated sentence; and reads "if you
-support X, we will support Y" as a trade. Only roles that can credibly make an offer (``can_offer``) count, and
-only voting countries can promise a vote.
+Deterministic and pure. Support, opposition and conditional support are read for the speaker alone (reports of
+others and questions say nothing), in public debate only on the issue under discussion. Support and conditional
+support (half weight) add pressure on listeners, up to a cap per speaker; offers count only from seats that can
+make them (`can_offer`) and unlock listeners' conditions; trades ("if you support X, we will support Y") are
+considered in private talks, and only a voting country can promise a vote.
 
-A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as a validated
-``Signals`` in the event payload and is applied by exactly the same code.
+A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as ``Signals`` in
+the event payload, is validated again here (`judge_message`: refused signals fall back to the rules, and the
+judgement says so) and is applied by exactly the same code.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import rules
+from . import reading, rules
 from .scenario import Scenario
 from .state import Commitment, GameState, IssueState, Stance
 
-NEGATION_CUES = (
-    "oppose", "cannot accept", "can't accept", "cannot support", "can't support", "reject", "against",
-    "not support", "not accept", "no to ", "will not", "won't", "never", "unacceptable", "resist", "not ready",
-    "do not", "don't", "cannot agree", "not agree", "premature", "could not", "cannot live",
-)  # fmt: skip
-COMMITMENT_CUES = (
-    "offer", "provide", "commit", "pledge", "will ", "ready to", "prepared to", "guarantee", "contribute",
-    "put on the table", "we can", "support a", "establish", "propose",
-)  # fmt: skip
-CONDITION_CUES = (" if ", "provided that", "provided ", "on condition", "as long as", "unless", "only if")
-CONCESSION_CUES = (
-    "we can accept", "we could accept", "can live with", "could live with", "prepared to accept",
-    "willing to accept", "could support", "can support", "will not stand in the way", "would not block",
-)  # fmt: skip
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_TRADE = re.compile(
-    r"\bif (?:you|your delegation|your government)\b(?P<want>.+?),\s*(?:then\s+)?"
-    r"(?:we|our delegation|i)\b(?P<promise>.+)"
-)
-_SUPPORT_VERB = re.compile(r"\b(support|accept|back|vote for|vote yes|agree to|join)\b")
 # Pressure from a conditional "we support X if Y" counts half: it is support, with strings attached.
 CONDITIONAL_WEIGHT = 0.5
+JudgeSource = Literal["rules", "llm", "fallback"]
 
 
 class Trade(BaseModel):
@@ -72,6 +54,8 @@ class Signals(BaseModel):
 
 class InvalidSignals(ValueError):
     """Signals naming options or offers the scenario does not have."""
+
+    MESSAGE = "the model judge named options or offers the scenario does not have"
 
 
 def check_signals(scenario: Scenario, signals: Signals) -> Signals:
@@ -112,95 +96,118 @@ class StanceChange:
         }
 
 
-def _mention_strength(sentence: str, option_id: str, label: str, keywords: list[str]) -> int:
-    """2: named by id or label; 1: by a keyword; 0: not mentioned."""
-    if re.search(rf"(?<![\d.]){re.escape(option_id)}(?![\d])", sentence) or label.lower() in sentence:
-        return 2
-    return 1 if any(k.lower() in sentence for k in keywords) else 0
+def read_signals(
+    scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None
+) -> Signals:
+    """What a message says for its speaker (memoised per scenario: prompts re-read older entries).
 
-
-def _options_in(scenario: Scenario, fragment: str) -> list[str]:
-    found: list[tuple[int, str]] = []
-    for issue in scenario.issues:
-        for option in issue.options:
-            level = _mention_strength(fragment, option.id, option.label, option.keywords)
-            if level:
-                found.append((level, option.id))
-    if not found:
-        return []
-    top = max(level for level, _ in found)
-    return [opt for level, opt in found if level == top]
-
-
-def read_signals(scenario: Scenario, text: str) -> Signals:
-    """What a message says (memoised per scenario: prompts re-read older entries for memory digests)."""
+    `speaker` lets the reader tell the speaker naming itself ("Canada supports 2.1" from Canada) from a report of
+    another delegation; without it, a delegation named as the subject is taken to be the speaker. `issue` limits
+    support, opposition and conditional support to the issue under discussion (public debate)."""
     memo = scenario.memo()
-    key = ("signals", text)
+    key = ("signals", text, speaker, issue)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _read_signals(scenario, text)
+        found = memo[key] = _signals_of(reading.read(scenario, text, speaker=speaker, issue=issue))
     assert isinstance(found, Signals)
     return found.model_copy(deep=True)
 
 
-def _read_signals(scenario: Scenario, text: str) -> Signals:
-    """What a message supports, opposes, offers, asks for and trades.
-
-    Within one message, an option named explicitly (by id or label) outranks options of the same issue that are
-    only alluded to by keyword, so "binding, because voluntary partnerships fell short" reads as support for the
-    binding option alone.
-    """
-    strength: dict[tuple[str, str, str], int] = {}  # (issue, option, kind) -> strength
-    offers: set[str] = set()
-    asks: set[str] = set()
-    trades: list[Trade] = []
-    for raw in _SENTENCE.split(text):
-        sentence = " " + raw.lower().strip() + " "
-        if not sentence.strip():
-            continue
-        trade = _read_trade(scenario, sentence)
-        if trade:
-            trades.append(trade)
-            continue
-        negated = any(cue in sentence for cue in NEGATION_CUES)
-        conditional = any(cue in sentence for cue in CONDITION_CUES)
-        kind = "oppose" if negated else ("conditional" if conditional else "support")
-        for issue in scenario.issues:
-            for option in issue.options:
-                level = _mention_strength(sentence, option.id, option.label, option.keywords)
-                if level:
-                    key = (issue.id, option.id, kind)
-                    strength[key] = max(strength.get(key, 0), level)
-        named_offers = {o.id for o in scenario.offers if any(k.lower() in sentence for k in o.keywords)}
-        if conditional:
-            asks |= named_offers
-        elif not negated and any(cue in sentence for cue in COMMITMENT_CUES):
-            offers |= named_offers
-    signals = Signals(offers=sorted(offers), asks=sorted(asks - offers), trades=trades)
-    for issue in scenario.issues:
-        for kind in ("support", "oppose", "conditional"):
-            found = {opt: lvl for (iss, opt, k), lvl in strength.items() if iss == issue.id and k == kind}
-            if found:
-                top = max(found.values())
-                getattr(signals, kind)[issue.id] = sorted(opt for opt, lvl in found.items() if lvl == top)
-    # An option both supported and opposed in one message is ambiguous: it counts as neither.
-    for issue_id in list(signals.support):
-        kept = [o for o in signals.support[issue_id] if o not in signals.oppose.get(issue_id, [])]
-        if kept:
-            signals.support[issue_id] = kept
-        else:
-            del signals.support[issue_id]
-    return signals
+def _signals_of(found: reading.Reading) -> Signals:
+    return Signals(
+        support={i: sorted(o, key=rules.option_sort_key) for i, o in sorted(found.support.items()) if o},
+        oppose={i: sorted(o, key=rules.option_sort_key) for i, o in sorted(found.oppose.items()) if o},
+        conditional={
+            i: sorted(o, key=rules.option_sort_key) for i, o in sorted(found.conditional.items()) if o
+        },
+        offers=sorted(found.offers),
+        asks=sorted(found.asks),
+        trades=[Trade(want=w, promise=p) for w, p in found.trades],
+    )
 
 
-def _read_trade(scenario: Scenario, sentence: str) -> Trade | None:
-    match = _TRADE.search(sentence)
-    if not match or not _SUPPORT_VERB.search(match["want"]) or not _SUPPORT_VERB.search(match["promise"]):
-        return None
-    want, promise = _options_in(scenario, match["want"]), _options_in(scenario, match["promise"])
-    if len(want) == 1 and len(promise) == 1 and want != promise:
-        return Trade(want=want[0], promise=promise[0])
-    return None
+@dataclass(frozen=True)
+class Judgement:
+    """The reading the engine applied to one message, and where it came from."""
+
+    signals: Signals
+    source: (
+        JudgeSource  # rules: offline; llm: a model's reading, accepted; fallback: rules after a refused one
+    )
+    note: str = ""  # why a model's reading was refused
+
+
+def judge_message(
+    scenario: Scenario,
+    *,
+    speaker: str,
+    text: str,
+    issue: str | None,
+    payload: dict[str, object],
+) -> Judgement:
+    """The reading of a committed message: a model's signals from the payload when valid, else the rules.
+
+    A payload without a "signals" key was judged by the rules (the offline model); "signals": null means the
+    model judge failed or answered unusably; signals naming ids outside the scenario are refused here too (never
+    trusted because they passed the service), and the message is read by the rules instead."""
+    ruled = read_signals(scenario, text, speaker=speaker, issue=issue)
+    if "signals" not in payload:
+        return Judgement(ruled, "rules")
+    raw = payload["signals"]
+    if raw is None:
+        return Judgement(ruled, "fallback", MODEL_UNUSABLE)
+    try:
+        signals = check_signals(scenario, Signals.model_validate(raw))
+    except (ValueError, ValidationError):
+        return Judgement(ruled, "fallback", InvalidSignals.MESSAGE)
+    if issue is not None:  # in public debate only the issue under discussion counts, whoever read it
+        for bucket in (signals.support, signals.oppose, signals.conditional):
+            for other in [i for i in bucket if i != issue]:
+                del bucket[other]
+    return Judgement(signals, "llm")
+
+
+MODEL_UNUSABLE = "the model judge gave no usable reading"
+
+
+def describe(scenario: Scenario, speaker: str, judgement: Judgement) -> dict[str, object]:
+    """One message's reading for the export: each item with its kind, what it names, and whose words."""
+    signals, items = judgement.signals, []
+    for kind in ("support", "oppose", "conditional"):
+        for issue_id, options in getattr(signals, kind).items():
+            items += [{"kind": kind, "issue": issue_id, "option": o} for o in options]
+    credible = set(credible_offers(scenario, speaker, signals))
+    items += [{"kind": "offer", "offer": o, "credible": o in credible} for o in signals.offers]
+    items += [{"kind": "ask", "offer": o} for o in signals.asks]
+    items += [{"kind": "trade", "want": t.want, "promise": t.promise} for t in signals.trades]
+    out: dict[str, object] = {"source": judgement.source, "items": items}
+    if judgement.note:
+        out["note"] = judgement.note
+    return out
+
+
+def stated_options(signals: Signals) -> dict[str, str]:
+    """The option a message backs on each issue, where it backs exactly one (conditional backing counts when it
+    is the message's only backing on that issue); opposition alone states no position."""
+    out: dict[str, str] = {}
+    for issue_id in sorted({*signals.support, *signals.conditional}):
+        backed = signals.support.get(issue_id) or signals.conditional.get(issue_id) or []
+        if len(backed) == 1:
+            out[issue_id] = backed[0]
+    return out
+
+
+def record_statements(
+    state: GameState, speaker: str, signals: Signals, *, heard_by: str | None = None
+) -> None:
+    """Remember what `speaker` said it backs: in public, or (with `heard_by`) privately to one listener."""
+    said = stated_options(signals)
+    if not said:
+        return
+    if heard_by is None:
+        state.stated.setdefault(speaker, {}).update(said)
+    else:
+        state.stated_in_talks.setdefault(speaker, {}).setdefault(heard_by, {}).update(said)
 
 
 def credible_offers(scenario: Scenario, speaker: str, signals: Signals) -> list[str]:

@@ -63,6 +63,7 @@ class Outcome:
     entries: list[Entry] = field(default_factory=list)
     stance_changes: list[judge.StanceChange] = field(default_factory=list)
     vote: dict[str, Any] | None = None  # set when an issue's vote completes
+    judgements: list[tuple[int, judge.Judgement]] = field(default_factory=list)  # (entry seq, its reading)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class _Ctx:
         self.entries: list[Entry] = []
         self.changes: list[judge.StanceChange] = []
         self.vote: dict[str, Any] | None = None
+        self.judgements: list[tuple[int, judge.Judgement]] = []  # (transcript seq, reading of that message)
         self.source = state.status
 
     def refuse(self, reason: str) -> InvalidMove:
@@ -116,15 +118,15 @@ class _Ctx:
     def name(self, role: str) -> str:
         return self.scenario.display_name(role)
 
-    def signals(self) -> judge.Signals | None:
-        """A judge's reading of the message, when a model judged it; validated like any payload."""
-        raw = self.payload.get("signals")
-        if raw is None:
-            return None
-        try:
-            return judge.check_signals(self.scenario, judge.Signals.model_validate(raw))
-        except (ValueError, ValidationError) as exc:
-            raise self.refuse(InvalidMove.BAD_SIGNALS) from exc
+    def judge(self, speaker: str, text: str, entry: Entry, *, issue: str | None) -> judge.Signals:
+        """The reading of a committed message: a model's signals from the payload when valid, else the rules'.
+
+        Invalid signals are refused here and the rules read the message instead; the judgement says so."""
+        judgement = judge.judge_message(
+            self.scenario, speaker=speaker, text=text, issue=issue, payload=self.payload
+        )
+        self.judgements.append((entry.seq, judgement))
+        return judgement.signals
 
     def text(self) -> str:
         text = self.payload.get("text")
@@ -301,6 +303,7 @@ def _present_opening(c: _Ctx) -> None:
     c.chair("round1_call", speaker=c.name(speaker))
     variant = c.scenario.role(speaker).opening(st.round1.openings[speaker])
     c.add(speaker, "opening", variant.text)
+    judge.record_statements(st, speaker, judge.read_signals(c.scenario, variant.text, speaker=speaker))
     st.round1.cursor += 1
 
 
@@ -339,15 +342,12 @@ def _talk_message(side: Literal["human", "partner"]) -> Callable[[_Ctx], None]:
         listener = convo.partner if side == "human" else st.human_role
         audience = [st.human_role, convo.partner]
         entry = c.add(speaker, "message", text, audience=audience)
+        signals = c.judge(speaker, text, entry, issue=None)
+        judge.record_statements(st, speaker, signals, heard_by=listener)
         c.changes += judge.apply_message(
-            c.scenario,
-            st,
-            speaker=speaker,
-            listeners=[listener],
-            text=text,
-            private=True,
-            cause_seq=entry.seq,
-        )
+            c.scenario, st, speaker=speaker, listeners=[listener], text=text, private=True,
+            cause_seq=entry.seq, signals=signals,
+        )  # fmt: skip
         other: Literal["human", "partner"] = "partner" if side == "human" else "human"
         limit = c.scenario.talk_messages_each
         if convo.phase == "OPEN":
@@ -431,8 +431,9 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
         if human != (speaker == st.human_role):
             raise c.refuse(InvalidMove.WRONG_ACTOR)
         text = c.text()
-        signals = c.signals()
         entry = c.add(speaker, "speech", text)
+        signals = c.judge(speaker, text, entry, issue=issue.issue_id)
+        judge.record_statements(st, speaker, signals)
         c.changes += judge.apply_message(
             c.scenario, st, speaker=speaker, listeners=c.scenario.role_ids, text=text, private=False,
             cause_seq=entry.seq, signals=signals,
@@ -687,7 +688,7 @@ def apply(scenario: Scenario, state: GameState, event: str, payload: dict[str, A
     actor = _actor_label(t, state)
     return Outcome(
         seq=new.event_seq, event=event, actor=actor, source=state.status, target=new.status, payload=payload,
-        state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote,
+        state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote, judgements=ctx.judgements,
     )  # fmt: skip
 
 
@@ -773,6 +774,7 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
     return Step("system", (system[0],))
 
 
+UPGRADABLE_SCHEMAS = (1,)
 REQUIRED_FIELDS = (
     "status",
     "seed",
@@ -790,6 +792,10 @@ def resume(scenario: Scenario, snapshot: dict[str, Any]) -> GameState:
     missing = [f for f in REQUIRED_FIELDS if f not in snapshot]
     if missing:
         raise ResumeError(f"Snapshot is missing required fields: {', '.join(missing)}.")
+    if snapshot["schema_version"] in UPGRADABLE_SCHEMAS:
+        # Version 1 lacked the statements record (`stated`); it starts empty, as in a game where nobody has
+        # spoken yet, and fills from the next message on.
+        snapshot = {**snapshot, "schema_version": SCHEMA_VERSION}
     if snapshot["schema_version"] != SCHEMA_VERSION:
         raise ResumeError(
             f"Snapshot schema version {snapshot['schema_version']} is not supported (expected {SCHEMA_VERSION})."

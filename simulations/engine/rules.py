@@ -41,12 +41,32 @@ def debate_order(
     return groups[0] + groups[1]
 
 
+def position(state: GameState, role: str, issue_id: str) -> str:
+    """The option a seat stands for: an AI seat's current preference; the student's last public statement on the
+    issue (what they said counts, not their brief), else their brief's preference."""
+    if role == state.human_role:
+        stated = state.stated.get(role, {}).get(issue_id)
+        if stated is not None:
+            return stated
+    return state.stances[role][issue_id].preferred
+
+
 def support_counts(scenario: Scenario, state: GameState, issue_id: str) -> dict[str, list[str]]:
-    """Which countries currently prefer which option (option id -> country ids), every option present."""
+    """Which countries currently stand for which option (option id -> country ids), every option present."""
     counts: dict[str, list[str]] = {o.id: [] for o in scenario.issue(issue_id).options}
     for country in scenario.countries:
-        counts[state.stances[country][issue_id].preferred].append(country)
+        counts[position(state, country, issue_id)].append(country)
     return counts
+
+
+def public_statements(scenario: Scenario, state: GameState, issue_id: str) -> dict[str, list[str]]:
+    """Which countries have said in public that they back which option (option id -> country ids); countries
+    that have not said are under the key "" (what AI seats prefer in private is never shown)."""
+    said: dict[str, list[str]] = {o.id: [] for o in scenario.issue(issue_id).options}
+    said[""] = []
+    for country in scenario.countries:
+        said[state.stated.get(country, {}).get(issue_id, "")].append(country)
+    return said
 
 
 def select_proposal(scenario: Scenario, state: GameState, issue_id: str) -> tuple[str, list[str]]:

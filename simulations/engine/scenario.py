@@ -35,6 +35,8 @@ class Option(Strict):
     label: str
     description: str
     keywords: list[str] = Field(default_factory=list)
+    # Words that name this option only while its issue is under discussion ("a list" in the debate on products).
+    allusions: list[str] = Field(default_factory=list)
 
 
 class Issue(Strict):

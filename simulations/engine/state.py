@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `stated` and `stated_in_talks`
 
 Placement = Literal["first", "random", "skip"]
 Ballot = Literal["yes", "no"]
@@ -106,6 +106,11 @@ class GameState(Model):
     stances: dict[str, dict[str, Stance]] = Field(default_factory=dict)
     offers_heard: dict[str, list[str]] = Field(default_factory=dict)  # role -> offers credibly made to it
     commitments: list[Commitment] = Field(default_factory=list)
+    # What each delegation has said it backs, per issue (the judge's reading of its own words): in public
+    # (openings and debate speeches) and, apart, in private talks (speaker -> listener -> issue -> option), which
+    # only the two parties know.
+    stated: dict[str, dict[str, str]] = Field(default_factory=dict)
+    stated_in_talks: dict[str, dict[str, dict[str, str]]] = Field(default_factory=dict)
     summary: str | None = None
     summary_requested: bool = False
 

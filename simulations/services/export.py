@@ -1,16 +1,19 @@
-"""The game export, format "mercury-game/1" (JSON; other tools read it, keep it stable), and a Markdown view."""
+"""The game export, format "mercury-game/2" (JSON; other tools read it, keep it stable), and a Markdown view."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
+from simulations.engine import judge
 from simulations.engine.scenario import Scenario
 from simulations.models import Game
 
 from .scenarios import scenario_of
 
-FORMAT = "mercury-game/1"
+FORMAT = "mercury-game/2"
+# Events whose transcript entry the judge read (one entry each, in the same order as the events).
+JUDGED_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "AI_MESSAGE_COMMITTED", "HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED")
 
 
 def export_game(*, game: Game) -> dict[str, Any]:
@@ -85,11 +88,31 @@ def export_game(*, game: Game) -> dict[str, Any]:
                 "seq", "after_event", "transcript_seq"
             )
         ],
+        "judge_readings": judge_readings(game=game, scenario=scenario),
         "commitments": game.state.get("commitments", []),
         "token_usage": token_usage(game=game),
         "judge_calls": judge_calls(game=game),
         "summary": game.state.get("summary"),
     }
+
+
+def judge_readings(*, game: Game, scenario: Scenario) -> list[dict[str, Any]]:
+    """How the judge read each message and speech: what it took the speaker to back, oppose, offer, ask for or
+    trade, and whether that reading is the rules', a model's (accepted) or the rules' after a refused model
+    answer. The engine's own function, given the event's stored payload, so it is the reading that moved stances."""
+    events = game.events.filter(name__in=JUDGED_EVENTS).order_by("seq").values_list("seq", "payload")
+    entries = game.entries.filter(kind__in=("message", "speech")).order_by("seq")
+    out: list[dict[str, Any]] = []
+    for (event_seq, payload), entry in zip(events, entries, strict=False):
+        judgement = judge.judge_message(
+            scenario, speaker=entry.speaker, text=entry.text, payload=payload,
+            issue=(entry.issue or None) if entry.kind == "speech" else None,
+        )  # fmt: skip
+        out.append(
+            {"seq": entry.seq, "event_seq": event_seq, "speaker": entry.speaker,
+             **judge.describe(scenario, entry.speaker, judgement)}
+        )  # fmt: skip
+    return out
 
 
 def token_usage(*, game: Game) -> dict[str, Any]:

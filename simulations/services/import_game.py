@@ -1,4 +1,4 @@
-"""Importing a game export (format "mercury-game/1") into this database, by replaying it through the engine.
+"""Importing a game export (format "mercury-game/2") into this database, by replaying it through the engine.
 
 The export is a ledger: transcript, events (name, states, actor), votes, stance changes, model calls and where
 each checkpoint fell. It holds neither the events' payloads nor any state snapshot. The import recovers each
@@ -9,7 +9,9 @@ transaction, and checks that the new game exports to the same document, ids and 
 
 Payloads recovered:
 
-- a talk message, speech or debrief: the transcript entry it wrote (the debrief: the export's `summary`);
+- a talk message, speech or debrief: the transcript entry it wrote (the debrief: the export's `summary`); for a
+  message a model judged, its reading from `judge_readings` (accepted: the signals; refused: none, so the rules
+  read it again);
 - ROLE_CONFIRMED: the seat is `game.human_role`; the opening variant is the one whose text the student
   delivered in Round 1 (before that opening was delivered it is unknown: the role's first variant is assumed);
 - CONVO_n_STARTED: the partner is the audience of the chair's opening line, the starter who spoke first;
@@ -23,11 +25,11 @@ depends on it. An unfinished export can end before a choice shows: before the st
 (the first variant is assumed) or before the debate shows the student's place ("random" is assumed, which may
 order the rest of that debate differently if the game is continued).
 
-Not in the export, so not recovered: a model judge's readings (`signals` in a message's payload). A game whose
-messages a real model judged generally does not replay, and the import refuses it. Also lost: the model calls'
-prompt versions, latencies and error texts (older exports also lack each call's counting method: only the set),
-the admin's model entry the game was started with (the model strings are kept, not its address or kwargs),
-share links, and the ledger rows' own timestamps. A model call's event is re-derived from the ledger.
+Not recovered: signals a model judge returned that the engine refused (the export keeps only that they were
+refused), so such a game exports a different note and the import refuses it. Also lost: the model calls' prompt
+versions, latencies and error texts (older exports also lack each call's counting method: only the set), the
+admin's model entry the game was started with (the model strings are kept, not its address or kwargs), share
+links, and the ledger rows' own timestamps. A model call's event is re-derived from the ledger.
 """
 
 from __future__ import annotations
@@ -163,6 +165,46 @@ class ModelCallInfo(_Strict):
     outcome_reason: str | None = None
 
 
+class ReadingItem(_Strict):
+    kind: Literal["support", "oppose", "conditional", "offer", "ask", "trade"]
+    issue: str | None = None
+    option: str | None = None
+    offer: str | None = None
+    credible: bool | None = None
+    want: str | None = None
+    promise: str | None = None
+
+
+class ReadingInfo(_Strict):
+    seq: int = Field(ge=1)
+    event_seq: int = Field(ge=1)
+    speaker: str
+    source: Literal["rules", "llm", "fallback"]
+    items: list[ReadingItem]
+    note: str | None = None
+
+    def signals(self) -> dict[str, Any]:
+        """The reading as the `signals` payload a model judge gave (for an accepted model reading)."""
+        out: dict[str, Any] = {
+            "support": {},
+            "oppose": {},
+            "conditional": {},
+            "offers": [],
+            "asks": [],
+            "trades": [],
+        }
+        for item in self.items:
+            if item.kind in ("support", "oppose", "conditional"):
+                out[item.kind].setdefault(item.issue, []).append(item.option)
+            elif item.kind == "offer":
+                out["offers"].append(item.offer)
+            elif item.kind == "ask":
+                out["asks"].append(item.offer)
+            else:
+                out["trades"].append({"want": item.want, "promise": item.promise})
+        return out
+
+
 class CheckpointInfo(_Strict):
     seq: int = Field(ge=1)
     after_event: int = Field(ge=1)
@@ -205,6 +247,7 @@ class ExportDocument(_Strict):
     stance_changes: list[StanceChangeInfo]
     model_calls: list[ModelCallInfo]
     checkpoints: list[CheckpointInfo]
+    judge_readings: list[ReadingInfo]
     commitments: list[Commitment]
     token_usage: TokenUsage
     judge_calls: JudgeCalls | None = None
@@ -319,6 +362,7 @@ class _Ledger:
     entries: dict[int, EntryInfo]
     changes: dict[int, list[dict[str, object]]]
     votes: dict[str, dict[str, object]]
+    readings: dict[int, ReadingInfo]  # transcript seq -> the judge's reading of that message
 
     @classmethod
     def of(cls, doc: ExportDocument) -> _Ledger:
@@ -330,6 +374,7 @@ class _Ledger:
             entries={e.seq: e for e in doc.transcript},
             changes=changes,
             votes={v.issue: v.model_dump() for v in doc.votes},
+            readings={r.seq: r for r in doc.judge_readings},
         )
 
 
@@ -396,6 +441,11 @@ def _payloads(
     if name in TEXT_EVENTS:
         if produced is None:
             return [], f"transcript entry {state.transcript_seq + 1} (the message) is missing"
+        judged = ledger.readings.get(produced.seq)
+        if judged is not None and judged.source == "llm":
+            return [{"text": produced.text, "signals": judged.signals()}], ""
+        if judged is not None and judged.source == "fallback":
+            return [{"text": produced.text, "signals": None}], ""
         return [{"text": produced.text}], ""
     if name == "AI_SUMMARY_READY":
         return ([{"text": doc.summary}], "") if doc.summary else ([], "the export has no summary")

@@ -4,6 +4,7 @@ up to the next human or AI decision, their transcript entries, stance changes, v
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -33,6 +34,8 @@ from simulations.models import (
 from .broadcast import notify_game_advanced
 from .model_choice import pinned_fields
 from .scenarios import scenario_of
+
+log = logging.getLogger(__name__)
 
 
 class StaleTurn(Exception):
@@ -178,6 +181,10 @@ def write_ledger(game: Game, outcomes: list[Outcome]) -> None:
 
 def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallRecord, ...]) -> None:
     final = outcomes[-1].state
+    for outcome in outcomes:
+        for seq, judgement in outcome.judgements:
+            if judgement.source == "fallback":  # also in the export's judge_readings, with this note
+                log.warning("game %s entry %s: judged by the rules: %s", game.pk, seq, judgement.note)
     write_ledger(game, outcomes)
     if model_calls:
         first_seq = game.model_calls.count() + 1

@@ -87,7 +87,7 @@ def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
     if issue_state is None or not state.status.startswith("ISSUE_"):
         return None
     issue = scenario.issue(issue_state.issue_id)
-    counts = rules.support_counts(scenario, state, issue.id)
+    said = rules.public_statements(scenario, state, issue.id)
     return {
         "id": issue.id,
         "number": state.round3.active_issue_index + 1,
@@ -99,10 +99,11 @@ def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
                 "id": o.id,
                 "label": o.label,
                 "description": o.description,
-                "leaning": [scenario.display_name(c) for c in counts[o.id]],
+                "leaning": [scenario.display_name(c) for c in said[o.id]],
             }
             for o in issue.options
         ],  # fmt: skip
+        "unstated": [scenario.display_name(c) for c in said[""]],
         "debate_round": issue_state.debate_round,
         "proposal": issue.option(issue_state.proposal).label if issue_state.proposal else None,
         "proposal_id": issue_state.proposal,

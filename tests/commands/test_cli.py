@@ -52,7 +52,7 @@ def test_play_then_export_json_and_markdown() -> None:
     assert result["status"] == "REVIEW" and set(result) == {"game_id", "status"}
     out, _ = _run("export_game", str(result["game_id"]))
     data = json.loads(out)
-    assert data["format"] == "mercury-game/1"
+    assert data["format"] == "mercury-game/2"
     assert set(data) >= {
         "game",
         "roles",

@@ -110,12 +110,13 @@ def _refused(data: Any, message: str) -> ExportImportError:
 
 def test_a_wrong_format_is_refused(exported: dict[str, Any]) -> None:
     error = _refused(
-        {**exported, "format": "mercury-game/2"}, re.escape("Unsupported export format: expected ")
+        {**exported, "format": "mercury-game/1"}, re.escape("Unsupported export format: expected ")
     )
     assert error.prefix == ExportImportError.BAD_FORMAT
-    assert str(error) == "Unsupported export format: expected 'mercury-game/1', got 'mercury-game/2'."
+    # Version 1 lacked the judge's readings, so a model-judged game could not be replayed from it.
+    assert str(error) == "Unsupported export format: expected 'mercury-game/2', got 'mercury-game/1'."
     without = {k: v for k, v in exported.items() if k != "format"}
-    _refused(without, "Unsupported export format: expected 'mercury-game/1', got no format field.")
+    _refused(without, "Unsupported export format: expected 'mercury-game/2', got no format field.")
     _refused([exported], "Invalid export: the document is not a JSON object.")
 
 

@@ -1,0 +1,748 @@
+"""The rule-based reader behind the stance judge: what one message says, clause by clause, for its speaker.
+
+Pure and deterministic. A message is cut into sentences and each sentence into clauses (on ";", "but", "while",
+"whereas" and on "and" where a new verb starts), and each clause is read on its own:
+
+- **whose words**: a clause that reports someone else ("Canada supports 2.1", "we have heard Brazil on 2.2",
+  "as China argued", "some delegations want ...") says nothing about the speaker; a question asks the listener and
+  states nothing either (offers and asks in it still count);
+- **which options**: by id ("4.1"), label and the scenario's keywords (word stems, so "controlling emissions"
+  matches the keyword "control emissions"); a mention inside a condition ("if emissions come into scope") is
+  not a stance on that option;
+- **which way**: an explicit stance verb ("support", "back", "can accept", "could live with", "oppose",
+  "reject"), turned round by a negation before it ("cannot accept", "will not support"; "will not oppose" and
+  "will not stand in the way of" are concessions, read as support); without one, the clause's evaluation of the
+  option ("is a sensible and proven obligation" / "would weaken the treaty"); nothing when neither is there;
+- **on what terms**: support in a clause with a condition ("if", "provided", "as long as", "with ... guaranteed")
+  is conditional; offers named in the condition are asks;
+- **offers and asks**: an offer the speaker commits to ("we are ready to provide financing") is an offer; one it
+  asks for, needs, or makes a condition ("without a dedicated fund we cannot ...") is an ask;
+- **trades**: "if you support X, we will support Y" (and its reorderings) is a trade, nothing else.
+
+An explicit stance outranks an evaluation of the same option, and a clause after "but" the clause it answers; an
+option backed and opposed equally strongly is neither; and backing for one option said outright drops backing for
+another option of the same issue that was only implied. The corpus that measures all this is
+`tests/engine/judge_corpus.yaml` (see README, "The AI delegations").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .scenario import Scenario
+
+# --- lexicon --------------------------------------------------------------------------------------------------
+
+# Verbs by which a speaker takes a side. Order matters only for readability; matching is by regex alternation.
+SUPPORT_VERBS = (
+    r"support\w*", r"back(?:s|ed|ing)?", r"favou?r(?:s|ed)?", r"prefer(?:s|red)?", r"endorse[sd]?",
+    r"accept(?!s that|ed that)(?:s|ed)?", r"want(?:s|ed)?", r"sign(?:s|ed)? up", r"defend\w*", r"call(?:s|ed)? for", r"champion(?:s|ed)?", r"advocate[sd]?",
+    r"insist(?:s|ed)? on", r"push(?:es)? for", r"vote (?:for|yes)", r"agree(?:s|d)? (?:to|with|on)",
+    r"join(?:s|ed)?", r"go along with", r"live with", r"stands? behind", r"(?:are|is|am) (?:in favou?r of|for)",
+    r"would rather", r"urge[sd]?", r"consider(?:s|ed)?", r"values?", r"(?:see|understand|accept) the case for", r"speak for", r"argue for",
+    r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
+    r"recommend(?:s|ed)?", r"tolerate[sd]?", r"be open to", r"are open to", r"is open to", r"remain open to",
+)  # fmt: skip
+OPPOSE_VERBS = (
+    r"oppose[sd]?", r"reject(?:s|ed)?", r"resist(?:s|ed)?", r"object(?:s|ed)? to", r"refuse[sd]? to accept",
+    r"block(?:s|ed)?", r"vote against", r"vote no on", r"stand (?:firmly )?against", r"are against",
+    r"is against", r"argue against", r"worr(?:y|ies|ied) (?:that|about)", r"fears? that",
+    r"(?:is|are|am|remain) (?:concerned|wary|cautious) (?:about|of|that)", r"rule out", r"rules out", r"veto(?:es|ed)?", r"fight(?:s)? against",
+)  # fmt: skip
+# "will not stand in the way of X": a negated obstruction, i.e. a concession.
+CONCESSIONS = (
+    r"(?:will|would|shall|do|does|did) not (?:stand in the way of|block|oppose|object to|resist|fight)",
+    r"(?:won't|wouldn't|don't|doesn't) (?:stand in the way of|block|oppose|object to|resist)",
+    r"no (?:longer )?(?:objection|opposition) to", r"not (?:be )?(?:an )?obstacle to",
+)  # fmt: skip
+NEGATIONS = (
+    r"not", r"never", r"cannot", r"can't", r"won't", r"wouldn't", r"don't", r"doesn't", r"couldn't",
+    r"no longer", r"unable to", r"neither", r"nor", r"hardly",
+)  # fmt: skip
+# Words that introduce someone else's position, not the speaker's.
+REPORT_VERBS = (
+    r"said", r"says", r"say", r"argued", r"argues", r"argue", r"stated", r"states", r"suggested", r"suggests",
+    r"claimed", r"claims", r"proposed", r"proposes", r"told", r"tells", r"mentioned", r"noted", r"insisted",
+    r"made the case", r"spoke", r"speaks", r"called for", r"calls for", r"asked for", r"asks for", r"pressed",
+    r"wants", r"want", r"prefer", r"prefers", r"support", r"supports", r"supported", r"favour", r"favours",
+    r"back", r"backs", r"backed", r"oppose", r"opposes", r"opposed", r"reject", r"rejects", r"rejected",
+    r"accept", r"accepts", r"accepted", r"defended", r"defends", r"put forward", r"is pushing", r"are pushing",
+    r"has argued", r"have argued", r"has said", r"have said", r"has called", r"have called", r"is for",
+    r"are for", r"would like", r"seems to", r"seem to", r"appears to", r"will support", r"will oppose",
+    r"can accept", r"could accept", r"cannot accept", r"can support", r"could support", r"hope[sd]? for",
+)  # fmt: skip
+OTHERS = (
+    r"you", r"your delegation", r"your government", r"your side", r"they", r"some delegations",
+    r"some countries", r"other delegations", r"others", r"many delegations", r"several delegations",
+    r"those who", r"those delegations", r"some", r"a few delegations", r"the chair", r"some members",
+    r"other countries", r"many countries", r"some parties", r"several countries", r"the other side",
+    r"both", r"everyone", r"the room",
+)  # fmt: skip
+# Frames by which the speaker acknowledges what it heard without taking it on.
+HEARD_FRAMES = (
+    r"we have heard", r"we heard", r"we hear", r"we take (?:careful |good )?note", r"we note", r"we have noted",
+    r"we noted", r"we listened to", r"we have listened to", r"we understand why", r"we understand those",
+    r"understands why", r"understand why", r"recognises that some", r"recognizes that some",
+    r"recognise that some", r"we would listen to", r"we are aware that", r"we thank", r"thank you",
+    r"we acknowledge (?:the|what)", r"we welcome what", r"we respect the views", r"understands those",
+    r"as (?:\w+ ){0,3}(?:said|argued|put it|noted|suggested)", r"^\W*according to",
+)  # fmt: skip
+OWN_SUBJECTS = (
+    r"we", r"our delegation", r"our coalition", r"our members", r"our industry", r"our association",
+    r"our government", r"my delegation", r"i", r"our country", r"our side", r"my government", r"us",
+    r"our organisation", r"our organization", r"our programme", r"our network", r"our scientists",
+)  # fmt: skip
+# Commitment to provide something (for offers).
+COMMIT = (
+    r"offer\w*", r"provid\w*", r"commit\w*", r"pledg\w*", r"will", r"ready to", r"prepared to", r"guarante\w*",
+    r"contribut\w*", r"put\w* (?:\w+ )?on the table", r"fund\w*", r"financ\w*", r"support\w*", r"back\w*",
+    r"propos\w*", r"establish\w*", r"make available", r"give", r"bring", r"secure", r"deliver", r"help pay",
+    r"pay for", r"willing to", r"can", r"shall", r"are putting", r"is putting", r"put forward",
+)  # fmt: skip
+# Needing something (for asks).
+NEED = (
+    r"need\w*", r"require\w*", r"ask\w*", r"request\w*", r"call\w* for", r"expect\w*", r"insist\w*", r"must",
+    r"depend\w* on", r"without", r"unless", r"only with", r"looking for", r"demand\w*", r"urge\w*",
+    r"essential", r"cannot do without", r"rel(?:y|ies) on", r"no means to", r"only when", r"matched by",
+    r"matching", r"fair only",
+)  # fmt: skip
+# Evaluations: what a clause says about the option it names (when it takes no explicit side).
+POSITIVE = (
+    r"sensible", r"proven", r"reasonabl\w*", r"practical", r"spread\w*", r"change\w* practices", r"moving away from mercury", r"cleaner", r"essential", r"only way", r"only answer",
+    r"only treaty", r"only common", r"fairest", r"fair", r"workable", r"feasible", r"affordable", r"certainty",
+    r"clarity", r"solid", r"sound", r"strong (?:market )?signal", r"clearest signal", r"clear signal",
+    r"one clear signal", r"achievable", r"valuable", r"value", r"useful", r"deserve\w*", r"belong\w*",
+    r"levels? the playing field", r"is how", r"benefit\w*", r"protect\w*", r"respect\w*", r"allow\w*",
+    r"\blet\b", r"\blets\b", r"deliver\w*", r"enforceable", r"measurable", r"quick\w*", r"most direct",
+    r"do more", r"target\w*", r"match\w*", r"guarantee\w*", r"right", r"best", r"better", r"surest",
+    r"real results", r"results", r"progress", r"(?:it|what|that) works\b", r"can work", r"help\w*", r"strong", r"effective",
+    r"pragmatic", r"first step", r"good", r"gives?\b", r"give us", r"turns?", r"ensures?", r"needed",
+    r"necessary", r"urgent\w*", r"predictable", r"easy to implement", r"easier to", r"more honest",
+    r"solid foundation", r"foundation", r"compromise", r"realistic", r"duty", r"responsib\w*", r"worth",
+    r"tool", r"support", r"obvious candidates", r"cut\w*", r"reduc\w*", r"responsible", r"careful",
+    r"acceptable", r"tolerable", r"should(?! not)", r"must(?! not)", r"show\w*", r"room", r"moves? quickly", r"faster",
+    r"make sure", r"prepare", r"basis", r"evidence base", r"scientifically", r"makes? sense", r"standard practice",
+    r"reasonable cost", r"least we owe", r"victory", r"spare\w*", r"serve\w*", r"starting point", r"tolerat\w*",
+    r"enough", r"at least", r"come before", r"come first", r"possible",
+)  # fmt: skip
+NEGATIVE = (
+    r"fail\w*", r"weaken\w*", r"undermin\w*", r"ignor\w*", r"miss\w*", r"not enough", r"little",
+    r"nothing", r"burden\w*", r"harm\w*", r"risk\w*", r"delay\w*", r"excuse", r"hollow", r"empty", r"weak\b",
+    r"unfair\w*", r"impossible", r"difficult", r"struggl\w*", r"disrupt\w*", r"destroy\w*", r"close factories",
+    r"slow\w*", r"freez\w*", r"frozen", r"outdated", r"lose\w*", r"loses", r"poison\w*", r"unchecked",
+    r"leak", r"shield\w*", r"betray\w*", r"upside down", r"punish\w*", r"constrain\w*", r"worr\w*",
+    r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"object\w*", r"hard to", r"only as good as", r"mean\w* little",
+    r"appearance of action", r"paper", r"not reduced", r"not fallen", r"has not", r"have not", r"had their",
+    r"more of the same", r"shortcoming", r"weakness", r"no way", r"no guaranteed", r"no common",
+    r"oblige nobody", r"nobody", r"weigh on", r"in circulation", r"end up in", r"more years", r"threaten\w*",
+    r"least able", r"keep moving", r"keep running", r"keep flowing", r"dirtiest", r"(?:would|could|will) leave",
+    r"costs?", r"cost billions", r"raise\w*", r"force\w*", r"push\w*", r"dump\w*", r"menu",
+    r"riddled", r"lowest common denominator", r"too few", r"too quickly", r"distant dates", r"excluding",
+    r"stripped", r"in name only", r"empty shell", r"vague", r"open-ended", r"sweeping", r"loaded",
+    r"rigid\w*", r"overnight", r"underground", r"unlimited", r"indefinite\w*", r"postpon\w*", r"waiting",
+    r"wait", r"without", r"busy", r"unprotected", r"betray", r"insufficient", r"fell short", r"falls short",
+    r"too slow", r"moved slowly", r"still rising", r"keeps? rising", r"trend", r"carry on", r"at a disadvantage",
+    r"unacceptable", r"impose\w*", r"offenders", r"informality", r"interference", r"neglect\w*", r"outrun",
+    r"doing nothing", r"do nothing", r"inaction", r"exposed", r"unaddressed", r"upset", r"heavy costs",
+    r"consequences", r"closures", r"only obliges", r"in haste", r"catch", r"pull apart", r"reward",
+    r"lowest", r"short list", r"no alternative", r"no affordable", r"no proven", r"escape\w*", r"paperwork",
+    r"hard questions", r"invite", r"take years", r"years to", r"alone cannot", r"exclude\w*", r"no credible",
+)  # fmt: skip
+
+# Evaluations that settle the matter on their own ("would weaken the treaty", "a hollow text").
+STRONG_NEGATIVE = (
+    r"weaken\w*", r"undermin\w*", r"hollow", r"betray\w*", r"indefensible", r"unacceptable", r"in name only",
+    r"empty shell", r"appearance of action", r"more of the same", r"mean\w* little", r"do little", r"little for",
+    r"never (?:managed|have|provided|reach)", r"have not", r"has not", r"not enough", r"fail\w*", r"harm\w*",
+    r"destroy\w*", r"close factories", r"impossible", r"upside down", r"unchecked", r"a leak", r"excuse",
+    r"delay\w*", r"ignor\w*", r"untouched", r"off the hook", r"poison\w*", r"dump\w*", r"punish\w*",
+    r"no affordable", r"no alternative", r"no proven", r"frozen", r"freez\w*", r"unfair\w*", r"burden\w*",
+    r"at a disadvantage", r"carry on unchanged", r"still rising", r"keeps? rising", r"not (?:fallen|reduced|reversed)",
+    r"(?:should|must|would|will|could|can|need|does|do) not\b(?! mean)", r"cannot", r"won't", r"struggle\w*", r"risk\w*", r"worr\w*", r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"objects?\b", r"miss\w*",
+)  # fmt: skip
+STRONG_POSITIVE = (
+    r"only way", r"only answer", r"least we owe", r"essential", r"surest", r"fairest", r"clearest", r"victory",
+    r"sound response", r"at least", r"only realistic", r"best placed", r"best managed", r"is how",
+)  # fmt: skip
+_WORD = re.compile(r"[a-z0-9][a-z0-9.'-]*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _alt(words: tuple[str, ...]) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+_SUPPORT_RE = re.compile(rf"\b{_alt(SUPPORT_VERBS)}\b")
+_OPPOSE_RE = re.compile(rf"\b{_alt(OPPOSE_VERBS)}\b")
+_CONCESSION_RE = re.compile(rf"\b{_alt(CONCESSIONS)}\b")
+_NEGATION_RE = re.compile(rf"\b{_alt(NEGATIONS)}\b|n't\b")
+_HEARD_RE = re.compile(rf"\b{_alt(HEARD_FRAMES)}\b")
+_COMMIT_RE = re.compile(rf"\b{_alt(COMMIT)}")
+_NEED_RE = re.compile(rf"\b{_alt(NEED)}")
+_POSITIVE_RE = re.compile(rf"\b{_alt(POSITIVE)}")
+_NEGATIVE_RE = re.compile(rf"\b{_alt(NEGATIVE)}")
+_STRONG_NEGATIVE_RE = re.compile(rf"\b{_alt(STRONG_NEGATIVE)}")
+_STRONG_POSITIVE_RE = re.compile(rf"\b{_alt(STRONG_POSITIVE)}")
+_OWN_RE = re.compile(rf"^\W*(?:\w+ ){{0,4}}?{_alt(OWN_SUBJECTS)}\b")
+_CLAUSE_SPLIT = re.compile(
+    r"\s*;\s*|:\s+|(?<!common),?\s+\bbut\b\s+(?!only if\b)|,\s+(?:while|whereas|although|though|yet)\s+|\s+\bwhereas\b\s+"
+)
+# "and" starts a new clause when a verb or a subject of its own follows it.
+_AND_SPLIT = re.compile(
+    r",?\s+and\s+(?=(?:(?:we|our delegation|i|they|it|this|that)\b|(?:also\s+)?(?:will|would|can|could|cannot|do|does|must|shall|remain|"
+    r"strongly\s+|firmly\s+|fully\s+)?(?:not\s+)?(?:support|oppose|reject|back|favou?r|accept|resist|object|prefer|"
+    r"welcome|want|call|insist|endorse|refuse|block|live|agree|join|stand|go)\b))"
+)
+_CONDITION_LEAD = re.compile(
+    r"^\s*(?:if|provided(?: that)?|as long as|so long as|only if|unless|once|assuming|on condition that)\b[^,]*,\s*"
+)
+_CONDITION_TAIL = re.compile(
+    r",?\s*\b(?:if|(?<!have )(?<!has )(?<!never )(?<!been )provided(?: that)?(?! by\b)|providing|as long as|so long as|only if|unless|(?<!at )once|on condition that|"
+    r"on the understanding that|assuming)\b.*$"
+)
+_WITH_LEAD = re.compile(
+    r"^\s*(?:only )?with\b(?:[^,]*,\s*(?=(?:we|our|i|(?:[a-z-]+ ){1,4}(?:can|could|will|would))\b)|"
+    r".*?,\s*(?=(?:we|our|i|(?:[a-z-]+ ){1,4}(?:can|could|will|would))\b))"
+)
+_WITHOUT_LEAD = re.compile(r"^\s*without\b[^,]*,\s*")
+_PROVISO = r"(?:guaranteed|in place|assured|on the table|secured|in the text|provided|protected)\b"
+_TRADE_VERB = r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? to|join us on|go along with)"
+
+
+@dataclass
+class Reading:
+    """Sets keyed by issue id, for one message."""
+
+    support: dict[str, set[str]] = field(default_factory=dict)
+    oppose: dict[str, set[str]] = field(default_factory=dict)
+    conditional: dict[str, set[str]] = field(default_factory=dict)
+    offers: set[str] = field(default_factory=set)
+    asks: set[str] = field(default_factory=set)
+    trades: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    issue: str
+    option: str
+    regex: re.Pattern[str]
+    named: bool  # by id or label (a keyword is only an allusion)
+    allusion: bool = False  # counts only while the option's issue is under discussion
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    options: tuple[_Pattern, ...]
+    offers: tuple[tuple[str, re.Pattern[str]], ...]
+    names: dict[str, re.Pattern[str]]  # role id -> how it is named
+    issue_of: dict[str, str]
+
+
+def _stem(word: str) -> str:
+    if re.fullmatch(r"[\d.]+", word):
+        return re.escape(word) + r"(?!\d)"
+    stem = word
+    for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
+        if len(stem) > 4 and stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return re.escape(stem) + r"[\w-]*"
+
+
+# Small words a phrase may carry between its keywords ("leave air emissions" for "leave emissions").
+_FILLER = (
+    r"(?:(?:a|an|the|of|on|for|to|from|air|all|its|their|our|new|mercury|its|any|every|out|these|this)\s+)?"
+)
+
+
+def phrase_pattern(phrase: str, *, stem: bool = True) -> re.Pattern[str]:
+    words = _WORD.findall(phrase.lower())
+    if stem:
+        body = (r"\s+" + _FILLER).join(_stem(w) for w in words)
+    else:  # plurals only: "fund" must not match "funded", nor "financing" match "financial"
+        body = r"\s+".join(re.escape(w.removesuffix("s")) + r"s?" for w in words)
+    return re.compile(rf"(?<![\w.]){body}(?![\w-])")
+
+
+def lexicon(scenario: Scenario) -> Lexicon:
+    memo = scenario.memo()
+    found = memo.get(("reading-lexicon",))
+    if isinstance(found, Lexicon):
+        return found
+    options: list[_Pattern] = []
+    issue_of: dict[str, str] = {}
+    for issue in scenario.issues:
+        for option in issue.options:
+            issue_of[option.id] = issue.id
+            id_re = re.compile(rf"(?<![\d.]){re.escape(option.id)}(?![\d])")
+            options.append(_Pattern(issue.id, option.id, id_re, True))
+            options.append(_Pattern(issue.id, option.id, phrase_pattern(option.label), True))
+            for keyword in option.keywords:
+                options.append(_Pattern(issue.id, option.id, phrase_pattern(keyword), False))
+            for allusion in option.allusions:
+                options.append(_Pattern(issue.id, option.id, phrase_pattern(allusion), False, True))
+    offers = tuple(
+        (
+            offer.id,
+            re.compile(
+                "|".join(phrase_pattern(k, stem=False).pattern for k in [offer.label, *offer.keywords])
+            ),
+        )
+        for offer in scenario.offers
+    )
+    names: dict[str, re.Pattern[str]] = {}
+    for role in scenario.roles:
+        spellings = {role.name.lower().removeprefix("the ")}
+        # An id is a name only when it is the name's acronym ("EU", "AMAP"); "CAN" or "BRA" would be words.
+        if "".join(w[0] for w in role.name.split() if w[0].isupper()) == role.id:
+            spellings.add(role.id.lower())
+        names[role.id] = re.compile(
+            r"\b(?:the )?(?:" + "|".join(re.escape(x) for x in sorted(spellings)) + r")\b"
+        )
+    names[scenario.chair.id] = re.compile(
+        r"\b(?:the chair|" + re.escape(scenario.chair.name.lower()) + r")\b"
+    )
+    found = Lexicon(tuple(options), offers, names, issue_of)
+    memo[("reading-lexicon",)] = found
+    return found
+
+
+# --- reading --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Mention:
+    issue: str
+    option: str
+    start: int
+    end: int
+    named: bool
+
+
+def _mentions(lex: Lexicon, text: str, issue: str | None) -> list[_Mention]:
+    found: list[_Mention] = []
+    for pattern in lex.options:
+        if pattern.allusion and pattern.issue != issue:
+            continue
+        for m in pattern.regex.finditer(text):
+            found.append(_Mention(pattern.issue, pattern.option, m.start(), m.end(), pattern.named))
+    # A mention inside a longer mention of another option is part of that one.
+    kept = [
+        m
+        for m in found
+        if not any(
+            o is not m
+            and o.option != m.option
+            and o.start <= m.start
+            and m.end <= o.end
+            and (o.end - o.start) > (m.end - m.start)
+            for o in found
+        )
+    ]
+    return kept
+
+
+def _offers_in(lex: Lexicon, text: str) -> list[tuple[str, int]]:
+    out = []
+    for offer_id, regex in lex.offers:
+        m = regex.search(text)
+        if m:
+            out.append((offer_id, m.start()))
+    return out
+
+
+def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None) -> Reading:
+    lex = lexicon(scenario)
+    reading = Reading()
+    explicit: dict[tuple[str, str, str], int] = {}  # (kind, issue, option) -> rank: 2 explicit, 1 evaluation
+    for raw in _SENTENCE.split(text):
+        sentence = _normalise(raw)
+        if not sentence:
+            continue
+        trade = _trade(lex, sentence, speaker)
+        if trade:
+            reading.trades.append(trade)
+            continue
+        question = sentence.endswith("?")
+        for clause, after_but in _clauses(sentence):
+            _read_clause(lex, clause, speaker, issue, question, reading, explicit, after_but)
+    _settle(reading, explicit)
+    if issue is not None:
+        for bucket in (reading.support, reading.oppose, reading.conditional):
+            for other in [i for i in bucket if i != issue]:
+                del bucket[other]
+    reading.asks -= reading.offers
+    return reading
+
+
+def _normalise(raw: str) -> str:
+    text = raw.lower().strip()
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    text = re.sub(r"[–—]", ",", text)
+    text = re.sub(r"\s+", " ", text)
+    return text
+
+
+def _clauses(sentence: str) -> list[tuple[str, bool]]:
+    """The clauses of a sentence, each with whether it answers the one before ("..., but ...")."""
+    body = sentence.rstrip(".!?")
+    pieces: list[tuple[str, bool]] = []
+    pos, contrast = 0, False
+    for m in _CLAUSE_SPLIT.finditer(body):
+        pieces.append((body[pos : m.start()], contrast))
+        contrast = bool(re.search(r"\b(?:but|yet)\b", m.group(0)))
+        pos = m.end()
+    pieces.append((body[pos:], contrast))
+    out: list[tuple[str, bool]] = []
+    for text, after_but in pieces:
+        for n, piece in enumerate(_AND_SPLIT.split(text)):
+            if piece.strip(" ,"):
+                out.append((piece.strip(" ,"), after_but and n == 0))
+    return out
+
+
+def _is_reported(lex: Lexicon, clause: str, speaker: str | None) -> bool:
+    """Whether the clause states someone else's position (or the speaker only acknowledges one)."""
+    if _HEARD_RE.search(clause):
+        return True
+    head = clause[:90]
+    for role_id, regex in lex.names.items():
+        m = regex.search(head)
+        if not m:
+            continue
+        if speaker is None or role_id == speaker:
+            continue  # the speaker naming itself ("The United States supports ...")
+        rest = head[m.end() :]
+        if re.match(rf"\W*(?:\w+ ){{0,3}}?{_alt(REPORT_VERBS)}\b", rest) or re.match(r"'s\b", rest):
+            return True
+    others = re.search(
+        rf"^\W*(?:\w+ ){{0,2}}?{_alt(OTHERS)}\b\W*(?:\w+ ){{0,3}}?{_alt(REPORT_VERBS)}\b", head
+    )
+    return bool(others and not _OWN_RE.match(head))
+
+
+OTHER_SUBJECTS = (
+    r"you", r"your delegation", r"your government", r"your side", r"some delegations", r"some countries",
+    r"other delegations", r"others", r"many delegations", r"several delegations", r"those delegations",
+    r"other countries", r"many countries", r"some parties", r"several countries",
+)  # fmt: skip
+
+
+def _subject_is_other(clause: str) -> bool:
+    """A clause whose subject is another delegation or the listener ("you support 4.1")."""
+    if _OWN_RE.match(clause):
+        return False
+    return bool(
+        re.match(
+            rf"^\W*(?:\w+ ){{0,2}}?{_alt(OTHER_SUBJECTS)}\b\W*(?:\w+ ){{0,3}}?(?:{_alt(SUPPORT_VERBS)}|{_alt(OPPOSE_VERBS)})\b",
+            clause,
+        )
+    )
+
+
+_LISTENER_STANCE = re.compile(
+    r"\b(?:ask|urge|invite|call on|encourage|need|want|expect|hope)s? (?:you|your delegation|your government|"
+    r"others|other delegations|all delegations|every delegation|delegations|everyone)\b"
+)
+_OWN_CONDITION = (
+    r"^\W*(?:if|once|provided(?: that)?|as long as|in return)\s+(?:\w+\s+){0,2}?(?:we|our delegation|i)\b"
+)
+
+
+def _split_condition(lex: Lexicon, clause: str) -> tuple[str, str]:
+    """(condition, main) of a clause: a leading "if ..., " / "with <offer> ..., " / "without <offer>, " and a
+    trailing ", provided ..." are conditions; the rest states the position."""
+    condition, main = "", clause
+    lead = _CONDITION_LEAD.match(main)
+    if lead:
+        condition, main = lead.group(0), main[lead.end() :]
+    for pattern in (_WITH_LEAD, _WITHOUT_LEAD):
+        found = pattern.match(main)
+        if found and (
+            _offers_in(lex, found.group(0))
+            or re.search(_PROVISO, found.group(0))
+            or re.match(r"\s*without (?:it|this|that|them|those|these)\b", found.group(0))
+        ):
+            condition, main = condition + found.group(0), main[found.end() :]
+    tail = _CONDITION_TAIL.search(main)
+    if tail and re.match(r",?\s*if (?:\S+ ){1,3}(?:is|are) to\b", tail.group(0)):
+        tail = None  # "essential if the instrument is to matter": a purpose, not a condition
+    if tail and tail.start() > 0:
+        condition, main = condition + tail.group(0), main[: tail.start()]
+    elif tail and not lead:
+        condition, main = condition + main, ""
+    return condition, main
+
+
+def _read_clause(
+    lex: Lexicon,
+    clause: str,
+    speaker: str | None,
+    issue: str | None,
+    question: bool,
+    reading: Reading,
+    ranks: dict[tuple[str, str, str], int],
+    after_but: bool,
+) -> None:
+    if not question and (_is_reported(lex, clause, speaker) or _subject_is_other(clause)):
+        # "We have heard your concerns, and in that spirit we can accept X": what follows the report is the
+        # speaker's own again.
+        tail = _own_tail(lex, clause, speaker)
+        if tail is None:
+            if _is_reported(lex, clause, speaker):
+                return
+        else:
+            clause = tail
+    condition, main = _split_condition(lex, clause)
+    guaranteed = bool(
+        re.search(rf"\bwith (?:\S+ ){{0,8}}{_PROVISO}", main)
+        or re.search(r"\bmust (?:come with|be matched by|be backed by)\b", main)
+    )
+    own = _own_pattern(lex, speaker)
+    # Offers and asks. In a question the speaker proposes its conditions and asks for what it names in the body.
+    own_condition = bool(re.match(_OWN_CONDITION, condition)) or bool(
+        own and re.match(rf"^\W*if\s+{own}", condition)
+    )
+    for offer_id, _ in _offers_in(lex, condition):
+        (reading.offers if own_condition or question else reading.asks).add(offer_id)
+    if _offers_in(lex, main):
+        other_subject = _subject_is_other(main)
+        for offer_id, pos in _offers_in(lex, main):
+            before = main[:pos]
+            if question:
+                ours = re.search(r"\b(?:we|us|our)\b", before) and not re.search(r"\byou", before)
+                (reading.offers if ours else reading.asks).add(offer_id)
+            elif (
+                other_subject
+                or _LISTENER_STANCE.search(before)
+                or guaranteed
+                or (_NEED_RE.search(before) and not re.search(r"\b(?:must|should|will|would) not\b", before))
+            ):
+                reading.asks.add(offer_id)
+            elif (
+                (_COMMIT_RE.search(before) or re.search(r"\bon the table\b", main[pos:]))
+                and not _NEGATION_RE.search(_segment(before))
+                and (
+                    re.search(r"\b(?:we|our|i|us)\b", _segment(before))
+                    or (own and re.search(own, _segment(before)))
+                )
+            ):
+                reading.offers.add(offer_id)
+    if question or not main.strip() or _subject_is_other(main) or _LISTENER_STANCE.search(main):
+        return
+    mentions = _mentions(lex, main, issue)
+    conditional = bool(condition.strip()) or guaranteed
+    needs_offer = bool(_offers_in(lex, condition)) or guaranteed or "without" in condition
+    if re.search(r"\bwould (?:allow|enable|let) us\b|\bwould make (?:\S+ ){1,8}possible\b", main):
+        conditional = True  # "that would allow us to accept X": backing that waits on something
+    for mention in mentions:
+        polarity, rank = _polarity(main, mention, mentions)
+        if polarity is None or (rank == 0 and not conditional):
+            continue
+        rank = max(rank, 1)
+        if after_but:
+            rank += 1
+        kind = polarity
+        if conditional and (polarity == "support" or needs_offer):
+            # "we support X if Y" and "without Y we cannot accept X": backing on terms
+            kind = "conditional"
+        key = (kind, mention.issue, mention.option)
+        ranks[key] = max(ranks.get(key, 0), rank)
+
+
+def _own_tail(lex: Lexicon, clause: str, speaker: str | None) -> str | None:
+    """The part of a clause after a comma where the speaker speaks for itself again, if any."""
+    own = _own_pattern(lex, speaker)
+    subject = r"(?:we|i|our (?:delegation|association|coalition|members|industry|government|country)" + (
+        f"|{own})" if own else ")"
+    )
+    for comma in re.finditer(r",\s+", clause):
+        rest = clause[comma.end() :]
+        found = re.search(
+            rf"\b{subject}\s+(?:\w+\s+)?(?:can|could|will|would|shall|are|is|am|support|accept|back)\b", rest
+        )
+        if found:
+            return rest[found.start() :]
+    return None
+
+
+def _segment(before: str) -> str:
+    """The words since the last subordinate break: who commits to an offer is said there."""
+    cut = max((m.end() for m in re.finditer(r",|\bbecause\b|\bwhich\b|\bthat\b|\bso\b", before)), default=0)
+    return before[cut:]
+
+
+def _own_pattern(lex: Lexicon, speaker: str | None) -> str:
+    if speaker is None or speaker not in lex.names:
+        return ""
+    return lex.names[speaker].pattern
+
+
+def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[str | None, int]:
+    """("support"|"oppose"|None, rank) of the clause towards one option it names."""
+    before = main[: mention.start]
+    # Contrast markers right before the option turn the clause's side round for it.
+    contrast = re.search(
+        r"(?:\brather than|\binstead of|, not|\band not|\bbut not|\bover|\bthan|\bto (?:a|an|the))\s+(?:\S+\s+){0,3}$",
+        before,
+    )
+    if (
+        contrast
+        and contrast.group(0).startswith(("to", "over", "than"))
+        and not re.search(r"\b(?:prefer\w*|rather)\b", before)
+    ):
+        contrast = None
+    if contrast is None:
+        # "without X, nothing works": what goes wrong without X speaks for X
+        contrast = re.search(r"\bwithout\s+(?:\S+\s+){0,2}$", before)
+    concession = None
+    for m in _CONCESSION_RE.finditer(before):
+        concession = m
+    verb = None
+    verb_kind = ""
+    for m in _SUPPORT_RE.finditer(before):
+        verb, verb_kind = m, "support"
+    for m in _OPPOSE_RE.finditer(before):
+        if verb is None or m.start() > verb.start():
+            verb, verb_kind = m, "oppose"
+    # A verb governs the options up to the next break in the sentence ("we value X, and its work should continue
+    # alongside Y": Y is not valued by the verb).
+    if verb is not None and re.search(
+        r",\s+(?:and|but|so|which|while|because|as)\b|\b(?:alongside|because|so that)\b", before[verb.end() :]
+    ):
+        verb = None
+    if concession and re.search(r",\s+(?:and|but|so|which|while|because)\b", before[concession.end() :]):
+        concession = None
+    if concession and (verb is None or concession.end() >= verb.start()):
+        side = "support"
+        return (_flip(side) if contrast else side), 3
+    # "X is a position we can live with" / "X is not a position we would defend": the side taken after the option.
+    after = re.match(
+        r"^[^,;]{0,40}?\b(?:we|i|our \w+|the science)\s+(?:can|could|will|would)\s+(?:\w+\s+)?"
+        r"(?:live with|accept|support|back|defend|go along with)\b",
+        main[mention.end :],
+    )
+    if verb is None and concession is None and after:
+        side = "oppose" if re.search(r"\bnot\b|n't", after.group(0)) else "support"
+        return side, 3
+    if verb is not None:
+        window = before[max(0, verb.start() - 40) : verb.start()]
+        negated = bool(_NEGATION_RE.search(window)) and not re.search(r"\bnot only\b", window)
+        side = verb_kind if not negated else _flip(verb_kind)
+        if contrast and contrast.start() > verb.end():
+            side = _flip(side)
+        return side, 3
+    # No explicit side: the clause's evaluation of the option. Each evaluative word speaks of the option named
+    # nearest to it (so in "X gives us what Y never have", "never" is about Y), a strong one counting double.
+    masked = main
+    for other in sorted(mentions, key=lambda m: -m.start):
+        masked = masked[: other.start] + " " * (other.end - other.start) + masked[other.end :]
+    anchors = sorted({(m.start, m.end, m.option) for m in mentions})
+    score = 0.0
+    for regex, weight in (
+        (_STRONG_NEGATIVE_RE, -2.0), (_NEGATIVE_RE, -1.0), (_POSITIVE_RE, 1.0), (_STRONG_POSITIVE_RE, 2.0)
+    ):  # fmt: skip
+        for cue in regex.finditer(masked):
+            window = masked[max(0, cue.start() - 30) : cue.start()]
+            if re.search(
+                r"\bmost $|\b(?:sources|products|goods|uses|people|countries) (?:that|which|who) $", window
+            ) or (
+                cue.group(0).endswith("ed")
+                and re.match(r" (?:miners|women|children|people|families|workers)\b", masked[cue.end() :])
+            ):
+                continue  # "the most harmful products", "sources that harm", "poisoned miners": not about the option
+            flipped = re.search(
+                r"(?:(?<!should )(?<!must )(?<!would )(?<!will )(?<!could )(?<!can )(?<!need )(?<!does )(?<!do )\bnot|"
+                r"\bno|\bnever|\bwithout|\bavoid\w*|\bspar\w*)\s+(?:\S+\s+)?$",
+                window,
+            ) or re.search(r"\b(?:than|instead of|not mean)\s+(?:\S+\s+){0,2}$", window)
+            # "not enough", "without imposing costs", "no duty to help"; a negation itself is never turned round
+            if flipped and not re.search(r"\bnot\b|cannot|n't", cue.group(0)):
+                weight_here = -weight
+            else:
+                weight_here = weight
+            nearest = _about(anchors, cue.start(), masked)
+            if nearest[2] == mention.option:
+                score += weight_here
+    # "only X can" and "no excuse for leaving X out" back X.
+    if re.search(r"\bno excuse\b", masked) or re.search(r"\bonly (?:\S+ ){0,2}$", before):
+        score += 4.0
+    if abs(score) < 0.5:
+        if mention.start < 20 and re.match(
+            r"^\S+(?: \S+){0,6} (?:would|could|will|can) ", main[mention.start :]
+        ):
+            return (
+                "support",
+                0,
+            )  # "X would do this" with no judgement: backing only if a condition makes it so
+        return None, 0
+    side = "oppose" if score < 0 else "support"
+    if contrast:
+        side = _flip(side)
+    return side, 1
+
+
+def _about(anchors: list[tuple[int, int, str]], at: int, text: str) -> tuple[int, int, str]:
+    """The option an evaluative word speaks of: the clause's subject when it opens the clause, unless the word
+    follows another option set against it ("than X", "which X never", "without X"); else the nearest option."""
+    subject = anchors[0] if anchors[0][0] < 20 else None
+    if subject is not None:
+        later = [a for a in anchors if a[2] != subject[2] and a[0] < at]
+        for anchor in reversed(later):
+            lead = text[max(0, anchor[0] - 25) : anchor[0]]
+            if re.search(
+                r"\b(?:than|rather than|instead of|without|what|which|whereas|while|not|something)\s+(?:\S+\s+){0,2}$",
+                lead,
+            ):
+                return anchor
+        return subject
+    return min(anchors, key=lambda a: min(abs(at - a[1]), abs(at - a[0])))
+
+
+def _flip(side: str) -> str:
+    return "oppose" if side == "support" else "support"
+
+
+def _settle(reading: Reading, ranks: dict[tuple[str, str, str], int]) -> None:
+    """Per option, the strongest reading wins; an option backed and opposed equally strongly is neither. Within
+    an issue, backing for one option said outright outranks backing for another that was only implied."""
+    options = sorted({(issue, option) for _, issue, option in ranks})
+    won: dict[tuple[str, str], tuple[str, int]] = {}
+    for issue, option in options:
+        kinds = {k: r for (k, i, o), r in ranks.items() if (i, o) == (issue, option)}
+        top = max(kinds.values())
+        best = [k for k, r in kinds.items() if r == top]
+        if len(best) == 1:
+            won[(issue, option)] = (best[0], top)
+        elif "oppose" not in best:  # support and conditional support equally: the condition stands
+            won[(issue, option)] = ("conditional", top)
+    for (issue, option), (kind, rank) in won.items():
+        if kind != "oppose":
+            rivals = [r for (i, o), (k, r) in won.items() if i == issue and o != option and k != "oppose"]
+            if rivals and max(rivals) > rank:
+                continue
+        getattr(reading, kind).setdefault(issue, set()).add(option)
+
+
+def _trade(lex: Lexicon, sentence: str, speaker: str | None) -> tuple[str, str] | None:
+    you = r"(?:you|your delegation|your government|your side)"
+    own = _own_pattern(lex, speaker)
+    we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
+    modal = r"(?:will|would|shall|can|could|are ready to|are prepared to|promise to|commit to)"
+    patterns = (
+        rf"\bif {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+(?:if|provided|as long as) {you} (?:will |would |can |also )?{_TRADE_VERB}\b(?P<want>.+)",
+        rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",
+        rf"^\W*{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+    )
+    for pattern in patterns:
+        m = re.search(pattern, sentence)
+        if not m:
+            continue
+        want = {x.option for x in _mentions(lex, m["want"], None)}
+        promise = {x.option for x in _mentions(lex, m["promise"], None)}
+        if len(want) == 1 and len(promise) == 1 and want != promise:
+            return next(iter(want)), next(iter(promise))
+    return None

@@ -1,0 +1,58 @@
+"""Score the configured judge on the labelled corpus, per reading kind (by hand: it calls the model once a sentence).
+
+With a real judge model (MERCURY_JUDGE_MODEL, else MERCURY_MODEL) each sentence goes through the LLM judge exactly as
+in a game (`llm_judge.judge_message`); `--rules` scores the rule judge instead (what offline games use, and what the
+corpus test checks in CI).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from simulations.ai import judge_score, llm_judge, model_spec
+from simulations.engine import judge
+from simulations.engine.scenario import ScenarioError, load_scenario_dir
+
+
+class Command(BaseCommand):
+    help = "Score the judge (the configured model's, or --rules) on tests/engine/judge_corpus.yaml."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--rules", action="store_true", help="score the rule judge instead of the model")
+        parser.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
+        parser.add_argument("--misses", type=int, default=10, help="list this many misreadings")
+        parser.add_argument("--corpus", default=str(judge_score.CORPUS))
+        parser.add_argument("--scenario", default=str(settings.BASE_DIR / "scenarios" / "mercury"))
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            scenario = load_scenario_dir(options["scenario"])
+            items = judge_score.load_corpus(judge_score.Path(options["corpus"]))
+        except (OSError, ScenarioError) as exc:
+            raise CommandError(str(exc)) from exc
+        if options["limit"]:
+            items = items[: options["limit"]]
+        spec = model_spec.judge_spec()
+        if options["rules"]:
+            title = "rule judge"
+
+            def read(item: judge_score.Item) -> judge.Signals | None:
+                return judge.read_signals(scenario, item.text, speaker=item.speaker, issue=item.issue)
+
+        elif spec.offline:
+            raise CommandError(
+                "The judge model is the offline one, which judges by the rules: set MERCURY_JUDGE_MODEL or "
+                "MERCURY_MODEL to a real model, or pass --rules."
+            )
+        else:
+            title = f"model judge {spec.model}"
+
+            def read(item: judge_score.Item) -> judge.Signals | None:
+                # The engine refuses what the judge gets wrong in form; here that is simply no reading.
+                return llm_judge.judge_message(scenario, item.speaker or scenario.chair.id, item.text).signals
+
+        result = judge_score.score(items, read)
+        self.stdout.write(judge_score.report(result, title=title, misses=options["misses"]))
