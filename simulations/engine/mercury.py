@@ -442,6 +442,21 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
     return action
 
 
+def _give_floor(action: Callable[[_Ctx], None]) -> Callable[[_Ctx], None]:
+    """The chair gives the floor before a speech (a pass is recorded by the chair's own line instead).
+
+    A wrapper rather than a line inside `_speech`, so the call precedes the speech in the transcript and a refused
+    speech (empty, too long, wrong actor) leaves no call behind: the whole transition is discarded."""
+
+    def action_with_call(c: _Ctx) -> None:
+        speaker = current_speaker(c.state)
+        if speaker is not None:
+            c.chair("debate_call", speaker=c.name(speaker))
+        action(c)
+
+    return action_with_call
+
+
 def _pass(c: _Ctx) -> None:
     issue = c.state.active_issue
     speaker = current_speaker(c.state)
@@ -635,9 +650,9 @@ TRANSITIONS: list[Transition] = [
         t
         for state in _DEBATE
         for t in (
-            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _speech(human=True)),
+            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _give_floor(_speech(human=True))),
             Transition(state, "HUMAN_TURN_SKIP", state, "human", _human_speaks, _pass),
-            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _speech(human=False)),
+            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _give_floor(_speech(human=False))),
             Transition(state, "AI_TURN_SKIPPED", state, "ai", _ai_speaks, _pass),
         )
     ],
