@@ -111,6 +111,10 @@ class Game(models.Model):
         unique=True,
         help_text="Read-only review link for an instructor.",
     )
+    # Headless games only: `play --resume` continues with the student stand-in the game was started with.
+    human_policy = models.JSONField(
+        default=dict, blank=True, help_text="The scripted student playing this game from the command line."
+    )
 
     class Meta:
         ordering = ["-updated_at"]
