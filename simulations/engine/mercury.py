@@ -23,6 +23,7 @@ from .scenario import Scenario
 from .state import SCHEMA_VERSION, Conversation, GameState, IssueState, PendingCondition, Stance
 
 MAX_MESSAGE_CHARS = 2000
+MAX_SUMMARY_CHARS = 8000  # the debrief is a handout in sections (one per issue), not a message
 
 STATES = (
     "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",
@@ -126,11 +127,11 @@ class _Ctx:
         except (ValueError, ValidationError) as exc:
             raise self.refuse(InvalidMove.BAD_SIGNALS) from exc
 
-    def text(self) -> str:
+    def text(self, limit: int = MAX_MESSAGE_CHARS) -> str:
         text = self.payload.get("text")
         if not isinstance(text, str) or not text.strip():
             raise self.refuse(InvalidMove.EMPTY_TEXT)
-        if len(text) > MAX_MESSAGE_CHARS:
+        if len(text) > limit:
             raise self.refuse(InvalidMove.TEXT_TOO_LONG)
         return text.strip()
 
@@ -553,7 +554,7 @@ def _request_summary(c: _Ctx) -> None:
 
 
 def _store_summary(c: _Ctx) -> None:
-    c.state.summary = c.text()
+    c.state.summary = c.text(limit=MAX_SUMMARY_CHARS)
 
 
 def _resume_ready(c: _Ctx) -> None:

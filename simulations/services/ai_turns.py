@@ -43,7 +43,9 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     check_budget(game)
     scenario, state = scenario_of(game.scenario), state_of(game)
     if step.purpose == "summary":
-        prompt = prompts.build_summary_prompt(debrief_facts(game, scenario, state))
+        prompt = prompts.build_summary_prompt(
+            debrief_facts(game, scenario, state), with_facts=llm_judge.is_offline()
+        )
     else:
         prompt = prompts.build_prompt(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
@@ -60,7 +62,8 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
     try:
         text = trim(
-            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text)
+            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text),
+            limit=mercury.MAX_SUMMARY_CHARS if step.purpose == "summary" else mercury.MAX_MESSAGE_CHARS,
         )
     except gateway.ModelFailure as exc:
         record_failed_call(game=game, step=step, model=result.model, error=str(exc), context=prompt.context)
@@ -113,9 +116,8 @@ def check_budget(game: Game) -> None:
         raise BudgetExhausted(limit)
 
 
-def trim(text: str) -> str:
+def trim(text: str, limit: int = mercury.MAX_MESSAGE_CHARS) -> str:
     """Keep model text within the message limit, cutting at a sentence end where possible."""
-    limit = mercury.MAX_MESSAGE_CHARS
     if len(text) <= limit:
         return text
     cut = text[:limit]
