@@ -119,8 +119,13 @@ class UnusedOffer(Fact):
     also_needs: list[str] = Field(default_factory=list)
 
 
+class DebriefRole(Fact):
+    id: Literal["debrief"] = "debrief"  # every facts block names the seat it is written for
+
+
 class DebriefFacts(Fact):
     purpose: Literal["summary"] = "summary"
+    role: DebriefRole = Field(default_factory=DebriefRole)
     student: str
     persona: str
     votes: bool

@@ -117,6 +117,9 @@ def quote(scenario: Scenario, text: str, option_id: str | None = None, *, offer:
         if (offer and signals.offers) or (not offer and option_id in named):
             chosen = sentence
             break
+    # An excerpt goes into the debrief prompt: it must never carry the markers of a prompt's facts block.
+    # On one line too, so a quote can never start a heading or a bullet of the debrief.
+    chosen = " ".join(chosen.replace("<<", "‹‹").replace(">>", "››").split())
     if len(chosen) <= QUOTE_CHARS:
         return chosen
     return chosen[:QUOTE_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + " …"
