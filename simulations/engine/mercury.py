@@ -458,6 +458,12 @@ def _give_floor(action: Callable[[_Ctx], None]) -> Callable[[_Ctx], None]:
     return action_with_call
 
 
+def text_seq(state: GameState, event: str) -> int:
+    """The transcript sequence number the text of `event` will be written at (a debate speech comes after the
+    chair's call to the floor), so a judge's call on that text can name it before the turn is committed."""
+    return state.transcript_seq + (2 if event in ("HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED") else 1)
+
+
 def _pass(c: _Ctx) -> None:
     issue = c.state.active_issue
     speaker = current_speaker(c.state)

@@ -72,7 +72,9 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     if step.purpose == "speech" and is_pass(text):
         event, payload = "AI_TURN_SKIPPED", {}
     elif step.purpose != "summary" and not llm_judge.is_offline():
-        payload["signals"], judge_call = judge_text(game, step.role or "", text, state.transcript_seq + 1)
+        payload["signals"], judge_call = judge_text(
+            game, step.role or "", text, mercury.text_seq(state, event)
+        )
         calls += judge_call
     return commit_event(
         game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)

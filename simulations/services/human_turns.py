@@ -43,7 +43,9 @@ def submit_human_event(
         raise IllegalEvent(state.status, event, [e for e in allowed if e in PAYLOAD_FIELDS])
     clean = {key: payload[key] for key in PAYLOAD_FIELDS[event] if key in payload}
     if event in TEXT_EVENTS and isinstance(clean.get("text"), str) and not llm_judge.is_offline():
-        signals, calls = judge_text(game, state.human_role or "", clean["text"], state.transcript_seq + 1)
+        signals, calls = judge_text(
+            game, state.human_role or "", clean["text"], mercury.text_seq(state, event)
+        )
         clean["signals"] = signals
     else:
         calls = []

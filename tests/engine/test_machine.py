@@ -251,6 +251,19 @@ def test_the_chair_gives_the_floor_before_every_speech_and_never_before_a_pass(
     assert len(used) > 1  # the wording is the seed's choice, varied like the chair's other lines
 
 
+def test_text_seq_names_the_entry_a_message_or_speech_is_written_at(eu_advocate: PureGame) -> None:
+    texts = 0
+    for before, outcome in zip([None, *eu_advocate.states], eu_advocate.outcomes, strict=False):
+        if before is None or outcome.event not in (
+            "HUMAN_MESSAGE_SUBMITTED", "AI_MESSAGE_COMMITTED", "HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED"
+        ):  # fmt: skip
+            continue
+        written = next(e for e in outcome.entries if e.kind in ("message", "speech"))
+        assert written.seq == mercury.text_seq(before, outcome.event)
+        texts += 1
+    assert texts > 20
+
+
 def test_votes_proposal_unanimity_and_no_revote(scenario: Scenario, eu_advocate: PureGame) -> None:
     votes = [o.vote for o in eu_advocate.outcomes if o.vote]
     assert [v["issue"] for v in votes] == ["1", "2", "3", "4"]  # issues 1 -> 4, each once
