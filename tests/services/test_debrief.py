@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -40,7 +42,7 @@ def _summary(game: Game) -> str:
     return summary
 
 
-def _scripted(role: str, script: dict[str, object], seed: int) -> Game:
+def _scripted(role: str, script: dict[str, Any], seed: int) -> Game:
     game = create_game(scenario_version=mercury_version(), seed=seed)
     return play_game(game_id=game.pk, policy=Scripted(role, Script.model_validate(script)))
 
@@ -56,30 +58,52 @@ def _grammar_problems(text: str) -> list[str]:
     return problems
 
 
+def _first_game(role: str, human: str, seeds: range, wanted: Callable[[dict[str, Any]], bool]) -> Game:
+    """The first of a few seeded games whose export shows the situation a test is about (outcomes depend on the
+    negotiators' behaviour, so the test looks for the situation rather than assuming a seed produces it)."""
+    for seed in seeds:
+        game = played(role, human, seed=seed)
+        if wanted(export_game(game=Game.objects.get(pk=game.pk))):
+            return game
+    raise AssertionError(f"no game among seeds {list(seeds)} shows the situation")
+
+
 def test_a_china_student_whose_aims_fail_is_not_told_they_were_met(scenario: Scenario) -> None:
-    """The issue's own example: a passive China sees 1.1 and 2.1 rejected, so 1.2 and 2.2 were never adopted."""
-    game = played("CHN", "passive", seed=3)
-    data = export_game(game=Game.objects.get(pk=game.pk))
+    """The issue's own example: a passive China whose 1.2 and 2.2 are not adopted is not told its aims were met."""
     brief = scenario.role("CHN").stances
+
+    def adopted(data: dict[str, Any]) -> set[str]:
+        return {v["proposal"] for v in data["votes"] if v["adopted"]}
+
+    game = _first_game("CHN", "passive", range(3, 9), lambda d: not {"1.2", "2.2"} & adopted(d))
+    data = export_game(game=Game.objects.get(pk=game.pk))
     # Independent of the debrief code: an aim is met exactly when the brief's option was adopted.
     met = [v["issue"] for v in data["votes"] if v["adopted"] and v["proposal"] == brief[v["issue"]].preferred]
-    assert "1" not in met and "2" not in met
     facts = _facts(game)
-    assert facts.aims_met == len(met) < 4
+    assert facts.aims_met == len(met) <= 2
     for issue in facts.issues:
         assert issue.aim.source == "brief"  # a passive student states nothing: the brief speaks for them
         assert issue.aim.option.id == brief[str(issue.number)].preferred
         assert (issue.result == "met") == (str(issue.number) in met)
-    first = facts.issues[0]
-    assert first.result == "blocked" and first.student_vote == "no" and first.proposal.id == "1.1"
     text = _summary(game)
-    assert f"Your aim was adopted on {len(met)} of 4 issues" in text
+    assert f"Your aim was adopted on {len(met)} of 4 issues" in text or (
+        not met and "None of your aims" in text
+    )
     assert "4 of 4" not in text and "matched your aim" not in text
-    section = text.split("### Issue 1:")[1].split("###")[0]
-    assert "Your aim was not met" in section and "1.2 never came to the vote" in section
-    # China's own brief accepts 1.1 for financing: the debrief names the seats that could have offered it.
-    financing = [r.name for r in scenario.roles if "financing" in r.can_offer]
-    assert all(name in section for name in financing) and "Your own brief let you accept 1.1" in section
+    votes = {v["issue"]: v for v in data["votes"]}
+    for number, aim in (("1", "1.2"), ("2", "2.2")):
+        section = text.split(f"### Issue {number}:")[1].split("###")[0]
+        assert "Your aim was not met" in section
+        vote = votes[number]
+        if vote["adopted"]:
+            assert f"{vote['proposal']} was adopted instead" in section
+        else:
+            assert f"{aim} never came to the vote" in section
+        if vote["ballots"]["CHN"] == "no":
+            # China's own brief accepts 1.1 (2.1) for financing (and technology): the debrief names who can offer.
+            assert f"Your own brief let you accept {vote['proposal']}" in section
+            financing = [r.name for r in scenario.roles if "financing" in r.can_offer]
+            assert all(name in section for name in financing)
 
 
 def test_the_students_stated_position_is_their_aim_and_the_latest_one_wins() -> None:
@@ -165,20 +189,25 @@ def test_influence_counts_who_could_offer_and_grammar(
 
 
 def test_a_blocked_offer_the_student_could_make_is_named_as_an_opening(scenario: Scenario) -> None:
-    """A US student who never offers financing: Tanzania needs it for 4.1 (the US brief's aim), and only the
-    student, Canada and the EU can offer it — the debrief says so and suggests making the offer."""
+    """A US student who never offers financing, in a game where Tanzania blocks 4.1 (the US brief's aim) for want
+    of it: only the student, Canada and the EU can offer it — the debrief says so and suggests making the offer."""
     script = {
         "issues": {
             "4": {"placement": "first", "speeches": ["We support 4.1, in scope with national action plans."]}
         }
     }
-    game = _scripted("USA", script, seed=5)
-    facts = _facts(game)
-    four = facts.issues[3]
-    assert four.result != "met" and four.aim.option.id == "4.1"
-    holdouts = four.against if four.result == "failed" else four.aim_holdouts
-    tanzania = next(h for h in holdouts if h.seat == "Tanzania")
-    need = tanzania.unlocks[0].offers[0]
+    for seed in range(5, 11):
+        game = _scripted("USA", script, seed=seed)
+        four = _facts(game).issues[3]
+        holdouts = four.against if four.result == "failed" else four.aim_holdouts
+        tanzania = [
+            h for h in holdouts if h.seat == "Tanzania" and h.unlocks and h.unlocks[0].kind == "offer"
+        ]
+        if four.result != "met" and tanzania:
+            break
+    else:
+        raise AssertionError("no game in which Tanzania held out against 4.1")
+    need = tanzania[0].unlocks[0].offers[0]
     assert need.label == scenario.offer("financing").label and need.student_can and not need.heard
     text = _summary(game)
     assert "you, Canada or the European Union could offer it" in text
