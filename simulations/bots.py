@@ -144,15 +144,15 @@ class Scripted(Passive):
 
     name = "script"
 
-    def __init__(self, role: str, script: Script) -> None:
+    def __init__(self, role: str, script: Script, path: str = "") -> None:
         super().__init__(script.role or role, script.variant)
-        self.script = script
+        self.script, self.path = script, path
 
     @classmethod
     def from_file(cls, role: str, path: str | Path) -> Scripted:
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-            return cls(role, Script.model_validate(data))
+            return cls(role, Script.model_validate(data), str(path))
         except (OSError, yaml.YAMLError, ValidationError) as exc:
             raise ValueError(f"cannot read script {path}: {exc}") from exc
 
@@ -191,3 +191,31 @@ def make_policy(spec: str, role: str) -> Policy:
     if spec.startswith("script:"):
         return Scripted.from_file(role, spec.removeprefix("script:"))
     raise ValueError(f"unknown human policy {spec!r}: use passive, advocate or script:FILE")
+
+
+def policy_record(policy: Policy) -> dict[str, Any]:
+    """What to store with a game so that it can be resumed with the same student: a script keeps its content
+    (the file may have moved or changed by the time the game is resumed)."""
+    if isinstance(policy, Scripted):
+        return {"kind": "script", "path": policy.path, "script": policy.script.model_dump(mode="json")}
+    return {"kind": policy.name}
+
+
+def policy_from_record(record: dict[str, Any], role: str) -> Policy:
+    """The policy a game was stored with (see `policy_record`)."""
+    kind = record.get("kind")
+    if kind == "script":
+        try:
+            return Scripted(
+                role, Script.model_validate(record.get("script") or {}), str(record.get("path", ""))
+            )
+        except ValidationError as exc:
+            raise ValueError("the script stored with this game is not valid") from exc
+    return make_policy(str(kind), role)
+
+
+def describe_policy(record: dict[str, Any]) -> str:
+    """The policy as `--human` spells it."""
+    if record.get("kind") == "script":
+        return f"script:{record.get('path') or '(stored script)'}"
+    return str(record.get("kind"))

@@ -154,6 +154,10 @@ class Game(models.Model):
     model_access = models.JSONField(
         default=dict, blank=True, help_text="api_base, key variable name and kwargs snapshots; never a key."
     )
+    # Headless games only: `play --resume` continues with the student stand-in the game was started with.
+    human_policy = models.JSONField(
+        default=dict, blank=True, help_text="The scripted student playing this game from the command line."
+    )
 
     class Meta:
         ordering = ["-updated_at"]

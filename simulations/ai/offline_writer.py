@@ -10,6 +10,8 @@ import hashlib
 import random
 from typing import Any
 
+from . import offline_debrief
+
 
 def _rng(facts: dict[str, Any]) -> random.Random:
     key = f"{facts.get('seed')}:{facts.get('role', {}).get('id')}:{facts.get('turn')}:{facts.get('purpose')}"
@@ -23,7 +25,7 @@ def write(facts: dict[str, Any]) -> str:
     if purpose == "speech":
         return _speech(facts, _rng(facts))
     if purpose == "summary":
-        return _summary(facts)
+        return offline_debrief.write(facts)
     raise ValueError(f"offline writer cannot write purpose {purpose!r}")
 
 
@@ -135,31 +137,3 @@ def _speech(facts: dict[str, Any], rng: random.Random) -> str:
     if cond:
         parts.append(cond)
     return " ".join(p for p in parts if p)
-
-
-def _summary(facts: dict[str, Any]) -> str:
-    human = facts["human"]
-    results = facts["results"]
-    lines = [f"Debrief for {human['name']}."]
-    aims = "; ".join(f"{a['title']}: {a['label'].lower()}" for a in human["aims"])
-    lines.append(f"You came to the table aiming for {aims}.")
-    got = sum(1 for r in results if r["aim_met"])
-    lines.append(f"The outcome matched your aim on {got} of {len(results)} issues.")
-    for result in results:
-        if result["adopted"]:
-            lines.append(f"{result['title']}: {result['proposal_label'].lower()} was adopted unanimously.")
-        else:
-            why = "; ".join(result["why"])
-            lines.append(f"{result['title']}: {result['proposal_label'].lower()} was rejected ({why}).")
-    moved = facts.get("moved_by_human", [])
-    if moved:
-        shown = "; ".join(f"{m['role']} on {m['title'].lower()}, {m['reason']}" for m in moved[:6])
-        lines.append(f"Your words moved delegations {len(moved)} times: {shown}.")
-    else:
-        lines.append("No delegation changed its position in response to your messages.")
-    for commitment in facts.get("commitments", [])[:4]:
-        lines.append(f"Commitment: {commitment}.")
-    missed = facts.get("missed", [])
-    if missed:
-        lines.append("Openings you left unused: " + "; ".join(missed[:4]) + ".")
-    return " ".join(lines)

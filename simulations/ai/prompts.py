@@ -23,6 +23,8 @@ from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
 from simulations.engine.visibility import visible_to
 
+from . import offline_debrief
+from .debrief_facts import DebriefFacts
 from .memory import build_memory
 
 TEMPLATE_SET = "v2"
@@ -230,13 +232,16 @@ def _system_text(scenario: Scenario, state: GameState, role_id: str, digest: lis
     )
 
 
-def build_summary_prompt(facts: dict[str, Any]) -> Prompt:
-    system = render("summary", human_name=facts["human"]["name"])
-    system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
+def build_summary_prompt(facts: DebriefFacts, *, with_facts: bool = True) -> Prompt:
+    """The debrief call: the facts in prose for a real model (and as a facts block for the offline model)."""
+    data = facts.model_dump(mode="json")
+    system = render("summary", human_name=facts.student, facts=offline_debrief.render(facts))
+    if with_facts:
+        system += f"\n\n{FACTS_OPEN}\n{json.dumps(data, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": "Write the debrief."}],
         context=[],
-        facts=facts,
+        facts=data,
         version=prompt_version(),
     )
 

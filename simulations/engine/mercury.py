@@ -23,6 +23,7 @@ from .scenario import Scenario
 from .state import SCHEMA_VERSION, Conversation, GameState, IssueState, PendingCondition, Stance
 
 MAX_MESSAGE_CHARS = 2000
+MAX_SUMMARY_CHARS = 8000  # the debrief is a handout in sections (one per issue), not a message
 
 STATES = (
     "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",
@@ -128,11 +129,11 @@ class _Ctx:
         self.judgements.append((entry.seq, judgement))
         return judgement.signals
 
-    def text(self) -> str:
+    def text(self, limit: int = MAX_MESSAGE_CHARS) -> str:
         text = self.payload.get("text")
         if not isinstance(text, str) or not text.strip():
             raise self.refuse(InvalidMove.EMPTY_TEXT)
-        if len(text) > MAX_MESSAGE_CHARS:
+        if len(text) > limit:
             raise self.refuse(InvalidMove.TEXT_TOO_LONG)
         return text.strip()
 
@@ -443,6 +444,27 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
     return action
 
 
+def _give_floor(action: Callable[[_Ctx], None]) -> Callable[[_Ctx], None]:
+    """The chair gives the floor before a speech (a pass is recorded by the chair's own line instead).
+
+    A wrapper rather than a line inside `_speech`, so the call precedes the speech in the transcript and a refused
+    speech (empty, too long, wrong actor) leaves no call behind: the whole transition is discarded."""
+
+    def action_with_call(c: _Ctx) -> None:
+        speaker = current_speaker(c.state)
+        if speaker is not None:
+            c.chair("debate_call", speaker=c.name(speaker))
+        action(c)
+
+    return action_with_call
+
+
+def text_seq(state: GameState, event: str) -> int:
+    """The transcript sequence number the text of `event` will be written at (a debate speech comes after the
+    chair's call to the floor), so a judge's call on that text can name it before the turn is committed."""
+    return state.transcript_seq + (2 if event in ("HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED") else 1)
+
+
 def _pass(c: _Ctx) -> None:
     issue = c.state.active_issue
     speaker = current_speaker(c.state)
@@ -539,7 +561,7 @@ def _request_summary(c: _Ctx) -> None:
 
 
 def _store_summary(c: _Ctx) -> None:
-    c.state.summary = c.text()
+    c.state.summary = c.text(limit=MAX_SUMMARY_CHARS)
 
 
 def _resume_ready(c: _Ctx) -> None:
@@ -636,9 +658,9 @@ TRANSITIONS: list[Transition] = [
         t
         for state in _DEBATE
         for t in (
-            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _speech(human=True)),
+            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _give_floor(_speech(human=True))),
             Transition(state, "HUMAN_TURN_SKIP", state, "human", _human_speaks, _pass),
-            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _speech(human=False)),
+            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _give_floor(_speech(human=False))),
             Transition(state, "AI_TURN_SKIPPED", state, "ai", _ai_speaks, _pass),
         )
     ],

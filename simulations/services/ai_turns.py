@@ -46,7 +46,9 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     playing, judging = game_specs(game)
     scenario, state = scenario_of(game.scenario), state_of(game)
     if step.purpose == "summary":
-        prompt = prompts.build_summary_prompt(debrief_facts(game, scenario, state))
+        prompt = prompts.build_summary_prompt(
+            debrief_facts(game, scenario, state), with_facts=playing.offline
+        )
     else:
         prompt = prompts.build_prompt(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
@@ -64,7 +66,8 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
     try:
         text = trim(
-            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text)
+            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text),
+            limit=mercury.MAX_SUMMARY_CHARS if step.purpose == "summary" else mercury.MAX_MESSAGE_CHARS,
         )
     except gateway.ModelFailure as exc:
         record_failed_call(
@@ -77,7 +80,9 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
     if step.purpose == "speech" and is_pass(text):
         event, payload = "AI_TURN_SKIPPED", {}
     elif step.purpose != "summary" and not judging.offline:
-        payload["signals"], judge_call = judge_text(game, step.role or "", text, state.transcript_seq + 1)
+        payload["signals"], judge_call = judge_text(
+            game, step.role or "", text, mercury.text_seq(state, event)
+        )
         calls += judge_call
     return commit_event(
         game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)
@@ -130,9 +135,8 @@ def check_budget(game: Game) -> None:
         raise BudgetExhausted(limit)
 
 
-def trim(text: str) -> str:
+def trim(text: str, limit: int = mercury.MAX_MESSAGE_CHARS) -> str:
     """Keep model text within the message limit, cutting at a sentence end where possible."""
-    limit = mercury.MAX_MESSAGE_CHARS
     if len(text) <= limit:
         return text
     cut = text[:limit]

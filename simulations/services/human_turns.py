@@ -52,7 +52,7 @@ def submit_human_event(
         _check_fresh(game, version, idempotency_key)
         check_budget(game)
         clean["signals"], judged = judge_text(
-            game, state.human_role or "", clean["text"], state.transcript_seq + 1
+            game, state.human_role or "", clean["text"], mercury.text_seq(state, event)
         )
         calls = tuple(judged)
     return commit_event(

@@ -439,8 +439,13 @@ def _payloads(
     name, produced = event.name, ledger.entries.get(state.transcript_seq + 1)
     later = doc.events[index + 1].name if index + 1 < len(doc.events) else None
     if name in TEXT_EVENTS:
+        # A debate speech follows the chair's call to the floor: the text is the first entry not the chair's.
+        seq = state.transcript_seq + 1
+        if produced is not None and produced.kind == "chair":
+            seq += 1
+            produced = ledger.entries.get(seq)
         if produced is None:
-            return [], f"transcript entry {state.transcript_seq + 1} (the message) is missing"
+            return [], f"transcript entry {seq} (the message) is missing"
         judged = ledger.readings.get(produced.seq)
         if judged is not None and judged.source == "llm":
             return [{"text": produced.text, "signals": judged.signals()}], ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from simulations.bots import Policy
+from simulations.bots import Policy, policy_record
 from simulations.models import Game
 
 from .ai_turns import play_ai_step
@@ -28,8 +28,14 @@ def play_game(
     max_turns: int = 5000,
     stream: bool = False,
 ) -> Game:
-    """Precondition: the game exists. Plays every remaining turn; safe to call again after any interruption."""
+    """Precondition: the game exists. Plays every remaining turn; safe to call again after any interruption.
+
+    The policy is stored with the game, so `play --resume` continues with the same student."""
     game, _ = resume_game(game_id=game_id)
+    record = policy_record(policy)
+    if game.human_policy != record:
+        Game.objects.filter(pk=game.pk).update(human_policy=record)
+        game.human_policy = record
     scenario = scenario_of(game.scenario)
     for _ in range(max_turns):
         step = step_of(game)

@@ -14,9 +14,9 @@ from simulations.services.access import can_drive
 from simulations.services.human_turns import PAYLOAD_FIELDS, submit_human_event
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import StaleTurn, games_with_scenario
+from simulations.services.turns import StaleTurn, games_with_scenario, state_of
 
-from .presenters import game_context, persona_context, roles_context, transcript
+from .presenters import brief_context, game_context, persona_context, roles_context, transcript
 
 
 def _own_game(request: HttpRequest, game_id: int) -> Game:
@@ -38,6 +38,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         }
         return render(request, "game/setup.html", context)
     context["entries"] = transcript(game)
+    context["brief"] = brief_context(context["scenario"], state_of(game))
     return render(request, "game/page.html", context)
 
 

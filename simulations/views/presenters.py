@@ -207,3 +207,15 @@ def persona_context(scenario: Scenario, role_id: str) -> dict[str, Any] | None:
         "can_offer": [scenario.offer(o).label for o in role.can_offer],
         "variants": role.openings,
     }
+
+
+def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
+    """The student's own briefs and persona, once the seat is chosen; never another seat's."""
+    if state.human_role is None or state.human_variant is None:
+        return None
+    role = scenario.role(state.human_role)
+    variant = role.opening(state.human_variant)
+    return (persona_context(scenario, role.id) or {}) | {
+        "persona": variant.persona,
+        "posture": variant.summary,
+    }

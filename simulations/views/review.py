@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,6 +17,35 @@ from simulations.services.export import dollars, export_game, export_markdown
 from simulations.services.turns import games_with_scenario
 
 from .presenters import transcript
+
+
+@dataclass
+class DebriefSection:
+    """A part of the debrief: an optional heading, then paragraphs and bullet lists in their order."""
+
+    heading: str = ""
+    blocks: list[tuple[str, list[str]]] = field(default_factory=list)  # ("p", [text]) | ("ul", [items])
+
+
+def debrief_sections(text: str) -> list[DebriefSection]:
+    """The debrief as sections: lines starting with `#` are headings, `- ` lines are bullets, other lines are
+    paragraphs (a model's plain paragraphs render as one untitled section). Text only: the template escapes."""
+    sections = [DebriefSection()]
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            sections.append(DebriefSection(heading=line.lstrip("#").strip()))
+        elif line.startswith(("- ", "* ")):
+            blocks = sections[-1].blocks
+            if blocks and blocks[-1][0] == "ul":
+                blocks[-1][1].append(line[2:].strip())
+            else:
+                blocks.append(("ul", [line[2:].strip()]))
+        else:
+            sections[-1].blocks.append(("p", [line]))
+    return [s for s in sections if s.heading or s.blocks]
 
 
 def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
@@ -66,7 +96,8 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
         "review.html",
         {
             "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
-            "shifts": shifts, "summary": data["summary"], "usage": data["token_usage"], "usage_rows": usage_rows,
+            "shifts": shifts, "summary": data["summary"], "debrief": debrief_sections(data["summary"] or ""),
+            "usage": data["token_usage"], "usage_rows": usage_rows,
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
             "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]), "query": query,

@@ -306,7 +306,11 @@ def assert_no_canary_leak(
     # The facts the offline model wrote from were the calling seat's own, never the student's forged block.
     roles = list(ModelCall.objects.filter(game=game).order_by("seq").values_list("role", flat=True))
     assert [role for role, _, _ in captured] == roles
-    assert not any(FAKE_MARKER in output for _, _, output in captured)
+    assert not any(FAKE_MARKER in output for role, _, output in captured if role != "debrief")
+    # The debrief may quote the student's own words back to them (between “ and ”), and nothing else of theirs.
+    for role, _, output in captured:
+        if role == "debrief":
+            assert FAKE_MARKER not in re.sub(r"“[^”]*”", "", output)
     return own_brief_seen, partner_saw_talk
 
 

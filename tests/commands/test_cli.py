@@ -8,6 +8,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from simulations.bots import PASSIVE_LINES
 from simulations.models import Game, TranscriptEntry
 from simulations.services import play as play_service
 from tests.conftest import SCENARIO_DIR
@@ -216,3 +217,73 @@ def test_the_same_game_replays_identically_in_other_processes(tmp_path: Path) ->
         data["game"] = {k: v for k, v in data["game"].items() if k not in ("created_at", "finished_at")}
         exports.append(data)
     assert exports[0] == exports[1]
+
+
+def _interrupted(monkeypatch: pytest.MonkeyPatch, *args: str, at: int = 20) -> Game:
+    """A `play` run stopped in the middle of its `at`-th AI turn; the patch is undone before returning."""
+    real = play_service.play_ai_step
+    calls = {"n": 0}
+
+    def dies(**kwargs: object) -> Game:
+        calls["n"] += 1
+        if calls["n"] == at:
+            raise KeyboardInterrupt
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(play_service, "play_ai_step", dies)
+        with pytest.raises(KeyboardInterrupt):
+            _run("play", *args, "--quiet")
+    return Game.objects.latest("pk")
+
+
+def _student_lines(game: Game) -> list[str]:
+    return list(
+        TranscriptEntry.objects.filter(game=game, speaker=game.human_role).values_list("text", flat=True)
+    )
+
+
+def test_resume_without_human_continues_with_the_stored_student(monkeypatch: pytest.MonkeyPatch) -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    out, _ = _run("play", "--role", "TZA", "--seed", "6", "--human", "advocate", "--quiet")
+    whole = Game.objects.get(pk=_last_json(out)["game_id"])
+    game = _interrupted(monkeypatch, "--role", "TZA", "--seed", "6", "--human", "advocate", at=40)
+    assert game.human_policy == {"kind": "advocate"} and game.phase != "REVIEW"
+    out, err = _run("play", "--resume", str(game.pk), "--quiet")
+    assert _last_json(out) == {"game_id": game.pk, "status": "REVIEW"} and err == ""
+    # The resumed game is the uninterrupted one, word for word: the advocate kept arguing after the resume.
+    assert _student_lines(Game.objects.get(pk=game.pk)) == _student_lines(whole)
+    assert not set(_student_lines(whole)) & set(PASSIVE_LINES)
+
+
+def test_resume_keeps_a_script_even_when_its_file_is_gone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    speech = "We support 4.2: artisanal mining out of scope pending assessment."
+    script = {"role": "BRA", "talks": [{"partner": "TZA", "messages": ["We support 2.2, emissions out of scope."]}],
+              "issues": {"4": {"placement": "first", "speeches": [speech]}}}  # fmt: skip
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump(script))
+    game = _interrupted(monkeypatch, "--role", "BRA", "--seed", "3", "--human", f"script:{path}")
+    assert game.human_policy["kind"] == "script" and game.human_policy["path"] == str(path)
+    assert speech not in _student_lines(game)  # issue 4 is still ahead
+    path.unlink()
+    out, _ = _run("play", "--resume", str(game.pk), "--quiet")
+    assert _last_json(out)["status"] == "REVIEW"
+    assert speech in _student_lines(game)
+
+
+def test_resume_with_human_overrides_the_stored_student_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    _run("load_scenario", str(SCENARIO_DIR))
+    game = _interrupted(monkeypatch, "--role", "CAN", "--seed", "2", "--human", "advocate", at=3)
+    seen = TranscriptEntry.objects.filter(game=game).count()
+    out, err = _run("play", "--resume", str(game.pk), "--human", "passive", "--quiet")
+    assert _last_json(out)["status"] == "REVIEW"
+    assert (
+        f"Game {game.pk} was played with --human advocate; continuing with --human passive as asked." in err
+    )
+    game.refresh_from_db()
+    assert game.human_policy == {"kind": "passive"}
+    later = TranscriptEntry.objects.filter(game=game, speaker="CAN", seq__gt=seen, kind="message")
+    assert later and all(text in PASSIVE_LINES for text in later.values_list("text", flat=True))

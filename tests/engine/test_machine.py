@@ -221,8 +221,47 @@ def test_speak_or_skip_on_the_human_turn(scenario: Scenario) -> None:
         mercury.apply(scenario, game.state, "AI_TURN_COMMITTED", {"text": "Not my turn."})
     _refused(scenario, game.state, "HUMAN_TURN_SPEAK", {"text": ""}, InvalidMove.EMPTY_TEXT)
     outcome = game.apply("HUMAN_TURN_SPEAK", {"text": "We support 1.1, a legally binding instrument."})
-    assert outcome.entries[0].kind == "speech" and outcome.entries[0].visibility == "public"
+    call, speech = outcome.entries  # the chair gives the floor, then the student speaks
+    assert call.kind == "chair" and call.text in [
+        line.format(speaker="United States") for line in scenario.chair.lines.debate_call
+    ]
+    assert speech.kind == "speech" and speech.visibility == "public" and speech.seq == call.seq + 1
     assert mercury.current_speaker(game.state) != "USA"
+
+
+def test_the_chair_gives_the_floor_before_every_speech_and_never_before_a_pass(
+    scenario: Scenario, eu_advocate: PureGame, wcpa_passive: PureGame
+) -> None:
+    lines = scenario.chair.lines.debate_call
+    calls = {line.format(speaker=r.name): (r.id, line) for r in scenario.roles for line in lines}
+    speeches = passes = 0
+    used = set()
+    for outcome in [*eu_advocate.outcomes, *wcpa_passive.outcomes]:  # the passive student passes every turn
+        if outcome.event in ("AI_TURN_COMMITTED", "HUMAN_TURN_SPEAK"):
+            call, speech = outcome.entries
+            assert call.speaker == scenario.chair.id and calls[call.text][0] == speech.speaker
+            used.add(calls[call.text][1])
+            speeches += 1
+        elif outcome.event in ("AI_TURN_SKIPPED", "HUMAN_TURN_SKIP"):
+            assert not any(e.text in calls for e in outcome.entries)
+            passes += 1
+        else:
+            assert not any(e.text in calls for e in outcome.entries)  # only debate speeches are called
+    assert speeches > 8 and passes > 0
+    assert len(used) > 1  # the wording is the seed's choice, varied like the chair's other lines
+
+
+def test_text_seq_names_the_entry_a_message_or_speech_is_written_at(eu_advocate: PureGame) -> None:
+    texts = 0
+    for before, outcome in zip([None, *eu_advocate.states], eu_advocate.outcomes, strict=False):
+        if before is None or outcome.event not in (
+            "HUMAN_MESSAGE_SUBMITTED", "AI_MESSAGE_COMMITTED", "HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED"
+        ):  # fmt: skip
+            continue
+        written = next(e for e in outcome.entries if e.kind in ("message", "speech"))
+        assert written.seq == mercury.text_seq(before, outcome.event)
+        texts += 1
+    assert texts > 20
 
 
 def test_votes_proposal_unanimity_and_no_revote(scenario: Scenario, eu_advocate: PureGame) -> None:

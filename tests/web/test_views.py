@@ -142,3 +142,50 @@ def test_forged_fields_are_dropped_and_text_is_escaped() -> None:
     for url in (f"/games/{game.pk}/", f"/games/{game.pk}/review/", f"/games/{game.pk}/export.md"):
         body = client.get(url).content
         assert b"<script>alert" not in body and b"&lt;script&gt;alert" in body, url
+
+
+def test_the_students_own_briefs_are_readable_in_every_phase_and_no_one_elses() -> None:
+    """From Round 1 to the review the game page carries the student's public and confidential brief and persona
+    (escaped), and never another seat's confidential brief; another player cannot open the page at all."""
+    from html import escape
+
+    from simulations.bots import make_policy
+    from simulations.engine.scenario import load_scenario_dir
+    from simulations.services.play import play_game
+    from tests.conftest import SCENARIO_DIR
+
+    scenario = load_scenario_dir(SCENARIO_DIR)
+    owner, other = _user("owner"), _user("other")
+    client, stranger = _client(owner), _client(other)
+    game = create_game(scenario_version=mercury_version(), seed=3, owner=owner)
+    assert b'id="brief"' not in client.get(f"/games/{game.pk}/").content  # set-up shows its own brief pages
+    moved = client.post(
+        f"/games/{game.pk}/move/",
+        {"event": "ROLE_CONFIRMED", "role": "CHN", "variant": "CHN-b", "version": 1},
+    )
+    assert moved.status_code == 302
+    mine = scenario.role("CHN")
+
+    def secret(role_id: str) -> bytes:
+        return escape(scenario.role(role_id).confidential_brief.interests.strip()).encode()
+
+    seen: set[str] = set()
+
+    def check(g: Game, what: str) -> None:
+        if g.phase in seen:
+            return
+        seen.add(g.phase)
+        page = client.get(f"/games/{g.pk}/").content
+        assert page.count(b'id="brief"') == 1, g.phase
+        assert secret("CHN") in page and escape(mine.public_brief.strip()).encode() in page, g.phase
+        assert escape(mine.confidential_brief.red_lines[0]).encode() in page
+        assert escape(mine.opening("CHN-b").persona.name).encode() in page
+        for role_id in scenario.role_ids:
+            if role_id != "CHN":
+                assert secret(role_id) not in page, (g.phase, role_id)
+        assert stranger.get(f"/games/{g.pk}/").status_code == 404
+
+    check(Game.objects.get(pk=game.pk), "confirmed")
+    play_game(game_id=game.pk, policy=make_policy("advocate", "CHN"), on_progress=check)
+    assert {"ROUND_1_OPENING_STATEMENTS", "ROUND_2_CONVERSATION_ACTIVE", "ISSUE_DEBATE_ROUND_1", "ISSUE_VOTE",
+            "REVIEW"} <= seen  # fmt: skip

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.ai.gateway import ModelFailure
-from simulations.bots import make_policy
+from simulations.bots import Policy, describe_policy, make_policy, policy_from_record, policy_record
 from simulations.engine.errors import MachineError
 from simulations.models import Game
 from simulations.services.model_choice import UnknownModelChoice, find
@@ -23,7 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", default="mercury")
         parser.add_argument("--role", help="the student's seat, e.g. BRA (not needed with --resume)")
         parser.add_argument("--seed", type=int, default=1)
-        parser.add_argument("--human", default="passive", help="passive | advocate | script:FILE")
+        parser.add_argument(
+            "--human",
+            help="passive | advocate | script:FILE (default: passive; with --resume, the game's own student)",
+        )
         parser.add_argument("--resume", type=int, metavar="GAME_ID", help="continue an interrupted game")
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
         parser.add_argument(
@@ -33,11 +36,13 @@ class Command(BaseCommand):
         )  # fmt: skip
 
     def handle(self, *args: Any, **options: Any) -> None:
+        policy: Policy | None = None
         if options["resume"]:
             game = Game.objects.filter(pk=options["resume"]).first()
             if game is None:
                 raise CommandError(f"No game {options['resume']}.")
             role = game.human_role or options["role"]
+            policy = self._resumed_policy(game, role, options["human"])
         else:
             version = latest_version(slug=options["scenario"])
             if version is None:
@@ -48,16 +53,14 @@ class Command(BaseCommand):
             role = options["role"]
             if not role:
                 raise CommandError("--role is required for a new game.")
+            policy = self._policy(options["human"] or "passive", role)
             try:
                 key = find(options["model"]) if options["model"] else None
             except UnknownModelChoice as exc:
                 offered = ", ".join(f"{o.label!r} ({o.model})" for o in options_offered())
                 raise CommandError(f"{exc} Offered: {offered}.") from exc
             game = create_game(scenario_version=version, seed=options["seed"], model=key)
-        try:
-            policy = make_policy(options["human"], role)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+        assert policy is not None
 
         def progress(g: Game, what: str) -> None:
             if not options["quiet"]:
@@ -76,3 +79,28 @@ class Command(BaseCommand):
         if not options["quiet"]:
             self.stderr.write("")
         self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase}))
+
+    def _policy(self, spec: str, role: str) -> Policy:
+        try:
+            return make_policy(spec, role)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _resumed_policy(self, game: Game, role: str, spec: str | None) -> Policy:
+        """The student the game was started with, unless --human overrides it (and then it says so)."""
+        stored = game.human_policy or {}
+        if spec:
+            policy = self._policy(spec, role)
+            if stored and policy_record(policy) != stored:
+                self.stderr.write(
+                    f"Game {game.pk} was played with --human {describe_policy(stored)}; "
+                    f"continuing with --human {spec} as asked."
+                )
+            return policy
+        if not stored:
+            self.stderr.write(f"Game {game.pk} has no stored student; continuing with --human passive.")
+            return self._policy("passive", role)
+        try:
+            return policy_from_record(stored, role)
+        except ValueError as exc:
+            raise CommandError(f"Game {game.pk}: {exc}.") from exc
