@@ -86,7 +86,7 @@ HEARD_FRAMES = (
     r"understands why", r"understand why", r"recognises that some", r"recognizes that some",
     r"recognise that some", r"we would listen to", r"we are aware that", r"we thank", r"thank you",
     r"we acknowledge (?:the|what)", r"we welcome what", r"we respect the views", r"understands those",
-    r"as (?:\w+ ){0,3}(?:said|argued|put it|noted|suggested)", r"^\W*according to",
+    r"as (?:\w+ ){0,3}(?:said|argued|put it|noted|suggested)", r"^\W*according to", r"(?:you|they) asked(?: us)?(?: whether| if)?", r"asked whether",
 )  # fmt: skip
 OWN_SUBJECTS = (
     r"we", r"our delegation", r"our coalition", r"our members", r"our industry", r"our association",
@@ -510,6 +510,8 @@ def _read_clause(
         other_subject = _subject_is_other(main)
         for offer_id, pos in _offers_in(lex, main):
             before = main[:pos]
+            if re.search(r"\b(?:your|the|their|its|\w+'s) offers? of\s+(?:\S+\s+){0,2}$", before):
+                continue  # "we welcome the offer of financing from X": someone else's offer, acknowledged
             if question:
                 ours = re.search(r"\b(?:we|us|our)\b", before) and not re.search(r"\byou", before)
                 (reading.offers if ours else reading.asks).add(offer_id)
