@@ -145,6 +145,14 @@ OFFER_MET = [
     "That offer is what we were waiting for.",
     "With that offer, our condition is met.",
 ]
+MEETS_CONDITION = [
+    "That offer meets the condition {me} had set.",
+    "With that offer, the condition {me} had set is met.",
+]
+OFFERS_ON_TABLE = [
+    "The offers now on the table meet the condition {me} had set.",
+    "What has been offered in this debate meets the condition {me} had set.",
+]
 NOW_ACCEPT = [
     "{me} can now accept {opt}.",
     "{me} is now able to accept {opt}.",
@@ -401,37 +409,38 @@ def _answer_trade(c: Composer, trade: dict[str, Any]) -> None:
         _answer_option(c, want, question=False)
 
 
-def _acknowledge_offers(c: Composer, heard: dict[str, Any], *, debate: bool) -> None:
-    """An offer that met a condition is acknowledged with what it unlocks; a partial one with what is missing."""
+def _acknowledge_offers(c: Composer, heard: dict[str, Any] | None, *, debate: bool) -> None:
+    """An offer that met a condition is acknowledged with what it unlocks; a partial one with what is missing.
+
+    `heard` is the message that made the offer (None in debate when the offer came earlier); in debate only the
+    issue under discussion is mentioned."""
     facts = c.facts
-    met = [ch for ch in facts["changes"] if ch["cause"] == "condition"]
+    here = facts["issue"]["id"] if debate else None
+    met = [ch for ch in facts["changes"] if ch["cause"] == "condition" and here in (None, ch["issue"])]
+    if debate and heard is not None:
+        c.one(OFFER_FROM, them=heard["name"])
     if met:
-        if debate and heard["offers"]:
-            c.one(OFFER_FROM, them=heard["name"])
-        else:
-            c.one(OFFER_MET)
+        c.one(OFFER_MET if not debate else MEETS_CONDITION if heard is not None else OFFERS_ON_TABLE)
         for change in met:
-            if debate and change["issue"] != facts["issue"]["id"]:
-                continue  # stays on the issue under debate
             if c.free(change["option"]):
                 c.one(NOW_ACCEPT, [change["option"]], opt=_opt(change["option"]))
+        return
+    if heard is None:
         return
     offered = {o["id"] for o in heard["offers"]}
     partial = []
     for issue, stance in sorted(facts["stance"].items()):
-        if debate and issue != facts["issue"]["id"]:
+        if here not in (None, issue):
             continue
         for cond in stance.get("conditions_open", []):
-            needed = {o["id"] for o in cond["offers"]}
-            if needed & offered:
+            if {o["id"] for o in cond["offers"]} & offered:
                 partial.append((cond, _missing(facts, cond)))
     if partial:
-        c.one(OFFER_PARTIAL if not debate else OFFER_FROM, them=heard["name"])
+        if not debate:
+            c.one(OFFER_PARTIAL)
         cond, missing = partial[0]
         _say_condition(c, cond["accept"], missing, more=True)
-    elif debate:
-        c.one(OFFER_FROM, them=heard["name"])
-    else:
+    elif not debate:
         c.one(OFFER_NOTED)
 
 
@@ -510,7 +519,13 @@ def _own_ask(c: Composer, issue: str) -> None:
             return
     stated = facts.get("partner_stated", {})
     ours = _preferred(facts, issue)
-    if facts.get("partner_votes") and stated.get(issue) and stated[issue] != ours["id"]:
+    proposed = {t.split(">")[0] for t in facts.get("own_trades", [])}
+    if (
+        facts.get("partner_votes")
+        and stated.get(issue)
+        and stated[issue] != ours["id"]
+        and ours["id"] not in proposed
+    ):
         # A trade: our preferred option here for one the partner stated elsewhere that we could live with.
         for other, theirs in sorted(stated.items()):
             ref = next((o for o in _stance(facts, other)["acceptable"] if o["id"] == theirs), None)
@@ -577,17 +592,17 @@ def speech(facts: dict[str, Any], rng: random.Random) -> str:
     c.reserved[issue] = position["id"]
     if rng.random() < 0.5:
         c.one(COURTESY)
-    heard = next(
-        (h for h in reversed(facts.get("addressed", [])) if h["offers"] or h["stated"].get(issue)), None
-    )
+    addressed = facts.get("addressed", [])
+    heard = next((h for h in reversed(addressed) if h["offers"] or h["stated"].get(issue)), None)
+    offerer = next((h for h in reversed(addressed) if h["offers"]), None)
     if heard is not None:
         theirs = heard["stated"].get(issue)
         if theirs == position["id"]:
             c.one(AGREE, them=heard["name"])
         elif theirs:
             c.one(DIFFER, them=heard["name"])
-        if heard["offers"] or any(ch["cause"] == "condition" for ch in changes):
-            _acknowledge_offers(c, heard, debate=True)
+    if offerer is not None or any(ch["cause"] == "condition" for ch in changes):
+        _acknowledge_offers(c, offerer, debate=True)
     for change in changes:
         if change["cause"] == "argument" and change["persuaded"] and change["option"]["id"] == position["id"]:
             c.say(rng.choice(change["persuaded"]), [change["option"]])

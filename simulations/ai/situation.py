@@ -203,8 +203,11 @@ def _addressed(
     return [_read_entry(scenario, state, e, role, stated) for e in heard]
 
 
-def _requests(scenario: Scenario, seen: Sequence[Seen], role: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """What others said they need (a conditional "we could accept X if Y were offered"), and what was offered."""
+def _requests(
+    scenario: Scenario, seen: Sequence[Seen], role: str, stated: dict[str, dict[str, str]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """What others said they need (a conditional "we could accept X if Y were offered") and still do (they have
+    not backed X since), and what was offered in debate."""
     offered: set[str] = set()
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for entry in seen:
@@ -213,8 +216,8 @@ def _requests(scenario: Scenario, seen: Sequence[Seen], role: str) -> tuple[list
         signals = judge.read_signals(scenario, entry.text)
         if entry.kind == "speech":  # offers reach every delegation only in debate (openings move no one)
             offered |= set(judge.credible_offers(scenario, entry.speaker, signals))
-        if entry.speaker == role or not signals.asks:
-            continue
+        if entry.speaker == role or entry.kind == "opening" or not signals.asks:
+            continue  # an opening statement sets out a whole programme: a need counts once said in the talks
         for option in _flat(signals.conditional):
             latest[(entry.speaker, option)] = {
                 "speaker": entry.speaker,
@@ -225,6 +228,8 @@ def _requests(scenario: Scenario, seen: Sequence[Seen], role: str) -> tuple[list
             }
     requests = []
     for request in sorted(latest.values(), key=lambda r: r["seq"]):
+        if stated.get(request["speaker"], {}).get(request["option"]["issue"]) == request["option"]["id"]:
+            continue  # it already backs the option: nothing to buy
         request["missing"] = [o for o in request["offers"] if o not in offered]
         requests.append(request)
     return requests, sorted(offered)
@@ -381,7 +386,7 @@ def negotiation_facts(
 ) -> dict[str, Any]:
     role = scenario.role(role_id)
     stated = stated_positions(scenario, seen)
-    requests, offered = _requests(scenario, seen, role_id)
+    requests, offered = _requests(scenario, seen, role_id, stated)
     own = [e for e in seen if e.speaker == role_id and e.kind in ("message", "speech")]
     who_can = {
         o.id: [scenario.display_name(r.id) for r in scenario.roles if o.id in r.can_offer and r.id != role_id]
@@ -400,6 +405,9 @@ def negotiation_facts(
         "firmness": {i: s.firmness for i, s in sorted(stances.items())},
         "votes": role.votes,
         "used": sorted({fingerprint(s) for e in own for s in split_sentences(e.text)}),
+        "own_trades": sorted(
+            {f"{t.want}>{t.promise}" for e in own for t in judge.read_signals(scenario, e.text).trades}
+        ),
         "spoken": len(own),
         "lines": _lines(scenario, state, role_id, purpose, issue_id),
     }
