@@ -183,6 +183,10 @@ ANSWER_PLAIN = [
     "Our answer to your question:",
     "In answer to your question:",
 ]
+ANSWER_TO = [
+    "{them} asked a direct question, and {me} will answer it.",
+    "To the question from {them}, {me} gives a plain answer.",
+]
 AGREE_PARTNER = [
     "We agree with you: {me} supports {opt} too.",
     "On this we are of one mind: {me} supports {opt} as well.",
@@ -339,8 +343,10 @@ def _state_position(c: Composer, ref: Ref, *, talk_first: bool = False) -> bool:
 def _answer_option(c: Composer, ref: Ref, *, question: bool) -> None:
     """Where the seat stands on an option put to it: yes, yes-but, if, or no with a reason."""
     facts = c.facts
-    if not c.free(ref) or c.stated(ref):
+    if c.stated(ref):
         return
+    if _acceptable(facts, ref) and not c.free(ref):
+        return  # this message already backs another option of the issue: one position per issue
     if _preferred(facts, ref["issue"])["id"] == ref["id"]:
         c.one(ANSWER_YES if question else AGREE_PARTNER, [ref], opt=_opt(ref))
         _argue_for(c, ref)
@@ -603,6 +609,15 @@ def speech(facts: dict[str, Any], rng: random.Random) -> str:
             c.one(DIFFER, them=heard["name"])
     if offerer is not None or any(ch["cause"] == "condition" for ch in changes):
         _acknowledge_offers(c, offerer, debate=True)
+    for student in (h for h in addressed if h["speaker"] == facts.get("human")):
+        for question in student["questions"][:1]:  # a student's question in debate gets its answer too
+            answerable = [
+                r
+                for r in question["options"]
+                if r["issue"] == issue and (r["id"] == position["id"] or not _acceptable(facts, r))
+            ]
+            if answerable and c.one(ANSWER_TO, them=student["name"]):
+                _answer_option(c, answerable[0], question=True)
     for change in changes:
         if change["cause"] == "argument" and change["persuaded"] and change["option"]["id"] == position["id"]:
             c.say(rng.choice(change["persuaded"]), [change["option"]])

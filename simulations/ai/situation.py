@@ -412,6 +412,7 @@ def negotiation_facts(
         "lines": _lines(scenario, state, role_id, purpose, issue_id),
     }
     if state.human_role:
+        facts["human"] = state.human_role
         facts["partner_votes"] = scenario.role(state.human_role).votes
         facts["partner_can_offer"] = list(scenario.role(state.human_role).can_offer)
         facts["partner_stated"] = dict(sorted(stated.get(state.human_role, {}).items()))

@@ -33,6 +33,7 @@ AGREEMENT = re.compile(r"\bagree|shares? the view|strong case")
 DISAGREEMENT = re.compile(r"differently|not share|not persuaded|different view")
 OFFER_CLAIM = re.compile(r"\boffer\b")
 NEEDS_CLAIM = re.compile(r"\bneeds\b|bring it on board")
+QUESTION_CLAIM = re.compile(r"\bquestion\b")
 
 
 def sentences(text: str) -> list[str]:
@@ -137,6 +138,8 @@ def _claims(
                 ok = any(judge.credible_offers(scenario, role, s) for s in own_words)
             elif NEEDS_CLAIM.search(lowered):
                 ok = any(s.asks for s in own_words)
+            elif QUESTION_CLAIM.search(lowered):
+                ok = any("?" in e.text for e in spoken if e.speaker == role and e.kind == "speech")
             else:
                 ok = False  # a claim in a form this audit cannot check is a claim too many
             if not ok:
@@ -209,6 +212,7 @@ SCRIPT = {
     ],
     "issues": {
         "1": {"placement": "first", "speeches": ["We support a legally binding instrument (1.1).", None]},
+        "2": {"placement": "first", "speeches": ["Will China support emissions in scope (2.1)?"]},
         "3": {"placement": "first", "speeches": ["We support all products and processes (3.1)."]},
     },
 }
@@ -235,8 +239,6 @@ def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
         return judge.read_signals(scenario, text)
 
     china = _replies(game, "CHN")
-    for pair in china + _replies(game, "EU"):
-        print(pair)
     assert len(china) == 6
     # A trade asking for one of China's red lines: declined, naming it, with what would move China instead.
     declined = read(china[0][1])
@@ -281,4 +283,10 @@ def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
     assert judge.credible_offers(scenario, "EU", read(eu[2][1])) == ["capacity_building"]
     # A question without an option still gets a position.
     assert read(eu[3][1]).support
+    # In debate, China answers the student's question on 2.1: yes, or what it would take.
+    speeches = list(TranscriptEntry.objects.filter(game=game, kind="speech", issue="2").order_by("seq"))
+    asked = next(n for n, e in enumerate(speeches) if e.speaker == "USA")
+    answer = next(e for e in speeches[asked:] if e.speaker == "CHN")
+    said = read(answer.text)
+    assert "2.1" in said.support.get("2", []) + said.conditional.get("2", []), answer.text
     _assert_sound(game)
