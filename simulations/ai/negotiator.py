@@ -283,6 +283,7 @@ class Composer:
         return said
 
     def _ref(self, issue: str, option: str) -> Ref:
+        """A reference good enough for bookkeeping what a scenario line backs (its label is never shown)."""
         return {"id": option, "issue": issue, "label": ""}
 
     def text(self) -> str:

@@ -34,6 +34,7 @@ DISAGREEMENT = re.compile(r"differently|not share|not persuaded|different view")
 OFFER_CLAIM = re.compile(r"\boffer\b")
 NEEDS_CLAIM = re.compile(r"\bneeds\b|bring it on board")
 QUESTION_CLAIM = re.compile(r"\bquestion\b")
+HELP_CLAIM = re.compile(r"better placed")
 
 
 def sentences(text: str) -> list[str]:
@@ -108,7 +109,8 @@ def audit(game: Game) -> Audit:
             named = {*signals.support, *signals.oppose, *signals.conditional} - {issue}
             if others or named:
                 result.off_issue.append(f"{entry.seq} {entry.speaker} on {issue}: {sorted(others | named)}")
-            result.misattributions += _claims(scenario, visible, entry, names, signals.support.get(issue, []))
+        own = signals.support.get(entry.issue, []) if entry.issue else []
+        result.misattributions += _claims(scenario, visible, entry, names, own)
     return result
 
 
@@ -119,7 +121,8 @@ def _claims(
     names: dict[str, str],
     own: list[str],
 ) -> list[str]:
-    """Every sentence of a debate speech naming another delegation, checked against that delegation's words."""
+    """Every sentence of an AI message naming another delegation, checked against that delegation's words (or,
+    for who could give an offer, against the scenario's list of who can)."""
     wrong = []
     issue = entry.issue
     spoken = [e for e in visible if e.kind in ("opening", "message", "speech")]
@@ -138,6 +141,11 @@ def _claims(
                 ok = any(judge.credible_offers(scenario, role, s) for s in own_words)
             elif NEEDS_CLAIM.search(lowered):
                 ok = any(s.asks for s in own_words)
+            elif HELP_CLAIM.search(lowered):  # "X may be better placed" to give what was asked for
+                ok = any(
+                    any(k.lower() in lowered for k in scenario.offer(o).keywords)
+                    for o in scenario.role(role).can_offer
+                )
             elif QUESTION_CLAIM.search(lowered):
                 ok = any("?" in e.text for e in spoken if e.speaker == role and e.kind == "speech")
             else:
