@@ -17,7 +17,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from simulations.engine import judge, mercury, rules
+from simulations.engine import mercury, rules
 from simulations.engine.mercury import Step
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
@@ -26,6 +26,7 @@ from simulations.engine.visibility import visible_to
 from . import offline_debrief
 from .debrief_facts import DebriefFacts
 from .memory import build_memory
+from .situation import negotiation_facts, situation_text
 
 TEMPLATE_SET = "v2"
 TEMPLATE_DIR = Path(__file__).resolve().parent / "prompt_templates" / TEMPLATE_SET
@@ -83,7 +84,9 @@ def _stance_facts(scenario: Scenario, state: GameState, role: str) -> dict[str, 
         stance = state.stances[role][issue.id]
         conditions = [
             {
+                "accept": _option_ref(scenario, c.accept),
                 "accept_label": issue.option(c.accept).label,
+                "offers": [{"id": o, "label": scenario.offer(o).label} for o in c.if_offered],
                 "needs": " and ".join(scenario.offer(o).label for o in c.if_offered),
             }
             for c in stance.conditions
@@ -94,25 +97,9 @@ def _stance_facts(scenario: Scenario, state: GameState, role: str) -> dict[str, 
             "preferred": _option_ref(scenario, stance.preferred),
             "acceptable": [_option_ref(scenario, o) for o in stance.acceptable],
             "conditions_open": conditions,
+            "red_lines": list(stance.red_lines),
         }
     return out
-
-
-def _last_heard(scenario: Scenario, seen: list[SeenEntry], role: str) -> dict[str, Any] | None:
-    for entry in reversed(seen):
-        if entry.speaker == role:
-            return None  # nothing new since this seat last spoke
-        if entry.kind in ("message", "speech", "opening"):
-            signals = judge.read_signals(scenario, entry.text)
-            return {
-                "speaker": scenario.display_name(entry.speaker),
-                "supports": [_option_ref(scenario, o) for opts in signals.support.values() for o in opts],
-                "offers": [
-                    scenario.offer(o).label for o in judge.credible_offers(scenario, entry.speaker, signals)
-                ],
-                "asks": [scenario.offer(o).label for o in signals.asks],
-            }
-    return None
 
 
 def build_prompt(
@@ -137,29 +124,20 @@ def build_prompt(
         "turn": state.event_seq + 1,
         "role": {"id": role.id, "name": role.name, "persona": variant.persona.name},
         "stance": _stance_facts(scenario, state, role_id),
-        "last_heard": _last_heard(scenario, seen, role_id),
-        "recent_changes": recent_changes,
     }
-    relevant: set[str] = {s.preferred for s in state.stances[role_id].values()}
     values: dict[str, object] = {}
+    issue_id: str | None = None
     if purpose.startswith("talk"):
         convo = state.round2.conversations[-1]
         assert state.human_role is not None
         partner = scenario.display_name(state.human_role)
         facts["partner"] = {"id": state.human_role, "name": partner}
         facts["messages_so_far"] = convo.partner_turns + int(convo.partner_final)
-        needed = {
-            "talk_open": ("openers", "asks"),
-            "talk": ("asks", "persuaded"),
-            "talk_final": ("closers", "persuaded"),
-        }
-        facts["talk"] = {key: getattr(role.talk, key) for key in needed[purpose]}
         values = {
             "partner_name": partner, "message_number": convo.partner_turns + 1,
             "messages_each": scenario.talk_messages_each,
         }  # fmt: skip
     else:
-        facts["talk"] = {"persuaded": role.talk.persuaded}
         issue_state = state.active_issue
         assert issue_state is not None
         issue = scenario.issue(issue_state.issue_id)
@@ -167,23 +145,14 @@ def build_prompt(
         facts["issue"] = {"id": issue.id, "title": issue.title}
         facts["leading"] = _option_ref(scenario, leading)
         facts["has_new"] = mercury.ai_has_something_new(scenario, state, role_id)
-        relevant = {state.stances[role_id][issue.id].preferred, leading}
+        facts["debate_round"] = issue_state.debate_round
+        issue_id = issue.id
         values = {
             "issue_number": state.round3.active_issue_index + 1, "issue_title": issue.title,
             "debate_round": issue_state.debate_round, "leading": f"{leading} {issue.option(leading).label}",
         }  # fmt: skip
-    # Talking points, only those the turn can use: support for what the seat prefers (in debate: its preferred and
-    # the leading option), objections to what it just heard (in debate, also to the leading option).
-    heard = {o["id"] for o in facts["last_heard"]["supports"]} if facts["last_heard"] else set()
-    facts["arguments"] = {}
-    for opt in sorted(relevant | heard, key=rules.option_sort_key):
-        lines = role.arguments[_option_ref(scenario, opt)["issue"]]
-        entry: dict[str, list[str]] = {}
-        if opt in relevant:
-            entry["support"] = lines.support[opt][:2]
-        if opt in heard or purpose == "speech":
-            entry["oppose"] = lines.oppose[opt][:2]
-        facts["arguments"][opt] = entry
+    facts.update(negotiation_facts(scenario, state, seen, role_id, purpose, recent_changes, issue_id))
+    values["situation"] = situation_text(facts)
     system = _system_text(scenario, state, role_id, memory.digest, render(purpose, **values))
     if with_facts:  # only the offline model reads it; real models get the same content in the prose above
         system += f"\n\n{FACTS_OPEN}\n{json.dumps(facts, ensure_ascii=False, sort_keys=True)}\n{FACTS_CLOSE}"
@@ -196,7 +165,14 @@ def build_prompt(
     user = f"The latest exchanges (most recent last):\n{transcript or '(nothing yet)'}\n\nYour turn."
     return Prompt(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        context=sorted({*memory.digest_seqs, *(e.seq for e in memory.window)}),
+        context=sorted(
+            {
+                *memory.digest_seqs,
+                *(e.seq for e in memory.window),
+                *(h["seq"] for h in facts["addressed"]),
+                *(r["seq"] for r in facts["requests"]),
+            }
+        ),
         facts=facts,
         version=prompt_version(),
     )
