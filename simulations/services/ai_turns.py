@@ -27,7 +27,7 @@ from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
 class BudgetExhausted(gateway.ModelFailure):
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.reason, self.detail = "budget", ""
+        self.reason, self.detail, self.cause, self.advice = "budget", f"limit {limit} tokens", "budget", ""
         Exception.__init__(
             self,
             f"This game has used its model budget of {limit} tokens (MERCURY_MAX_TOKENS_PER_GAME). "
@@ -54,7 +54,7 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         result = gateway.complete(prompt.messages, on_chunk=on_chunk)
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=settings.MERCURY_MODEL, error=str(exc), context=prompt.context
+            game=game, step=step, model=settings.MERCURY_MODEL, error=exc.record, context=prompt.context
         )
         raise
     calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
@@ -63,7 +63,7 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
             result.text if step.role is None else output_guard.clean(scenario, step.role, result.text)
         )
     except gateway.ModelFailure as exc:
-        record_failed_call(game=game, step=step, model=result.model, error=str(exc), context=prompt.context)
+        record_failed_call(game=game, step=step, model=result.model, error=exc.record, context=prompt.context)
         raise
     event, payload = step.events[0], {"text": text}
     if step.purpose == "speech" and is_pass(text):
