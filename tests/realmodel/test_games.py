@@ -29,6 +29,7 @@ pytestmark = pytest.mark.django_db
 SEED, ROLE = 5, "EU"
 SLACK = 1.0  # seconds per failed turn for litellm, threads and a busy machine
 _reference: dict[str, list[tuple[int, str, str, str]]] = {}
+_requests: dict[str, int] = {}  # turn and judge requests of the clean game
 
 
 def _transcript(game: Game) -> list[tuple[int, str, str, str]]:
@@ -43,13 +44,13 @@ def _clean_reference(fake: FakeOpenAI) -> list[tuple[int, str, str, str]]:
         game = play_game(game_id=game.pk, policy=make_policy("passive", ROLE))
         assert game.phase == "REVIEW"
         _reference["clean"] = _transcript(game)
-        _reference["requests"] = [(len(fake.requests("turn")), len(fake.requests("judge")), 0, "")]
+        _requests.update(turn=len(fake.requests("turn")), judge=len(fake.requests("judge")))
     return _reference["clean"]
 
 
 def test_a_clean_game_over_http_reaches_the_review(fake: FakeOpenAI) -> None:
     clean = _clean_reference(fake)
-    turns, judges, _, _ = _reference["requests"][0]
+    turns, judges = _requests["turn"], _requests["judge"]
     game = Game.objects.get()
     calls = ModelCall.objects.filter(game=game)
     assert game.phase == "REVIEW" and not calls.exclude(status="ok").exists()
