@@ -88,8 +88,9 @@ class Command(BaseCommand):
                 "follows JSON instructions better would do."
             )
             return False
+        read = signals.model_dump(exclude_defaults=True) or "nothing to act on"
         self.stdout.write(
-            f"  judge call: OK in {result.latency_ms / 1000:.1f} s, signals {signals.model_dump()}"
+            f"  judge call: OK in {result.latency_ms / 1000:.1f} s, valid signals JSON ({read})"
         )
         return True
 
