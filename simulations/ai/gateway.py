@@ -170,12 +170,14 @@ def complete(
     on_chunk: Callable[[str], None] | None = None,
     response_format: Any = None,
     retries: int | None = None,
+    on_restart: Callable[[], None] | None = None,
 ) -> Completion:
     """One finished answer from the model, streamed to `on_chunk` when given (else one plain call).
 
     `response_format` (a pydantic model or litellm's dict form) asks for structured output; it is passed only to
     non-streamed calls (the judge's), and only when given. `retries` overrides MERCURY_MODEL_RETRIES (check_model
-    reports the first failure as it is). Raises ModelFailure naming its cause once the attempts are spent.
+    reports the first failure as it is). `on_restart` is called before a retry, so a page can drop the words of
+    the attempt that failed. Raises ModelFailure naming its cause once the attempts are spent.
     """
     litellm = _litellm()
     spec = spec or default_spec()
@@ -183,6 +185,8 @@ def complete(
     deadline = float(settings.MERCURY_MODEL_TIMEOUT)
     for attempt in range(attempts):
         wait = 0.0
+        if attempt and on_restart is not None:
+            on_restart()
         try:
             result = _attempt(litellm, messages, spec, on_chunk, response_format, deadline)
             return replace(result, attempts=attempt + 1)

@@ -35,8 +35,15 @@ class BudgetExhausted(gateway.ModelFailure):
         )
 
 
-def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | None = None) -> Game:
-    """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn."""
+def play_ai_step(
+    *,
+    game: Game,
+    step: Step,
+    on_chunk: Callable[[str], None] | None = None,
+    on_restart: Callable[[], None] | None = None,
+) -> Game:
+    """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn.
+    `on_restart`: the model call is retried; words already relayed to `on_chunk` are void."""
     assert step.kind == "ai" and step.purpose
     if step.purpose == "vote":
         return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
@@ -51,7 +58,7 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         )  # fmt: skip
     faults.point("before_model_call")
     try:
-        result = gateway.complete(prompt.messages, on_chunk=on_chunk)
+        result = gateway.complete(prompt.messages, on_chunk=on_chunk, on_restart=on_restart)
     except gateway.ModelFailure as exc:
         record_failed_call(
             game=game, step=step, model=settings.MERCURY_MODEL, error=exc.record, context=prompt.context

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,14 +21,21 @@ def fake_server() -> Iterator[FakeOpenAI]:
 
 def _warm_up(server: FakeOpenAI) -> None:
     """litellm's first call in a process imports the provider's modules (about a second here): pay it once,
-    outside the deadlines under test."""
+    outside the deadlines under test. In a worker thread, as the gateway calls: litellm called on the main thread
+    leaves an event loop set there, which pytest-asyncio's tests later drop unclosed (a ResourceWarning)."""
     from simulations.ai import gateway
 
     litellm = gateway._litellm()
     args = {"model": "openai/warm-up", "api_base": server.api_base, "api_key": "k", "max_retries": 0}
-    litellm.completion(messages=[{"role": "user", "content": "hello"}], **args)
-    for _ in litellm.completion(messages=[{"role": "user", "content": "hello"}], stream=True, **args):
-        pass
+
+    def calls() -> None:
+        litellm.completion(messages=[{"role": "user", "content": "hello"}], **args)
+        for _ in litellm.completion(messages=[{"role": "user", "content": "hello"}], stream=True, **args):
+            pass
+
+    worker = threading.Thread(target=calls)
+    worker.start()
+    worker.join()
 
 
 @pytest.fixture

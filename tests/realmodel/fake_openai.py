@@ -44,7 +44,7 @@ class Fault:
     retry_after: float | None = None
     delay: float = 0.0  # slow: seconds before the first byte; trickle: seconds between words
     after_words: int = 3  # stall/cut: words sent before stalling or dropping the connection
-    body: str | None = None  # judge_invalid / judge_out_of_range: the answer's text
+    body: str | None = None  # the answer's text instead of the usual one (e.g. a judge's invalid JSON)
 
 
 FAULTS = (
@@ -186,7 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         text, finish = answer_for(messages), "stop"
         if kind == "judge":
-            text = fault.body if fault.body is not None else JUDGE_ANSWER
+            text = JUDGE_ANSWER
+        if fault.body is not None:
+            text = fault.body
         if fault.kind == "empty":
             text = ""
         if fault.kind == "length":
