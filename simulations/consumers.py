@@ -40,11 +40,13 @@ class TurnCancelled(BaseException):
     """Raised from the chunk callback to abandon a turn whose page went away (BaseException: nothing catches it)."""
 
 
-def _play_in_worker(*, game: Game, step: Step, on_chunk: Callable[[str], None]) -> None:
+def _play_in_worker(
+    *, game: Game, step: Step, on_chunk: Callable[[str], None], on_restart: Callable[[], None]
+) -> None:
     """One AI turn in a worker thread of its own, which then closes its database connections: a pooled thread
     must not keep a connection open after the turn, however the turn ended."""
     try:
-        play_ai_step(game=game, step=step, on_chunk=on_chunk)
+        play_ai_step(game=game, step=step, on_chunk=on_chunk, on_restart=on_restart)
     finally:
         connections.close_all()
 
@@ -167,34 +169,42 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     async def play_turn(self, game: Game, step: Step) -> None:
         loop = asyncio.get_running_loop()
-        chunks: asyncio.Queue[str] = asyncio.Queue()
+        chunks: asyncio.Queue[str | None] = asyncio.Queue()
 
         def on_chunk(text: str) -> None:
             if self.cancelled.is_set():
                 raise TurnCancelled
             loop.call_soon_threadsafe(chunks.put_nowait, text)
 
+        def on_restart() -> None:  # the model call is retried: the words shown so far are void
+            loop.call_soon_threadsafe(chunks.put_nowait, None)
+
         speaker = scenario_of(game.scenario).display_name(step.role) if step.role else "The debrief"
         relay = asyncio.create_task(self.relay(chunks, speaker))
         try:
             # Its own thread: the shared sync thread must stay free for this page's renders and its disconnect.
-            turn = partial(_play_in_worker, game=game, step=step, on_chunk=on_chunk)
+            turn = partial(_play_in_worker, game=game, step=step, on_chunk=on_chunk, on_restart=on_restart)
             await database_sync_to_async(turn, thread_sensitive=False)()
         finally:
             relay.cancel()
 
-    async def relay(self, chunks: asyncio.Queue[str], speaker: str) -> None:
-        """Coalesce streamed chunks into frames for the whole group, at most one per FRAME_INTERVAL."""
+    async def relay(self, chunks: asyncio.Queue[str | None], speaker: str) -> None:
+        """Coalesce streamed chunks into frames for the whole group, at most one per FRAME_INTERVAL.
+        A None in the queue means the call is retried: the text starts again from nothing."""
         text, sent_at = "", 0.0
+
+        def add(chunk: str | None) -> str:
+            return "" if chunk is None else text + chunk
+
         while True:
-            text += await chunks.get()
+            text = add(await chunks.get())
             while not chunks.empty():
-                text += chunks.get_nowait()
+                text = add(chunks.get_nowait())
             wait = FRAME_INTERVAL - (time.monotonic() - sent_at)
             if wait > 0:
                 await asyncio.sleep(wait)
                 while not chunks.empty():
-                    text += chunks.get_nowait()
+                    text = add(chunks.get_nowait())
             if prompts.PASS.startswith(text.strip().upper()):
                 continue  # a seat that passes answers PASS: a decision, not words to show
             sent_at = time.monotonic()

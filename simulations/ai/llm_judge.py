@@ -63,7 +63,7 @@ def judge_message(scenario: Scenario, speaker: str, text: str, spec: ModelSpec |
     try:
         completion = gateway.complete(prompt.messages, spec=spec, response_format=response_format_for(spec))
     except gateway.ModelFailure as exc:
-        cause = " ".join(part for part in (exc.reason, exc.detail) if part)
+        cause = exc.record  # the cause kind and the provider's own words
         log.warning("judge call failed (%s): %s", spec.model, cause)
         return Judged(
             None, None, prompt.version, FAILED, cause[:300], spec.model,

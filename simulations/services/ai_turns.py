@@ -29,7 +29,7 @@ from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
 class BudgetExhausted(gateway.ModelFailure):
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.reason, self.detail = "budget", ""
+        self.reason, self.detail, self.cause, self.advice = "budget", f"limit {limit} tokens", "budget", ""
         Exception.__init__(
             self,
             f"This game has used its model budget of {limit} tokens (MERCURY_MAX_TOKENS_PER_GAME). "
@@ -37,8 +37,15 @@ class BudgetExhausted(gateway.ModelFailure):
         )
 
 
-def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | None = None) -> Game:
-    """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn."""
+def play_ai_step(
+    *,
+    game: Game,
+    step: Step,
+    on_chunk: Callable[[str], None] | None = None,
+    on_restart: Callable[[], None] | None = None,
+) -> Game:
+    """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn.
+    `on_restart`: the model call is retried; words already relayed to `on_chunk` are void."""
     assert step.kind == "ai" and step.purpose
     if step.purpose == "vote":
         return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
@@ -56,10 +63,10 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         )  # fmt: skip
     faults.point("before_model_call")
     try:
-        result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk)
+        result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk, on_restart=on_restart)
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=playing.model, error=str(exc), context=prompt.context,
+            game=game, step=step, model=playing.model, error=exc.record, context=prompt.context,
             prompt_tokens=costs.estimated_prompt_tokens(prompt.messages), token_count_method=tokens.METHOD,
         )  # fmt: skip
         raise
@@ -71,7 +78,7 @@ def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | No
         )
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=result.model, error=str(exc), context=prompt.context,
+            game=game, step=step, model=result.model, error=exc.record, context=prompt.context,
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
             token_count_method=result.token_count_method, cost_usd=calls[0].cost_usd,
         )  # fmt: skip

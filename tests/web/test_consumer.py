@@ -102,30 +102,26 @@ async def test_a_tab_closed_mid_stream_loses_nothing_and_the_turn_is_played_agai
     await comm.disconnect()
 
 
-async def test_streamed_text_is_escaped(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_streamed_text_is_escaped(settings: Any) -> None:
     """A model that answers with markup: the frames carry it as text, never as HTML."""
-    import functools
-
-    import litellm
+    from tests.realmodel.fake_openai import FakeOpenAI, Fault
 
     owner, game = await database_sync_to_async(_setup_game)("owner")
-    settings.MERCURY_MODEL = "openai/gpt-4o-mini"
-    game = await database_sync_to_async(repin)(game)
     hostile = '<img src=x onerror="alert(1)"> We support 2.1.'
-    original = litellm.completion
-
-    def completion(*args: Any, **kwargs: Any) -> Any:
-        is_judge = kwargs["messages"][0]["content"].startswith("You read one message")
-        answer = '{"support": {"2": ["2.1"]}}' if is_judge else hostile
-        return original(*args, mock_response=answer, **kwargs)
-
-    monkeypatch.setattr(litellm, "completion", functools.partial(completion))
-    comm = await _connect(game, owner)
-    await comm.connect()
-    frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
-    joined = "".join(frames)
-    assert "&lt;img src=x onerror=" in joined and "<img src=x" not in joined
-    await comm.disconnect()
+    with (
+        FakeOpenAI() as server
+    ):  # a real streamed answer over HTTP (litellm's mock stream has no finish reason)
+        settings.MERCURY_MODEL = "openai/gpt-4o-mini"
+        settings.MERCURY_MODEL_API_BASE = server.api_base
+        game = await database_sync_to_async(repin)(game)  # games keep the model they started with
+        server.inject(Fault(body=hostile))
+        server.inject(Fault(body='{"support": {"2": ["2.1"]}}'), kind="judge")
+        comm = await _connect(game, owner)
+        await comm.connect()
+        frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
+        joined = "".join(frames)
+        assert "&lt;img src=x onerror=" in joined and "<img src=x" not in joined
+        await comm.disconnect()
 
 
 async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: Any) -> None:

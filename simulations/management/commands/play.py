@@ -75,7 +75,11 @@ class Command(BaseCommand):
             if not options["quiet"]:
                 self.stderr.write("")
             self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase, "error": str(exc)}))
-            raise CommandError(f"Game {game.pk} stopped: {exc} Resume with --resume {game.pk}.") from exc
+            # The teacher at the terminal also gets the cause and the provider's own words.
+            said = f" [{exc.cause}: {exc.detail}]" if isinstance(exc, ModelFailure) and exc.detail else ""
+            raise CommandError(
+                f"Game {game.pk} stopped: {exc}{said} Resume with --resume {game.pk}."
+            ) from exc
         if not options["quiet"]:
             self.stderr.write("")
         self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase}))
