@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from simulations.engine import judge, rules
+from simulations.engine import judge, reading, rules
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState, Stance
 
@@ -116,9 +116,8 @@ def _questions(scenario: Scenario, text: str) -> list[dict[str, Any]]:
     for sentence in split_sentences(text):
         if not sentence.endswith("?"):
             continue
-        signals = judge.read_signals(scenario, sentence)
-        options = _flat(signals.support) + _flat(signals.conditional) + _flat(signals.oppose)
-        offers = sorted({*signals.offers, *signals.asks})
+        # A question backs nothing (the judge reads no stance in it): what it asks about is what it names.
+        options, offers = reading.named(scenario, sentence)
         out.append(
             {
                 "options": [_ref(scenario, o) for o in dict.fromkeys(options)],

@@ -43,6 +43,7 @@ SUPPORT_VERBS = (
     r"would rather", r"urge[sd]?", r"consider(?:s|ed)?", r"values?", r"(?:see|understand|accept) the case for", r"speak for", r"argue for",
     r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
     r"recommend(?:s|ed)?", r"tolerate[sd]?", r"be open to", r"are open to", r"is open to", r"remain open to",
+    r"(?:could|would|can|will|might|may) (?:now )?(?:move|shift) to", r"(?:come|came|comes) round to",
 )  # fmt: skip
 OPPOSE_VERBS = (
     r"oppose[sd]?", r"reject(?:s|ed)?", r"resist(?:s|ed)?", r"object(?:s|ed)? to", r"refuse[sd]? to accept",
@@ -352,10 +353,21 @@ def _offers_in(lex: Lexicon, text: str) -> list[tuple[str, int]]:
     return out
 
 
+def named(scenario: Scenario, text: str) -> tuple[list[str], list[str]]:
+    """The options and offers a text names, in order of appearance, whatever it says of them (a question names
+    what it asks about but backs nothing)."""
+    lex = lexicon(scenario)
+    lowered = _normalise(text)
+    options = [m.option for m in sorted(_mentions(lex, lowered, None), key=lambda m: m.start)]
+    offers = [o for o, _ in sorted(_offers_in(lex, lowered), key=lambda found: found[1])]
+    return list(dict.fromkeys(options)), list(dict.fromkeys(offers))
+
+
 def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None) -> Reading:
     lex = lexicon(scenario)
     reading = Reading()
     explicit: dict[tuple[str, str, str], int] = {}  # (kind, issue, option) -> rank: 2 explicit, 1 evaluation
+    mixed: set[tuple[str, str]] = set()  # options opposed and conditionally backed within one sentence
     for raw in _SENTENCE.split(text):
         sentence = _normalise(raw)
         if not sentence:
@@ -365,9 +377,13 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
             reading.trades.append(trade)
             continue
         question = sentence.endswith("?")
+        own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
         for clause, after_but in _clauses(sentence):
-            _read_clause(lex, clause, speaker, issue, question, reading, explicit, after_but)
-    _settle(reading, explicit)
+            _read_clause(lex, clause, speaker, issue, question, reading, own, after_but)
+        mixed |= {(i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own}
+        for key, rank in own.items():
+            explicit[key] = max(explicit.get(key, 0), rank)
+    _settle(reading, explicit, mixed)
     if issue is not None:
         for bucket in (reading.support, reading.oppose, reading.conditional):
             for other in [i for i in bucket if i != issue]:
@@ -706,11 +722,18 @@ def _flip(side: str) -> str:
     return "oppose" if side == "support" else "support"
 
 
-def _settle(reading: Reading, ranks: dict[tuple[str, str, str], int]) -> None:
-    """Per option, the strongest reading wins; an option backed and opposed equally strongly is neither. Within
-    an issue, backing for one option said outright outranks backing for another that was only implied."""
+def _settle(
+    reading: Reading,
+    ranks: dict[tuple[str, str, str], int],
+    mixed: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
+) -> None:
+    """Per option, the strongest reading wins; an option backed and opposed equally strongly is neither, except
+    that opposed as it stands and accepted on a condition in two sentences ("we cannot accept X." … "we could
+    accept X if Y were offered.") is both: the refusal and the price. Within an issue, backing for one option said
+    outright outranks backing for another that was only implied."""
     options = sorted({(issue, option) for _, issue, option in ranks})
     won: dict[tuple[str, str], tuple[str, int]] = {}
+    priced: list[tuple[str, str]] = []  # opposed as they stand, accepted on a condition
     for issue, option in options:
         kinds = {k: r for (k, i, o), r in ranks.items() if (i, o) == (issue, option)}
         top = max(kinds.values())
@@ -719,6 +742,11 @@ def _settle(reading: Reading, ranks: dict[tuple[str, str, str], int]) -> None:
             won[(issue, option)] = (best[0], top)
         elif "oppose" not in best:  # support and conditional support equally: the condition stands
             won[(issue, option)] = ("conditional", top)
+        elif set(best) == {"oppose", "conditional"} and (issue, option) not in mixed:
+            won[(issue, option)] = ("conditional", top)
+            priced.append((issue, option))
+    for issue, option in priced:
+        reading.oppose.setdefault(issue, set()).add(option)
     for (issue, option), (kind, rank) in won.items():
         if kind != "oppose":
             rivals = [r for (i, o), (k, r) in won.items() if i == issue and o != option and k != "oppose"]

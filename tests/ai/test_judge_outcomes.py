@@ -141,7 +141,7 @@ def test_a_failed_judge_call_is_recorded_with_its_cause_and_estimated_tokens(
     assert last is not None and last.text == "Our delegation supports 2.2."
     (row,) = _judge_rows(game)
     assert (row.status, row.outcome) == ("error", "failed")
-    assert row.outcome_reason.startswith("The model is rate limited.") and "slow down" in row.outcome_reason
+    assert row.outcome_reason.startswith("rate_limited: ") and "slow down" in row.outcome_reason
     assert (
         row.prompt_tokens > 100
         and row.completion_tokens == 0

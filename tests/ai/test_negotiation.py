@@ -243,37 +243,40 @@ def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
     game = play_game(game_id=game.pk, policy=Scripted("USA", Script.model_validate(SCRIPT)))
     scenario = scenario_of(game.scenario)
 
-    def read(text: str) -> judge.Signals:
-        return judge.read_signals(scenario, text)
+    def read(text: str, speaker: str) -> judge.Signals:
+        return judge.read_signals(
+            scenario, text, speaker=speaker
+        )  # as the engine reads the speaker's message
 
     china = _replies(game, "CHN")
     assert len(china) == 6
     # A trade asking for one of China's red lines: declined, naming it, with what would move China instead.
-    declined = read(china[0][1])
+    declined = read(china[0][1], "CHN")
     assert "2.1" in declined.oppose.get("2", []) and "2.1" not in declined.support.get("2", [])
     assert "2.1" in declined.conditional.get("2", []) and set(declined.asks) == {
         "financing",
         "technology_transfer",
     }
     # An offer that meets China's condition on 1.1: acknowledged with the option it unlocks ...
-    assert read(china[1][1]).support.get("1") == ["1.1"]
+    assert read(china[1][1], "CHN").support.get("1") == ["1.1"]
     # ... and the demand is never made again.
     later = [
         r.text
         for r in TranscriptEntry.objects.filter(game=game, speaker="CHN", kind__in=["message", "speech"])
     ]
     after_offer = later[later.index(china[1][1]) + 1 :]
-    assert after_offer and not any("financing" in read(t).asks for t in after_offer)
+    assert after_offer and not any("financing" in read(t, "CHN").asks for t in after_offer)
     # A question gets a yes for what China prefers.
-    assert read(china[2][1]).support.get("3") == ["3.2"] and china[2][1].startswith(
+    assert read(china[2][1], "CHN").support.get("3") == ["3.2"] and china[2][1].startswith(
         ("Yes", "The answer is yes")
     )
-    # A concession on China's preferred option is acknowledged, naming it.
-    assert (
-        read(china[3][1]).support.get("4") == ["4.2"] and "(4.2)" in china[3][1].split(".")[0] + china[3][1]
-    )
+    # A concession on China's preferred option is acknowledged in the first sentence, naming it (thanking the
+    # student for it is not China's own backing, so the judge reads no stance there), and never opposed.
+    first = sentences(china[3][1])[0]
+    assert "(4.2)" in first and re.match(r"(Thank you|We appreciate)", first), first
+    assert "4.2" not in read(china[3][1], "CHN").oppose.get("4", [])
     # Support for an option China now accepts (since the offer) is met with acceptance, not a refusal.
-    assert "1.1" not in read(china[4][1]).oppose.get("1", [])
+    assert "1.1" not in read(china[4][1], "CHN").oppose.get("1", [])
 
     eu = _replies(game, "EU")
     assert len(eu) == 6
@@ -281,20 +284,20 @@ def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
     assert any(
         c["by"] == "USA" and c["to"] == "EU" and c["in_return"] == "2.2" for c in game.state["commitments"]
     )
-    accepted = read(eu[0][1])
+    accepted = read(eu[0][1], "EU")
     assert accepted.support.get("2") == ["2.2"] and "3.1" in eu[0][1]
     # A trade whose promise the EU does not need: declined, with a counter-proposal for what it wants.
-    countered = read(eu[1][1])
+    countered = read(eu[1][1], "EU")
     assert not countered.support.get("4") or countered.support["4"] == ["4.1"]
     assert judge.Trade(want="4.1", promise="1.1") in countered.trades
     # A question asking for an offer the EU can make: the offer is made.
-    assert judge.credible_offers(scenario, "EU", read(eu[2][1])) == ["capacity_building"]
+    assert judge.credible_offers(scenario, "EU", read(eu[2][1], "EU")) == ["capacity_building"], eu[2]
     # A question without an option still gets a position.
-    assert read(eu[3][1]).support
+    assert read(eu[3][1], "EU").support
     # In debate, China answers the student's question on 2.1: yes, or what it would take.
     speeches = list(TranscriptEntry.objects.filter(game=game, kind="speech", issue="2").order_by("seq"))
     asked = next(n for n, e in enumerate(speeches) if e.speaker == "USA")
     answer = next(e for e in speeches[asked:] if e.speaker == "CHN")
-    said = read(answer.text)
+    said = read(answer.text, "CHN")
     assert "2.1" in said.support.get("2", []) + said.conditional.get("2", []), answer.text
     _assert_sound(game)

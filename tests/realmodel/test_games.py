@@ -6,6 +6,7 @@ the transcript of a clean game with the same seed: nothing half-written stored, 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -150,17 +151,20 @@ def test_failures_stop_the_play_command_with_their_cause_and_resume_to_the_same_
 
 
 def _play_then_refuse(fake: FakeOpenAI, settings: Any, args: list[str], out: io.StringIO) -> None:
-    """Three clean turns, then the server's address points at a closed port."""
+    """Three clean turns, then the server's address points at a closed port (the game is pinned to its model's
+    address, so the playing calls' spec is changed, as a server moving away would)."""
     from simulations.services import ai_turns
 
     real = ai_turns.gateway.complete
     calls = {"n": 0}
+    closed = closed_port_base()
 
     def complete(messages: list[dict[str, str]], **kwargs: Any) -> gateway.Completion:
-        if kwargs.get("spec") is None:
+        if "on_restart" in kwargs:  # a playing turn (the judge's calls pass no on_restart)
             calls["n"] += 1
-            if calls["n"] > 3:
-                settings.MERCURY_MODEL_API_BASE = closed_port_base()
+            if calls["n"] > 3:  # the teacher's setting and the game's pinned address both point at it
+                settings.MERCURY_MODEL_API_BASE = closed
+                kwargs["spec"] = dataclasses.replace(kwargs["spec"], api_base=closed)
         return real(messages, **kwargs)
 
     ai_turns.gateway.complete = complete  # type: ignore[assignment]
