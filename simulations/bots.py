@@ -90,8 +90,9 @@ class Advocate(Passive):
             convo = state.round2.conversations[-1]
             n = convo.human_turns + int(convo.human_final)
             issue = scenario.issues[n % len(scenario.issues)]
+            trade = self._trade(scenario, state, convo.partner) if n == 1 else None
             return "HUMAN_MESSAGE_SUBMITTED", {
-                "text": self._plea(scenario, state, issue.id, n, role.can_offer)
+                "text": trade or self._plea(scenario, state, issue.id, n, role.can_offer)
             }
         if step.purpose == "placement":
             return "ISSUE_INTRO_COMPLETE", {"placement": "first"}
@@ -101,6 +102,26 @@ class Advocate(Passive):
             text = self._plea(scenario, state, issue_state.issue_id, issue_state.debate_round, role.can_offer)
             return "HUMAN_TURN_SPEAK", {"text": text}
         return super().decide(scenario, state, step)
+
+    def _trade(self, scenario: Scenario, state: GameState, partner: str) -> str | None:
+        """A vote for a vote with a voting partner, from public information only: we promise support for an option
+        the partner has said in public it backs (and we can accept) in return for our own preferred option on an
+        issue where the partner has not publicly backed it. None when no such pair exists."""
+        if not (scenario.role(self.role).votes and scenario.role(partner).votes):
+            return None
+        own = state.stances[self.role]
+        said = state.stated.get(partner, {})
+        promises = [
+            (issue_id, option) for issue_id, option in sorted(said.items())
+            if option in own[issue_id].acceptable and option != own[issue_id].preferred
+        ]  # fmt: skip
+        wants = [issue.id for issue in scenario.issues if said.get(issue.id) != own[issue.id].preferred]
+        for promise_issue, promise in promises:
+            for want_issue in wants:
+                if want_issue != promise_issue:
+                    want = own[want_issue].preferred
+                    return f"If you support {want}, we will support {promise}."
+        return None
 
     def _plea(self, scenario: Scenario, state: GameState, issue_id: str, n: int, offers: list[str]) -> str:
         issue = scenario.issue(issue_id)

@@ -68,7 +68,7 @@ def build_debrief(
     human = state.human_role
     assert human is not None and state.human_variant is not None
     role = scenario.role(human)
-    aims = stated_aims(scenario, lines)
+    aims = stated_aims(scenario, lines, speaker=human)
     issues = [_issue_facts(scenario, state, issue_state, aims, lines) for issue_state in state.round3.issues]
     return DebriefFacts(
         student=role.name,
@@ -87,11 +87,13 @@ def build_debrief(
     )
 
 
-def stated_aims(scenario: Scenario, lines: list[StudentLine]) -> dict[str, tuple[str, str]]:
+def stated_aims(
+    scenario: Scenario, lines: list[StudentLine], *, speaker: str | None = None
+) -> dict[str, tuple[str, str]]:
     """Issue id -> (option, quote) the student last said they wanted; an issue they never named is absent."""
     aims: dict[str, tuple[str, str]] = {}
     for line in lines:  # in order: a later statement replaces an earlier one
-        signals = judge.read_signals(scenario, line.text)
+        signals = judge.read_signals(scenario, line.text, speaker=speaker)  # their own words, not reports
         for issue_id, opposed in signals.oppose.items():
             if issue_id in aims and aims[issue_id][0] in opposed:
                 del aims[issue_id]  # they turned against what they had asked for
