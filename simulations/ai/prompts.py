@@ -26,7 +26,7 @@ from simulations.engine.visibility import visible_to
 from . import offline_debrief
 from .debrief_facts import DebriefFacts
 from .memory import build_memory
-from .situation import negotiation_facts, situation_text
+from .situation import negotiation_facts, option_ref, situation_text
 
 TEMPLATE_SET = "v2"
 TEMPLATE_DIR = Path(__file__).resolve().parent / "prompt_templates" / TEMPLATE_SET
@@ -70,21 +70,13 @@ class Prompt:
     version: str
 
 
-def _option_ref(scenario: Scenario, option_id: str) -> dict[str, str]:
-    for issue in scenario.issues:
-        for option in issue.options:
-            if option.id == option_id:
-                return {"id": option.id, "label": option.label, "issue": issue.id}
-    raise KeyError(option_id)
-
-
 def _stance_facts(scenario: Scenario, state: GameState, role: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for issue in scenario.issues:
         stance = state.stances[role][issue.id]
         conditions = [
             {
-                "accept": _option_ref(scenario, c.accept),
+                "accept": option_ref(scenario, c.accept),
                 "accept_label": issue.option(c.accept).label,
                 "offers": [{"id": o, "label": scenario.offer(o).label} for o in c.if_offered],
                 "needs": " and ".join(scenario.offer(o).label for o in c.if_offered),
@@ -94,8 +86,8 @@ def _stance_facts(scenario: Scenario, state: GameState, role: str) -> dict[str, 
         ]
         out[issue.id] = {
             "title": issue.title,
-            "preferred": _option_ref(scenario, stance.preferred),
-            "acceptable": [_option_ref(scenario, o) for o in stance.acceptable],
+            "preferred": option_ref(scenario, stance.preferred),
+            "acceptable": [option_ref(scenario, o) for o in stance.acceptable],
             "conditions_open": conditions,
             "red_lines": list(stance.red_lines),
         }
@@ -143,7 +135,7 @@ def build_prompt(
         issue = scenario.issue(issue_state.issue_id)
         leading, _ = rules.select_proposal(scenario, state, issue.id)
         facts["issue"] = {"id": issue.id, "title": issue.title}
-        facts["leading"] = _option_ref(scenario, leading)
+        facts["leading"] = option_ref(scenario, leading)
         facts["has_new"] = mercury.ai_has_something_new(scenario, state, role_id)
         facts["debate_round"] = issue_state.debate_round
         issue_id = issue.id

@@ -17,11 +17,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from simulations.engine import judge, reading, rules
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState, Stance
+
+from .memory import Seen
 
 SPOKEN_KINDS = ("opening", "message", "speech")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -33,20 +35,6 @@ CONCESSION_WORDS = (
 ADDRESSED_KEEP = 2  # in debate: answer at most the last two speeches heard since this seat last spoke
 
 
-class Seen(Protocol):
-    @property
-    def seq(self) -> int: ...
-
-    @property
-    def speaker(self) -> str: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def text(self) -> str: ...
-
-
 def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
@@ -56,7 +44,8 @@ def fingerprint(sentence: str) -> str:
     return hashlib.sha256(" ".join(sentence.lower().split()).encode()).hexdigest()[:8]
 
 
-def _ref(scenario: Scenario, option_id: str) -> dict[str, str]:
+def option_ref(scenario: Scenario, option_id: str) -> dict[str, str]:
+    """An option as prompts and facts name it: id, label and its issue."""
     for issue in scenario.issues:
         for option in issue.options:
             if option.id == option_id:
@@ -69,7 +58,7 @@ def _offer_ref(scenario: Scenario, offer_id: str) -> dict[str, str]:
 
 
 def _issue_of(scenario: Scenario, option_id: str) -> str:
-    return _ref(scenario, option_id)["issue"]
+    return option_ref(scenario, option_id)["issue"]
 
 
 def _flat(bucket: dict[str, list[str]]) -> list[str]:
@@ -120,7 +109,7 @@ def _questions(scenario: Scenario, text: str) -> list[dict[str, Any]]:
         options, offers = reading.named(scenario, sentence)
         out.append(
             {
-                "options": [_ref(scenario, o) for o in dict.fromkeys(options)],
+                "options": [option_ref(scenario, o) for o in dict.fromkeys(options)],
                 "offers": [_offer_ref(scenario, o) for o in offers],
             }
         )
@@ -134,7 +123,7 @@ def _concessions(scenario: Scenario, text: str) -> list[dict[str, str]]:
         if sentence.endswith("?") or not any(w in lowered for w in CONCESSION_WORDS):
             continue
         for option in _flat(judge.read_signals(scenario, sentence).support):
-            out.append(_ref(scenario, option))
+            out.append(option_ref(scenario, option))
     return out
 
 
@@ -155,8 +144,8 @@ def _read_entry(
         accepted, why = _trade_verdict(scenario, state, entry.speaker, role, trade.want, trade.promise)
         trades.append(
             {
-                "want": _ref(scenario, trade.want),
-                "promise": _ref(scenario, trade.promise),
+                "want": option_ref(scenario, trade.want),
+                "promise": option_ref(scenario, trade.promise),
                 "accepted": accepted,
                 "why": why,
             }
@@ -166,9 +155,9 @@ def _read_entry(
         "speaker": entry.speaker,
         "name": scenario.display_name(entry.speaker),
         "kind": entry.kind,
-        "supports": [_ref(scenario, o) for o in _flat(signals.support)],
-        "opposes": [_ref(scenario, o) for o in _flat(signals.oppose)],
-        "conditional": [_ref(scenario, o) for o in _flat(signals.conditional)],
+        "supports": [option_ref(scenario, o) for o in _flat(signals.support)],
+        "opposes": [option_ref(scenario, o) for o in _flat(signals.oppose)],
+        "conditional": [option_ref(scenario, o) for o in _flat(signals.conditional)],
         "offers": [_offer_ref(scenario, o) for o in credible],
         "offers_doubtful": [_offer_ref(scenario, o) for o in signals.offers if o not in credible],
         "asks": [_offer_ref(scenario, o) for o in signals.asks],
@@ -221,7 +210,7 @@ def _requests(
             latest[(entry.speaker, option)] = {
                 "speaker": entry.speaker,
                 "name": scenario.display_name(entry.speaker),
-                "option": _ref(scenario, option),
+                "option": option_ref(scenario, option),
                 "offers": sorted(signals.asks),
                 "seq": entry.seq,
             }
@@ -365,7 +354,7 @@ def _changes(
         out.append(
             {
                 "issue": issue.id,
-                "option": _ref(scenario, option),
+                "option": option_ref(scenario, option),
                 "field": change["field"],
                 "cause": cause,
                 "persuaded": _persuaded(scenario, state, role_id, option) if cause == "argument" else [],
