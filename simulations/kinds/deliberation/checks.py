@@ -126,7 +126,9 @@ def parse_unified_diff(text: str) -> PreparedInput:
             else:
                 raise CheckError(f"Line {i} of the diff is neither context, '+' nor '-': {ln[:40]!r}.")
             if new_left < 0 or old_left < 0:
-                raise CheckError(f"The hunk at line {hunk_line} of the diff has more lines than its header says.")
+                raise CheckError(
+                    f"The hunk at line {hunk_line} of the diff has more lines than its header says."
+                )
     last = max(new, default=0)
     rebuilt = "\n".join(new.get(n, "") for n in range(1, last + 1)) + "\n"
     return PreparedInput(filename=filename, text=rebuilt, added_lines=frozenset(added))
@@ -136,7 +138,9 @@ def prepare_input(data: str | bytes, *, source: Source, filename: str, max_bytes
     text = decode_input(data, max_bytes=max_bytes)
     if source == "diff":
         return parse_unified_diff(text)
-    return PreparedInput(filename=PurePosixPath(filename).name or "submission.py", text=text, added_lines=None)
+    return PreparedInput(
+        filename=PurePosixPath(filename).name or "submission.py", text=text, added_lines=None
+    )
 
 
 # --- tools ------------------------------------------------------------------------------------------------
@@ -177,7 +181,9 @@ def scan_secrets(prepared: PreparedInput, *, timeout: float) -> list[RawFinding]
     argv = [sys.executable, "-c", _SECRETS_SCRIPT, prepared.filename]
     report = _run_tool("detect-secrets", argv, prepared.text, timeout=timeout, ok_codes=(0,))
     return [
-        RawFinding("detect-secrets", str(s["type"]), f"possible hard-coded secret ({s['type']})", int(s["line"]))
+        RawFinding(
+            "detect-secrets", str(s["type"]), f"possible hard-coded secret ({s['type']})", int(s["line"])
+        )
         for s in report
     ]
 
@@ -200,9 +206,7 @@ def scan_ruff(prepared: PreparedInput, *, select: list[str], timeout: float) -> 
         # Rebuilt from hunks: names defined outside them look undefined and the blank gaps break spacing rules.
         argv[-1:-1] = ["--ignore", "F821,E301,E302,E303,E305,W391"]
     report = _run_tool("ruff", argv, prepared.text, timeout=timeout, ok_codes=(0, 1))
-    return [
-        RawFinding("ruff", str(r["code"]), r["message"], int(r["location"]["row"])) for r in report
-    ]
+    return [RawFinding("ruff", str(r["code"]), r["message"], int(r["location"]["row"])) for r in report]
 
 
 # --- mapping and entry point ------------------------------------------------------------------------------
@@ -215,7 +219,9 @@ def classify(scenario: DeliberationScenario, raw: RawFinding) -> Finding:
     rule = scenario.rule_for(raw.tool, raw.code, raw.tool_severity)
     if rule is not None and rule.category == "secret":
         # Bandit quotes the password it found; a secret must not travel on into prompts, logs and reports.
-        raw = RawFinding(raw.tool, raw.code, _QUOTED.sub("'<redacted>'", raw.message), raw.line, raw.tool_severity)
+        raw = RawFinding(
+            raw.tool, raw.code, _QUOTED.sub("'<redacted>'", raw.message), raw.line, raw.tool_severity
+        )
     if rule is None:
         return Finding(tool=raw.tool, code=raw.code, message=raw.message, line=raw.line,
                        severity=Severity.MINOR, category="unclassified", rule="unclassified")  # fmt: skip
@@ -228,7 +234,9 @@ def classify(scenario: DeliberationScenario, raw: RawFinding) -> Finding:
 _ORDER = {Severity.CRITICAL: 0, Severity.MAJOR: 1, Severity.MINOR: 2}
 
 
-def run_checks(scenario: DeliberationScenario, *, data: str | bytes, source: Source, filename: str) -> CheckReport:
+def run_checks(
+    scenario: DeliberationScenario, *, data: str | bytes, source: Source, filename: str
+) -> CheckReport:
     """Check a submission with every tool; raises CheckError on bad input or a tool's failure."""
     limits = scenario.checks
     prepared = prepare_input(data, source=source, filename=filename, max_bytes=limits.max_bytes)
@@ -241,13 +249,17 @@ def run_checks(scenario: DeliberationScenario, *, data: str | bytes, source: Sou
         report.notes.append(f"{python_problem}: only the secrets scan ran.")
     else:
         jobs["bandit"] = lambda: scan_bandit(prepared, timeout=limits.timeout_seconds)
-        jobs["ruff"] = lambda: scan_ruff(prepared, select=list(limits.ruff_select), timeout=limits.timeout_seconds)
+        jobs["ruff"] = lambda: scan_ruff(
+            prepared, select=list(limits.ruff_select), timeout=limits.timeout_seconds
+        )
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = {tool: pool.submit(job) for tool, job in jobs.items()}
         raw = [finding for tool in jobs for finding in futures[tool].result()]
     if prepared.added_lines is not None:
         raw = [r for r in raw if r.line in prepared.added_lines]
-        report.notes.append(f"Diff: {len(prepared.added_lines)} added lines checked in the rebuilt {prepared.filename}.")
+        report.notes.append(
+            f"Diff: {len(prepared.added_lines)} added lines checked in the rebuilt {prepared.filename}."
+        )
     report.tools = list(jobs)
     report.findings = sorted((classify(scenario, r) for r in raw), key=lambda f: (_ORDER[f.severity], f.line))
     return report

@@ -29,7 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 
-from .quorum import MAJORITY_ABSTAIN_WARNING, QuorumOutcome, QuorumResult, check_quorum, tally_ballots, verdict_for
+from .quorum import (
+    MAJORITY_ABSTAIN_WARNING,
+    QuorumOutcome,
+    QuorumResult,
+    check_quorum,
+    tally_ballots,
+    verdict_for,
+)
 from .scenario import DeliberationScenario
 from .state import (
     MAX_ROUNDS,
@@ -59,13 +66,17 @@ class Event(StrEnum):
     CONSENSUS_NOT_REACHED = "CONSENSUS_NOT_REACHED"  # DEBATE -> DEBATE (next round)
     AMENDED_CODE_SUBMITTED = "AMENDED_CODE_SUBMITTED"  # VETO -> PROPOSAL (next round)
     AMENDMENT_DECLINED = "AMENDMENT_DECLINED"  # VETO -> VETO: the proposer will not amend
-    COMPROMISE_OFFERED = "COMPROMISE_OFFERED"  # VETO -> DEBATE (next round, under the compromise's conditions)
+    COMPROMISE_OFFERED = (
+        "COMPROMISE_OFFERED"  # VETO -> DEBATE (next round, under the compromise's conditions)
+    )
     COMPROMISE_DECLINED = "COMPROMISE_DECLINED"  # VETO -> VETO: the business driver has no compromise
     IRRECONCILABLE = "IRRECONCILABLE"  # VETO -> CONCLUSION (REQUEST_CHANGES)
     AGREEMENT_FINALIZED = "AGREEMENT_FINALIZED"  # SYNTHESIS -> CONCLUSION
     QUORUM_MET = "QUORUM_MET"  # ABSTAIN -> CONCLUSION
     QUORUM_NOT_MET = "QUORUM_NOT_MET"  # ABSTAIN -> DEBATE (next round)
-    ROUND_LIMIT_REACHED = "ROUND_LIMIT_REACHED"  # DEBATE / VETO / ABSTAIN -> CONCLUSION (INCONCLUSIVE) in round 5
+    ROUND_LIMIT_REACHED = (
+        "ROUND_LIMIT_REACHED"  # DEBATE / VETO / ABSTAIN -> CONCLUSION (INCONCLUSIVE) in round 5
+    )
 
 
 class Actor(StrEnum):
@@ -228,7 +239,9 @@ def _abstain_quorum(outcome: QuorumOutcome, *, at_limit: bool | None = None) -> 
 _VETOED = _closed(lambda q, _: q.outcome == QuorumOutcome.VETO)
 _AGREED = _closed(lambda q, _: q.outcome == QuorumOutcome.CONCLUSION and q.tally.abstain == 0)
 _ABSTAINED = _closed(lambda q, _: q.outcome != QuorumOutcome.VETO and q.tally.abstain > 0)
-_SPLIT = _closed(lambda q, st: q.outcome == QuorumOutcome.NOT_MET and q.tally.abstain == 0 and _rounds_left(st))
+_SPLIT = _closed(
+    lambda q, st: q.outcome == QuorumOutcome.NOT_MET and q.tally.abstain == 0 and _rounds_left(st)
+)
 _SPLIT_AT_LIMIT = _closed(
     lambda q, st: q.outcome == QuorumOutcome.NOT_MET and q.tally.abstain == 0 and not _rounds_left(st)
 )
@@ -264,7 +277,9 @@ def _noop(_: _Ctx) -> None:
 
 def _open_round(c: _Ctx, compromise: Compromise | None) -> None:
     st = c.state
-    st.rounds.append(RoundRecord(number=st.round, submission_version=st.submission.version, compromise=compromise))
+    st.rounds.append(
+        RoundRecord(number=st.round, submission_version=st.submission.version, compromise=compromise)
+    )
     st.cursor = 0
 
 
@@ -466,7 +481,9 @@ def allowed_events(scenario: DeliberationScenario, state: DeliberationState) -> 
     return [t.event for t in TRANSITIONS if t.source == state.status and t.guard(scenario, state)]
 
 
-def transition_for(scenario: DeliberationScenario, state: DeliberationState, event: Event | str) -> Transition:
+def transition_for(
+    scenario: DeliberationScenario, state: DeliberationState, event: Event | str
+) -> Transition:
     allowed = [e.value for e in allowed_events(scenario, state)]
     try:
         key = (state.status, Event(event))
@@ -581,4 +598,3 @@ def restore(snapshot: dict[str, Any]) -> DeliberationState:
         return DeliberationState.model_validate(snapshot)
     except ValidationError as exc:
         raise ResumeError(f"snapshot is not a deliberation state: {exc.error_count()} problems") from exc
-

@@ -60,7 +60,11 @@ def _cite(findings: list[Finding], limit: int = 3) -> str:
 
 
 def decide(
-    scenario: DeliberationScenario, state: DeliberationState, step: Step, *, amended: AmendedCode | None = None
+    scenario: DeliberationScenario,
+    state: DeliberationState,
+    step: Step,
+    *,
+    amended: AmendedCode | None = None,
 ) -> Move:
     """The offline move for whoever holds the floor in `step`."""
     r = rng.stream(state.seed, "deliberation", state.event_seq, step.seat)
@@ -196,7 +200,9 @@ def _chair_line(sc: DeliberationScenario, st: DeliberationState, event: Event, r
             "Tally: {tally}. The veto stands; I ask the proposer and the business driver for a way forward.",
         ],
         Event.CONSENSUS_REACHED: ["Tally: {tally}. That is consensus; I will synthesize the agreement."],
-        Event.ABSTENTION_DECLARED: ["Tally: {tally}. Abstainers leave the denominator; I run the quorum check."],
+        Event.ABSTENTION_DECLARED: [
+            "Tally: {tally}. Abstainers leave the denominator; I run the quorum check."
+        ],
         Event.CONSENSUS_NOT_REACHED: ["Tally: {tally}. Less than two thirds agree; we debate again."],
         Event.QUORUM_MET: ["Quorum met without the abstainers ({tally}). The agreement is final."],
         Event.QUORUM_NOT_MET: ["Quorum not met ({tally}); another round of debate."],

@@ -88,7 +88,9 @@ def _house_rules(scenario: DeliberationScenario) -> str:
     return "\n".join(f"- {r.id} ({r.severity.value}): {r.description}" for r in scenario.house_rules)
 
 
-def build_messages(scenario: DeliberationScenario, state: DeliberationState, seat: str) -> list[dict[str, str]]:
+def build_messages(
+    scenario: DeliberationScenario, state: DeliberationState, seat: str
+) -> list[dict[str, str]]:
     """Chat messages for the persona in `seat`: its brief, the code, the verification results, the debate."""
     persona = scenario.persona(seat)
     rnd = state.current_round

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from .scenario import DeliberationScenario
-from .state import MAX_ROUNDS, Ballot, ConclusionCause, DeliberationState, LogEntry, Stance
+from .state import MAX_ROUNDS, Ballot, ConclusionCause, DeliberationState, LogEntry
 
 CAUSES = {
     ConclusionCause.SYNTHESIS: "synthesis reached",
@@ -48,12 +48,6 @@ def render_log(scenario: DeliberationScenario, state: DeliberationState) -> list
     return out
 
 
-def _short(stance: Stance) -> str:
-    return {Stance.SYNTHESIS: "SYNTHESIS", Stance.OBJECT: "OBJECT", Stance.VETO: "VETO", Stance.ABSTAIN: "ABSTAIN"}[
-        stance
-    ]
-
-
 def render_votes(scenario: DeliberationScenario, state: DeliberationState) -> list[str]:
     rounds = [r for r in state.rounds if r.ballots]
     if not rounds:
@@ -61,7 +55,7 @@ def render_votes(scenario: DeliberationScenario, state: DeliberationState) -> li
     out = ["", "| Member | " + " | ".join(f"Round {r.number}" for r in rounds) + " |",
            "| --- |" + " --- |" * len(rounds)]  # fmt: skip
     for seat in scenario.members:
-        cells = [_short(r.ballots[seat].stance) if seat in r.ballots else "—" for r in rounds]
+        cells = [r.ballots[seat].stance.value if seat in r.ballots else "—" for r in rounds]
         out.append(f"| {scenario.persona(seat).label} | " + " | ".join(cells) + " |")
     quorum = [
         f"{r.quorum.synthesis}/{r.quorum.effective} ({r.quorum.abstain} abstained)" if r.quorum else "—"
@@ -76,7 +70,11 @@ def render_findings(state: DeliberationState) -> list[str]:
     for sub in state.submissions:
         out += ["", f"**Version {sub.version}** — {sub.label} ({sub.source}): {len(sub.findings)} finding(s)"]
         if sub.findings:
-            out += ["", "| Severity | Tool | Code | Line | Message | House rule |", "| --- | --- | --- | --- | --- | --- |"]
+            out += [
+                "",
+                "| Severity | Tool | Code | Line | Message | House rule |",
+                "| --- | --- | --- | --- | --- | --- |",
+            ]
             out += [
                 f"| {f.severity.value} | {f.tool} | {f.code} | {f.line} | {f.message.replace('|', '/')} | {f.rule} |"
                 for f in sub.findings

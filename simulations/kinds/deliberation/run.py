@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import checks, machine, offline
-from .machine import Amendment, Step
+from .machine import Amendment, Payload, Step
 from .offline import AmendedCode, Move
 from .scenario import DeliberationScenario
 from .state import DeliberationState, Submission
@@ -26,7 +26,9 @@ def check_amended(scenario: DeliberationScenario, amended: AmendedCode) -> Submi
     return report.submission(source="paste", label=amended.label)
 
 
-def payload_for(scenario: DeliberationScenario, move: Move, *, checker: Checker = check_amended) -> object:
+def payload_for(
+    scenario: DeliberationScenario, move: Move, *, checker: Checker = check_amended
+) -> Payload | None:
     if move.amended is not None:
         return Amendment(submission=checker(scenario, move.amended))
     return move.payload
@@ -66,7 +68,7 @@ def play(
             move = human(scenario, state, step)
         else:
             move = offline.decide(scenario, state, step, amended=amended)
-        outcome = machine.apply(scenario, state, move.event, payload_for(scenario, move, checker=checker))  # type: ignore[arg-type]
+        outcome = machine.apply(scenario, state, move.event, payload_for(scenario, move, checker=checker))
         if on_outcome is not None:
             on_outcome(outcome)
         state = outcome.state

@@ -45,7 +45,9 @@ class Persona(Strict):
     votes: bool = False  # an elected member: counted by the quorum
     can_veto: bool = False
     confidence_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    expertise: list[str] = Field(default_factory=list)  # finding categories this persona judges with confidence
+    expertise: list[str] = Field(
+        default_factory=list
+    )  # finding categories this persona judges with confidence
 
     @property
     def label(self) -> str:

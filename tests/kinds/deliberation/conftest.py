@@ -45,12 +45,18 @@ def fresh(sc: DeliberationScenario, *findings: Finding, human_seat: str | None =
     return machine.new_deliberation(sc, seed=3, submission=submission(*findings), human_seat=human_seat)
 
 
-def act(sc: DeliberationScenario, st: DeliberationState, event: machine.Event, **payload: Any) -> DeliberationState:
+def act(
+    sc: DeliberationScenario, st: DeliberationState, event: machine.Event, **payload: Any
+) -> DeliberationState:
     return machine.apply(sc, st, event, payload).state
 
 
 def debate_round(
-    sc: DeliberationScenario, st: DeliberationState, votes: dict[str, Stance], *, confidence: dict[str, float] | None = None
+    sc: DeliberationScenario,
+    st: DeliberationState,
+    votes: dict[str, Stance],
+    *,
+    confidence: dict[str, float] | None = None,
 ) -> DeliberationState:
     """Every elected member speaks once, in the machine's order (which must be the order it asks for)."""
     for _ in sc.members:

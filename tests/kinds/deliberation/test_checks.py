@@ -26,12 +26,19 @@ def test_planted_secret_is_critical_and_never_repeated(checked: dict[str, Submis
 def test_style_sample_has_only_minor_ruff_findings(checked: dict[str, Submission]) -> None:
     sub = checked["style"]
     assert {("ruff", "E711"), ("ruff", "E741"), ("ruff", "E731")} <= codes(sub)
-    assert {f.severity for f in sub.findings} == {Severity.MINOR} and {f.category for f in sub.findings} == {"style"}
+    assert {f.severity for f in sub.findings} == {Severity.MINOR} and {f.category for f in sub.findings} == {
+        "style"
+    }
 
 
 def test_deadlock_sample_has_a_compromisable_critical_flaw(checked: dict[str, Submission]) -> None:
     (critical,) = checked["deadlock"].critical_findings
-    assert (critical.tool, critical.code, critical.line, critical.compromise_allowed) == ("bandit", "B602", 5, True)
+    assert (critical.tool, critical.code, critical.line, critical.compromise_allowed) == (
+        "bandit",
+        "B602",
+        5,
+        True,
+    )
 
 
 def test_clean_sample_has_no_findings(checked: dict[str, Submission]) -> None:
@@ -42,12 +49,11 @@ DIFF = """\
 diff --git a/app/settings.py b/app/settings.py
 --- a/app/settings.py
 +++ b/app/settings.py
-@@ -1,4 +1,5 @@
+@@ -1,3 +1,4 @@
  import os
 -API_SECRET = os.environ["API_SECRET"]
 +API_SECRET = "fake-secret-4e8a1f9c2b7d6035e1a8c4f2"
 +import json
- 
  DEBUG = False
 """
 
@@ -55,7 +61,11 @@ diff --git a/app/settings.py b/app/settings.py
 def test_a_diff_is_rebuilt_and_only_added_lines_count(scenario: DeliberationScenario) -> None:
     report = run_checks(scenario, data=DIFF, source="diff", filename="ignored.py")
     assert report.filename == "settings.py"
-    assert report.code.splitlines()[:3] == ["import os", 'API_SECRET = "fake-secret-4e8a1f9c2b7d6035e1a8c4f2"', "import json"]
+    assert report.code.splitlines()[:3] == [
+        "import os",
+        'API_SECRET = "fake-secret-4e8a1f9c2b7d6035e1a8c4f2"',
+        "import json",
+    ]
     found = {(f.tool, f.code, f.line) for f in report.findings}
     assert ("detect-secrets", "Secret Keyword", 2) in found
     assert ("ruff", "E402", 3) in found  # module import not at top, on an added line
@@ -72,17 +82,28 @@ def test_a_diff_is_rebuilt_and_only_added_lines_count(scenario: DeliberationScen
         ("   \n", "paste", "empty"),
         ("just some text", "diff", "not a unified diff"),
         ("--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n a\n", "diff", "cut short"),
-        ("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n+a\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n+b\n", "diff", "2 files"),
+        (
+            "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n+a\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n+b\n",
+            "diff",
+            "2 files",
+        ),
         ("--- a/x.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", "diff", "deletes the file"),
     ],
 )
-def test_bad_input_gets_a_clear_error(scenario: DeliberationScenario, data: str | bytes, source: str, message: str) -> None:
+def test_bad_input_gets_a_clear_error(
+    scenario: DeliberationScenario, data: str | bytes, source: str, message: str
+) -> None:
     with pytest.raises(CheckError, match=message):
         run_checks(scenario, data=data, source=source, filename="x.py")  # type: ignore[arg-type]
 
 
 def test_unparsable_python_still_gets_the_secrets_scan(scenario: DeliberationScenario) -> None:
-    report = run_checks(scenario, data='def f(:\n    token = "fake-8c1d4e7f9a2b3c5d6e7f8a9b"\n', source="paste", filename="x.py")
+    report = run_checks(
+        scenario,
+        data='def f(:\n    token = "fake-8c1d4e7f9a2b3c5d6e7f8a9b"\n',
+        source="paste",
+        filename="x.py",
+    )
     assert report.tools == ["detect-secrets"]
     assert "Not parsable Python (line 1" in report.notes[0]
 

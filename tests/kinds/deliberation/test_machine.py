@@ -34,7 +34,9 @@ def vetoed(sc: DeliberationScenario, *findings: object) -> DeliberationState:
 
 def compromised_round(sc: DeliberationScenario, st: DeliberationState) -> DeliberationState:
     st = act(sc, st, Event.AMENDMENT_DECLINED, text="no amendment")
-    return act(sc, st, Event.COMPROMISE_OFFERED, text="delay costs 2000 a day", conditions=["fix B602 next sprint"])
+    return act(
+        sc, st, Event.COMPROMISE_OFFERED, text="delay costs 2000 a day", conditions=["fix B602 next sprint"]
+    )
 
 
 def test_proposal_tabled_opens_debate_round_one(scenario: DeliberationScenario) -> None:
@@ -51,14 +53,18 @@ def test_opinions_are_taken_in_speaking_order_then_the_chair_closes(scenario: De
     for _ in scenario.members:
         step = machine.next_step(scenario, st)
         seen.append(step.seat)
-        st = act(scenario, st, Event.OPINION_GIVEN, seat=step.seat, stance="SYNTHESIS", confidence=0.9, text="ok")
+        st = act(
+            scenario, st, Event.OPINION_GIVEN, seat=step.seat, stance="SYNTHESIS", confidence=0.9, text="ok"
+        )
     assert seen == scenario.members
     assert set(st.rounds[-1].ballots) == set(scenario.members)
     assert machine.next_step(scenario, st).actor == Actor.CHAIR
 
 
 def test_critical_flaw_is_vetoed(scenario: DeliberationScenario) -> None:
-    st = debate_round(scenario, tabled(scenario, secret_finding()), {**all_members(scenario, S.SYNTHESIS), "ops_km": S.VETO})
+    st = debate_round(
+        scenario, tabled(scenario, secret_finding()), {**all_members(scenario, S.SYNTHESIS), "ops_km": S.VETO}
+    )
     # A single veto overrides three syntheses.
     assert machine.allowed_events(scenario, st) == [Event.VETO_EXERCISED]
     st = act(scenario, st, Event.VETO_EXERCISED)
@@ -66,7 +72,9 @@ def test_critical_flaw_is_vetoed(scenario: DeliberationScenario) -> None:
 
 
 def test_consensus_reaches_synthesis(scenario: DeliberationScenario) -> None:
-    st = debate_round(scenario, tabled(scenario), {**all_members(scenario, S.SYNTHESIS), "business": S.OBJECT})
+    st = debate_round(
+        scenario, tabled(scenario), {**all_members(scenario, S.SYNTHESIS), "business": S.OBJECT}
+    )
     assert machine.allowed_events(scenario, st) == [Event.CONSENSUS_REACHED]  # 3 of 4 >= 2/3
     assert act(scenario, st, Event.CONSENSUS_REACHED).status == State.SYNTHESIS
 
@@ -83,7 +91,9 @@ def test_confidence_below_threshold_is_an_abstention(scenario: DeliberationScena
 
 def test_confidence_at_threshold_counts(scenario: DeliberationScenario) -> None:
     threshold = scenario.persona("security").confidence_threshold
-    st = debate_round(scenario, tabled(scenario), all_members(scenario, S.SYNTHESIS), confidence={"security": threshold})
+    st = debate_round(
+        scenario, tabled(scenario), all_members(scenario, S.SYNTHESIS), confidence={"security": threshold}
+    )
     assert st.rounds[-1].ballots["security"].stance == S.SYNTHESIS
 
 
@@ -105,7 +115,11 @@ def test_split_in_round_five_is_inconclusive(scenario: DeliberationScenario) -> 
     assert st.round == MAX_ROUNDS
     assert machine.allowed_events(scenario, st) == [Event.ROUND_LIMIT_REACHED]
     st = act(scenario, st, Event.ROUND_LIMIT_REACHED)
-    assert (st.status, st.verdict, st.cause) == (State.CONCLUSION, Verdict.INCONCLUSIVE, ConclusionCause.ROUND_LIMIT)
+    assert (st.status, st.verdict, st.cause) == (
+        State.CONCLUSION,
+        Verdict.INCONCLUSIVE,
+        ConclusionCause.ROUND_LIMIT,
+    )
 
 
 def test_amended_code_starts_a_new_round_at_proposal(scenario: DeliberationScenario) -> None:
@@ -134,7 +148,9 @@ def test_compromise_reenters_debate_and_becomes_fix_items_when_agreed(scenario: 
     assert st.verdict == Verdict.REQUEST_CHANGES and st.fix_items == ["fix B602 next sprint"]
 
 
-def test_declined_compromise_leaves_the_chair_to_declare_irreconcilable(scenario: DeliberationScenario) -> None:
+def test_declined_compromise_leaves_the_chair_to_declare_irreconcilable(
+    scenario: DeliberationScenario,
+) -> None:
     st = act(scenario, vetoed(scenario, shell_finding()), Event.AMENDMENT_DECLINED, text="no")
     st = act(scenario, st, Event.COMPROMISE_DECLINED, text="no compromise from me")
     assert machine.allowed_events(scenario, st) == [Event.IRRECONCILABLE]
@@ -145,7 +161,11 @@ def test_irreconcilable_veto_requests_changes(scenario: DeliberationScenario) ->
     # A secret admits no compromise (house rules): the business driver never gets the floor.
     assert machine.next_step(scenario, st).actor == Actor.CHAIR
     st = act(scenario, st, Event.IRRECONCILABLE)
-    assert (st.status, st.verdict, st.cause) == (State.CONCLUSION, Verdict.REQUEST_CHANGES, ConclusionCause.IRRECONCILABLE_VETO)
+    assert (st.status, st.verdict, st.cause) == (
+        State.CONCLUSION,
+        Verdict.REQUEST_CHANGES,
+        ConclusionCause.IRRECONCILABLE_VETO,
+    )
     assert any("Secret Keyword" in item for item in st.fix_items)
 
 
@@ -153,7 +173,9 @@ def test_veto_standing_in_round_five_is_inconclusive(scenario: DeliberationScena
     votes = {"ops_km": S.ABSTAIN, "security": S.VETO, "maintainer": S.ABSTAIN, "business": S.SYNTHESIS}
     st = vetoed(scenario, shell_finding())
     while st.round < MAX_ROUNDS:
-        st = act(scenario, debate_round(scenario, compromised_round(scenario, st), votes), Event.VETO_EXERCISED)
+        st = act(
+            scenario, debate_round(scenario, compromised_round(scenario, st), votes), Event.VETO_EXERCISED
+        )
     assert machine.allowed_events(scenario, st) == [Event.ROUND_LIMIT_REACHED]  # no amendment, no compromise
     st = act(scenario, st, Event.ROUND_LIMIT_REACHED)
     assert (st.verdict, st.round) == (Verdict.INCONCLUSIVE, MAX_ROUNDS)
@@ -170,7 +192,9 @@ def test_synthesis_is_finalized(scenario: DeliberationScenario, fix: bool, verdi
     assert (st.status, st.verdict, st.cause) == (State.CONCLUSION, verdict, ConclusionCause.SYNTHESIS)
 
 
-def test_abstentions_then_quorum_met_concludes_with_majority_abstain_warning(scenario: DeliberationScenario) -> None:
+def test_abstentions_then_quorum_met_concludes_with_majority_abstain_warning(
+    scenario: DeliberationScenario,
+) -> None:
     votes = {**all_members(scenario, S.ABSTAIN), "maintainer": S.SYNTHESIS}  # 1 synthesis + 3 abstain
     st = act(scenario, debate_round(scenario, tabled(scenario), votes), Event.ABSTENTION_DECLARED)
     assert machine.allowed_events(scenario, st) == [Event.QUORUM_MET]
@@ -209,15 +233,27 @@ ROW_TESTS = {
     (State.DEBATE, Event.CONSENSUS_NOT_REACHED): test_split_without_abstention_debates_again,
     (State.DEBATE, Event.ROUND_LIMIT_REACHED): test_split_in_round_five_is_inconclusive,
     (State.VETO, Event.AMENDED_CODE_SUBMITTED): test_amended_code_starts_a_new_round_at_proposal,
-    (State.VETO, Event.AMENDMENT_DECLINED): test_declined_amendment_passes_to_the_business_driver_where_a_compromise_is_allowed,
+    (
+        State.VETO,
+        Event.AMENDMENT_DECLINED,
+    ): test_declined_amendment_passes_to_the_business_driver_where_a_compromise_is_allowed,
     (State.VETO, Event.COMPROMISE_OFFERED): test_compromise_reenters_debate_and_becomes_fix_items_when_agreed,
-    (State.VETO, Event.COMPROMISE_DECLINED): test_declined_compromise_leaves_the_chair_to_declare_irreconcilable,
+    (
+        State.VETO,
+        Event.COMPROMISE_DECLINED,
+    ): test_declined_compromise_leaves_the_chair_to_declare_irreconcilable,
     (State.VETO, Event.IRRECONCILABLE): test_irreconcilable_veto_requests_changes,
     (State.VETO, Event.ROUND_LIMIT_REACHED): test_veto_standing_in_round_five_is_inconclusive,
     (State.SYNTHESIS, Event.AGREEMENT_FINALIZED): test_synthesis_is_finalized,
-    (State.ABSTAIN, Event.QUORUM_MET): test_abstentions_then_quorum_met_concludes_with_majority_abstain_warning,
+    (
+        State.ABSTAIN,
+        Event.QUORUM_MET,
+    ): test_abstentions_then_quorum_met_concludes_with_majority_abstain_warning,
     (State.ABSTAIN, Event.QUORUM_NOT_MET): test_abstentions_without_quorum_debate_again,
-    (State.ABSTAIN, Event.ROUND_LIMIT_REACHED): test_abstentions_without_quorum_in_round_five_are_inconclusive,
+    (
+        State.ABSTAIN,
+        Event.ROUND_LIMIT_REACHED,
+    ): test_abstentions_without_quorum_in_round_five_are_inconclusive,
 }
 
 
@@ -232,7 +268,11 @@ def test_illegal_event_names_the_state_and_the_allowed_events(scenario: Delibera
     st = tabled(scenario)
     with pytest.raises(IllegalEvent) as err:
         machine.apply(scenario, st, Event.TABLE_CODE)
-    assert (err.value.state, err.value.event, err.value.allowed) == ("DEBATE", "TABLE_CODE", ["OPINION_GIVEN"])
+    assert (err.value.state, err.value.event, err.value.allowed) == (
+        "DEBATE",
+        "TABLE_CODE",
+        ["OPINION_GIVEN"],
+    )
     assert "Allowed now: OPINION_GIVEN" in str(err.value)
 
 
@@ -258,10 +298,17 @@ def test_nothing_is_allowed_after_conclusion(scenario: DeliberationScenario) -> 
         ("ops_km", "VETO", False, Refusal.NO_CRITICAL_FLAW),
     ],
 )
-def test_opinion_refusals(scenario: DeliberationScenario, seat: str, stance: str, critical: bool, reason: str) -> None:
+def test_opinion_refusals(
+    scenario: DeliberationScenario, seat: str, stance: str, critical: bool, reason: str
+) -> None:
     st = tabled(scenario, secret_finding()) if critical else tabled(scenario)
     with pytest.raises(Refusal) as err:
-        machine.apply(scenario, st, Event.OPINION_GIVEN, {"seat": seat, "stance": stance, "confidence": 0.9, "text": "x"})
+        machine.apply(
+            scenario,
+            st,
+            Event.OPINION_GIVEN,
+            {"seat": seat, "stance": stance, "confidence": 0.9, "text": "x"},
+        )
     assert reason in str(err.value)
 
 
@@ -270,7 +317,12 @@ def test_a_member_without_veto_right_cannot_veto(scenario: DeliberationScenario)
     st = act(scenario, st, Event.OPINION_GIVEN, seat="ops_km", stance="SYNTHESIS", confidence=0.9, text="x")
     st = act(scenario, st, Event.OPINION_GIVEN, seat="security", stance="SYNTHESIS", confidence=0.9, text="x")
     with pytest.raises(Refusal) as err:
-        machine.apply(scenario, st, Event.OPINION_GIVEN, {"seat": "maintainer", "stance": "VETO", "confidence": 0.9, "text": "x"})
+        machine.apply(
+            scenario,
+            st,
+            Event.OPINION_GIVEN,
+            {"seat": "maintainer", "stance": "VETO", "confidence": 0.9, "text": "x"},
+        )
     assert Refusal.NO_VETO_RIGHT in str(err.value)
 
 
@@ -278,7 +330,12 @@ def test_a_refused_event_changes_nothing(scenario: DeliberationScenario) -> None
     st = tabled(scenario)
     before = st.model_dump()
     with pytest.raises(Refusal) as err:
-        machine.apply(scenario, st, Event.OPINION_GIVEN, {"seat": "ops_km", "stance": "SYNTHESIS", "confidence": 1.5, "text": ""})
+        machine.apply(
+            scenario,
+            st,
+            Event.OPINION_GIVEN,
+            {"seat": "ops_km", "stance": "SYNTHESIS", "confidence": 1.5, "text": ""},
+        )
     assert "confidence" in str(err.value) and "text" in str(err.value)
     assert st.model_dump() == before
 

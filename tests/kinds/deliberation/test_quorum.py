@@ -7,7 +7,13 @@ from fractions import Fraction
 import pytest
 
 from simulations.kinds.deliberation import machine
-from simulations.kinds.deliberation.quorum import QuorumOutcome, Tally, check_quorum, tally_ballots, verdict_for
+from simulations.kinds.deliberation.quorum import (
+    QuorumOutcome,
+    Tally,
+    check_quorum,
+    tally_ballots,
+    verdict_for,
+)
 from simulations.kinds.deliberation.scenario import DeliberationScenario
 from simulations.kinds.deliberation.state import ConclusionCause, Stance, State, Verdict
 
@@ -54,7 +60,10 @@ def test_example_2_through_the_machine_with_six_members(scenario: DeliberationSc
     [
         (Tally(members=3, synthesis=2, objections=1), QuorumOutcome.CONCLUSION),  # exactly 2/3
         (Tally(members=5, synthesis=3, objections=2), QuorumOutcome.NOT_MET),  # 3/5 < 2/3
-        (Tally(members=5, synthesis=2, abstain=2, objections=1), QuorumOutcome.CONCLUSION),  # 2/3 after abstainers
+        (
+            Tally(members=5, synthesis=2, abstain=2, objections=1),
+            QuorumOutcome.CONCLUSION,
+        ),  # 2/3 after abstainers
         (Tally(members=4, abstain=4), QuorumOutcome.NOT_MET),  # nobody left to agree
     ],
 )
@@ -67,7 +76,9 @@ def test_tally_must_count_every_member() -> None:
         Tally(members=4, synthesis=3)
     with pytest.raises(ValueError, match="no ballot from b"):
         tally_ballots(["a", "b"], {"a": Stance.SYNTHESIS})
-    assert tally_ballots(["a", "b"], {"a": Stance.VETO, "b": Stance.OBJECT}) == Tally(members=2, veto=1, objections=1)
+    assert tally_ballots(["a", "b"], {"a": Stance.VETO, "b": Stance.OBJECT}) == Tally(
+        members=2, veto=1, objections=1
+    )
 
 
 @pytest.mark.parametrize(

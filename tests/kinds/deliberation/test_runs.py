@@ -40,7 +40,12 @@ def test_planted_secret_is_vetoed_then_the_amended_code_is_approved(
     first = st.rounds[0].ballots
     assert first["ops_km"].stance == Stance.VETO  # the operations/knowledge manager's absolute veto
     assert "Secret Keyword" in first["ops_km"].text
-    assert (st.verdict, st.cause, st.round, st.submission.version) == (Verdict.APPROVED, ConclusionCause.SYNTHESIS, 2, 2)
+    assert (st.verdict, st.cause, st.round, st.submission.version) == (
+        Verdict.APPROVED,
+        ConclusionCause.SYNTHESIS,
+        2,
+        2,
+    )
     assert st.submission.findings == []  # the amended code was checked again, by the tools
 
 
@@ -52,7 +57,9 @@ def test_planted_secret_without_an_amendment_is_irreconcilable(
     assert st.verdict == Verdict.REQUEST_CHANGES and any("Secret Keyword" in i for i in st.fix_items)
 
 
-def test_style_only_issue_requests_changes(scenario: DeliberationScenario, checked: dict[str, Submission]) -> None:
+def test_style_only_issue_requests_changes(
+    scenario: DeliberationScenario, checked: dict[str, Submission]
+) -> None:
     st, outcomes = play(scenario, checked["style"])
     assert path(outcomes) == ["DEBATE", "ABSTAIN", "CONCLUSION"]
     assert st.rounds[0].ballots["security"].stance == Stance.ABSTAIN  # style is outside security's field
@@ -60,7 +67,9 @@ def test_style_only_issue_requests_changes(scenario: DeliberationScenario, check
     assert {i.split(": ")[1].split()[0] for i in st.fix_items} == {"E711", "E741", "E731"}
 
 
-def test_deadlock_is_inconclusive_at_round_five(scenario: DeliberationScenario, checked: dict[str, Submission]) -> None:
+def test_deadlock_is_inconclusive_at_round_five(
+    scenario: DeliberationScenario, checked: dict[str, Submission]
+) -> None:
     st, outcomes = play(scenario, checked["deadlock"])
     assert (st.verdict, st.cause, st.round) == (Verdict.INCONCLUSIVE, ConclusionCause.ROUND_LIMIT, MAX_ROUNDS)
     assert [o.event for o in outcomes].count(Event.COMPROMISE_OFFERED) == MAX_ROUNDS - 1
@@ -93,7 +102,9 @@ def test_a_person_as_proposer_submits_amended_code_after_the_veto(
 
     def proposer(sc: DeliberationScenario, st: DeliberationState, step: Step) -> Move:
         asked.append(step)
-        return Move(Event.AMENDED_CODE_SUBMITTED, amended=AmendedCode(code=fixed, filename="gateway.py", label="mine"))
+        return Move(
+            Event.AMENDED_CODE_SUBMITTED, amended=AmendedCode(code=fixed, filename="gateway.py", label="mine")
+        )
 
     st, _ = play(scenario, checked["secret"], human_seat="proposer", human=proposer)
     assert [s.seat for s in asked] == ["proposer"] and asked[0].events[0] == Event.AMENDED_CODE_SUBMITTED
@@ -108,7 +119,10 @@ def test_a_person_in_the_security_seat_accepting_the_compromise_ends_the_deadloc
         if rnd and rnd.compromise:
             return Move(Event.OPINION_GIVEN, Opinion(seat="security", stance=Stance.SYNTHESIS, confidence=0.8,
                                                      text="Under these conditions I accept."))  # fmt: skip
-        return Move(Event.OPINION_GIVEN, Opinion(seat="security", stance=Stance.VETO, confidence=0.9, text="B602: veto."))
+        return Move(
+            Event.OPINION_GIVEN,
+            Opinion(seat="security", stance=Stance.VETO, confidence=0.9, text="B602: veto."),
+        )
 
     st, outcomes = play(scenario, checked["deadlock"], human_seat="security", human=security)
     assert st.round == 2 and st.verdict == Verdict.REQUEST_CHANGES
@@ -119,7 +133,9 @@ def test_a_person_cannot_veto_from_a_seat_without_a_veto(
     scenario: DeliberationScenario, checked: dict[str, Submission]
 ) -> None:
     def maintainer(sc: DeliberationScenario, st: DeliberationState, step: Step) -> Move:
-        return Move(Event.OPINION_GIVEN, Opinion(seat="maintainer", stance=Stance.VETO, confidence=0.9, text="veto"))
+        return Move(
+            Event.OPINION_GIVEN, Opinion(seat="maintainer", stance=Stance.VETO, confidence=0.9, text="veto")
+        )
 
     with pytest.raises(machine.Refusal, match="holds no veto"):
         play(scenario, checked["secret"], human_seat="maintainer", human=maintainer)
