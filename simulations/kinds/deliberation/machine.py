@@ -66,17 +66,13 @@ class Event(StrEnum):
     CONSENSUS_NOT_REACHED = "CONSENSUS_NOT_REACHED"  # DEBATE -> DEBATE (next round)
     AMENDED_CODE_SUBMITTED = "AMENDED_CODE_SUBMITTED"  # VETO -> PROPOSAL (next round)
     AMENDMENT_DECLINED = "AMENDMENT_DECLINED"  # VETO -> VETO: the proposer will not amend
-    COMPROMISE_OFFERED = (
-        "COMPROMISE_OFFERED"  # VETO -> DEBATE (next round, under the compromise's conditions)
-    )
+    COMPROMISE_OFFERED = "COMPROMISE_OFFERED"  # VETO -> DEBATE (next round, under its conditions)
     COMPROMISE_DECLINED = "COMPROMISE_DECLINED"  # VETO -> VETO: the business driver has no compromise
     IRRECONCILABLE = "IRRECONCILABLE"  # VETO -> CONCLUSION (REQUEST_CHANGES)
     AGREEMENT_FINALIZED = "AGREEMENT_FINALIZED"  # SYNTHESIS -> CONCLUSION
     QUORUM_MET = "QUORUM_MET"  # ABSTAIN -> CONCLUSION
     QUORUM_NOT_MET = "QUORUM_NOT_MET"  # ABSTAIN -> DEBATE (next round)
-    ROUND_LIMIT_REACHED = (
-        "ROUND_LIMIT_REACHED"  # DEBATE / VETO / ABSTAIN -> CONCLUSION (INCONCLUSIVE) in round 5
-    )
+    ROUND_LIMIT_REACHED = "ROUND_LIMIT_REACHED"  # DEBATE / VETO / ABSTAIN -> CONCLUSION in round 5
 
 
 class Actor(StrEnum):
@@ -131,22 +127,74 @@ class CompromiseOffer(Payload):
     conditions: list[str] = Field(min_length=1, max_length=10)  # become fix items if the compromise is agreed
 
 
+# One payload model per event. The chair's closing events carry only its mediation line, the declines a statement;
+# each still has its own named model so that an export or a form can say exactly what an event holds.
+
+
+class TableCode(ChairNote):
+    """PROPOSAL -> DEBATE: the chair tables the current submission."""
+
+
+class VetoExercised(ChairNote):
+    """DEBATE -> VETO."""
+
+
+class ConsensusReached(ChairNote):
+    """DEBATE -> SYNTHESIS."""
+
+
+class AbstentionDeclared(ChairNote):
+    """DEBATE -> ABSTAIN."""
+
+
+class ConsensusNotReached(ChairNote):
+    """DEBATE -> DEBATE, next round."""
+
+
+class AmendmentDeclined(Statement):
+    """VETO: the proposer says why it will not amend."""
+
+
+class CompromiseDeclined(Statement):
+    """VETO: the business driver says why it offers no compromise."""
+
+
+class Irreconcilable(ChairNote):
+    """VETO -> CONCLUSION (REQUEST_CHANGES)."""
+
+
+class AgreementFinalized(ChairNote):
+    """SYNTHESIS -> CONCLUSION."""
+
+
+class QuorumMet(ChairNote):
+    """ABSTAIN -> CONCLUSION."""
+
+
+class QuorumNotMet(ChairNote):
+    """ABSTAIN -> DEBATE, next round."""
+
+
+class RoundLimitReached(ChairNote):
+    """Round 5 ends without consensus -> CONCLUSION (INCONCLUSIVE)."""
+
+
 PAYLOADS: dict[Event, type[Payload]] = {
-    Event.TABLE_CODE: ChairNote,
+    Event.TABLE_CODE: TableCode,
     Event.OPINION_GIVEN: Opinion,
-    Event.VETO_EXERCISED: ChairNote,
-    Event.CONSENSUS_REACHED: ChairNote,
-    Event.ABSTENTION_DECLARED: ChairNote,
-    Event.CONSENSUS_NOT_REACHED: ChairNote,
+    Event.VETO_EXERCISED: VetoExercised,
+    Event.CONSENSUS_REACHED: ConsensusReached,
+    Event.ABSTENTION_DECLARED: AbstentionDeclared,
+    Event.CONSENSUS_NOT_REACHED: ConsensusNotReached,
     Event.AMENDED_CODE_SUBMITTED: Amendment,
-    Event.AMENDMENT_DECLINED: Statement,
+    Event.AMENDMENT_DECLINED: AmendmentDeclined,
     Event.COMPROMISE_OFFERED: CompromiseOffer,
-    Event.COMPROMISE_DECLINED: Statement,
-    Event.IRRECONCILABLE: ChairNote,
-    Event.AGREEMENT_FINALIZED: ChairNote,
-    Event.QUORUM_MET: ChairNote,
-    Event.QUORUM_NOT_MET: ChairNote,
-    Event.ROUND_LIMIT_REACHED: ChairNote,
+    Event.COMPROMISE_DECLINED: CompromiseDeclined,
+    Event.IRRECONCILABLE: Irreconcilable,
+    Event.AGREEMENT_FINALIZED: AgreementFinalized,
+    Event.QUORUM_MET: QuorumMet,
+    Event.QUORUM_NOT_MET: QuorumNotMet,
+    Event.ROUND_LIMIT_REACHED: RoundLimitReached,
 }
 
 
@@ -400,7 +448,7 @@ def _conclude(c: _Ctx, cause: ConclusionCause, fix_items: list[str]) -> None:
     if rnd is not None and rnd.quorum and rnd.quorum.majority_abstain_warning:
         voting = rnd.quorum.effective
         st.warnings.append(MAJORITY_ABSTAIN_WARNING.format(voting=voting, members=rnd.quorum.members))
-    if cause in (ConclusionCause.ROUND_LIMIT, ConclusionCause.QUORUM_NOT_MET):
+    if cause == ConclusionCause.ROUND_LIMIT:
         st.warnings.append(ESCALATE_WARNING)
 
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from simulations.engine import rng
 
 from .machine import (
+    PAYLOADS,
     Actor,
-    ChairNote,
+    AmendmentDeclined,
     CompromiseOffer,
     Event,
     Opinion,
     Payload,
-    Statement,
     Step,
     round_quorum,
 )
@@ -79,11 +79,11 @@ def decide(
             "I cannot amend this in time; I ask the committee to weigh the delivery date.",
             "The change stays as submitted; rewriting it is out of scope for this release.",
         ])  # fmt: skip
-        return Move(Event.AMENDMENT_DECLINED, Statement(text=text))
+        return Move(Event.AMENDMENT_DECLINED, AmendmentDeclined(text=text))
     if step.actor == Actor.BUSINESS_DRIVER:
         return Move(Event.COMPROMISE_OFFERED, _compromise(state, r))
     (event,) = step.events  # the chair's guards are exclusive: exactly one closing event is open
-    return Move(event, ChairNote(text=_chair_line(scenario, state, event, r)))
+    return Move(event, PAYLOADS[event].model_validate({"text": _chair_line(scenario, state, event, r)}))
 
 
 def _opinion(sc: DeliberationScenario, st: DeliberationState, persona: Persona, r: random.Random) -> Opinion:

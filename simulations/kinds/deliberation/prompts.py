@@ -13,9 +13,17 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .machine import MAX_FIX_ITEMS, MAX_TEXT_CHARS, CompromiseOffer, Event, Opinion, Payload, Statement
+from .machine import (
+    MAX_FIX_ITEMS,
+    MAX_TEXT_CHARS,
+    CompromiseDeclined,
+    CompromiseOffer,
+    Event,
+    Opinion,
+    Payload,
+)
 from .scenario import DeliberationScenario, PersonaRole
-from .state import MAX_ROUNDS, DeliberationState, Stance
+from .state import MAX_ROUNDS, DeliberationState, Stance, State
 
 MAX_CODE_LINES = 400  # the prompt shows at most this many numbered lines of the submission
 
@@ -94,7 +102,7 @@ def build_messages(
     """Chat messages for the persona in `seat`: its brief, the code, the verification results, the debate."""
     persona = scenario.persona(seat)
     rnd = state.current_round
-    if persona.role == PersonaRole.BUSINESS_DRIVER and state.status.value == "VETO":
+    if persona.role == PersonaRole.BUSINESS_DRIVER and state.status == State.VETO:
         ask = (
             'A veto stands. Reply with one JSON object: {"offer": true|false, "text": "<your cost-of-delay '
             'argument>", "conditions": ["<condition the merge must meet>", ...]}.'
@@ -158,4 +166,4 @@ def compromise_from_reply(raw: str) -> tuple[Event, Payload]:
     reply = _validated(CompromiseReply, raw)
     if reply.offer:
         return Event.COMPROMISE_OFFERED, CompromiseOffer(text=reply.text, conditions=reply.conditions)
-    return Event.COMPROMISE_DECLINED, Statement(text=reply.text)
+    return Event.COMPROMISE_DECLINED, CompromiseDeclined(text=reply.text)

@@ -97,4 +97,4 @@ def verdict_for(cause: ConclusionCause, *, fix_items: Sequence[str]) -> Verdict:
         return Verdict.REQUEST_CHANGES if fix_items else Verdict.APPROVED
     if cause == ConclusionCause.IRRECONCILABLE_VETO:
         return Verdict.REQUEST_CHANGES
-    return Verdict.INCONCLUSIVE  # quorum not met / 5-round limit
+    return Verdict.INCONCLUSIVE  # quorum not met by the 5-round limit

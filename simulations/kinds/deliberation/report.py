@@ -11,7 +11,6 @@ from .state import MAX_ROUNDS, Ballot, ConclusionCause, DeliberationState, LogEn
 CAUSES = {
     ConclusionCause.SYNTHESIS: "synthesis reached",
     ConclusionCause.IRRECONCILABLE_VETO: "irreconcilable veto",
-    ConclusionCause.QUORUM_NOT_MET: "quorum not met",
     ConclusionCause.ROUND_LIMIT: f"{MAX_ROUNDS}-round limit reached without consensus",
 }
 

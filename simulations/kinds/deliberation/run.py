@@ -34,13 +34,6 @@ def payload_for(
     return move.payload
 
 
-def start_sample(
-    scenario: DeliberationScenario, sample_id: str, *, seed: int, human_seat: str | None = None
-) -> DeliberationState:
-    submission = checks.check_sample(scenario, sample_id)
-    return machine.new_deliberation(scenario, seed=seed, submission=submission, human_seat=human_seat)
-
-
 def sample_amendment(scenario: DeliberationScenario, sample_id: str | None) -> AmendedCode | None:
     if sample_id is None:
         return None

@@ -44,8 +44,7 @@ class ConclusionCause(StrEnum):
 
     SYNTHESIS = "SYNTHESIS"
     IRRECONCILABLE_VETO = "IRRECONCILABLE_VETO"
-    QUORUM_NOT_MET = "QUORUM_NOT_MET"
-    ROUND_LIMIT = "ROUND_LIMIT"
+    ROUND_LIMIT = "ROUND_LIMIT"  # quorum not met, or a veto standing, when round 5 ends
 
 
 class Severity(StrEnum):

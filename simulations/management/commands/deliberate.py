@@ -8,7 +8,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.engine.errors import MachineError
 from simulations.kinds.deliberation import checks, machine, run
-from simulations.kinds.deliberation.machine import Actor, CompromiseOffer, Event, Opinion, Statement, Step
+from simulations.kinds.deliberation.machine import (
+    Actor,
+    AmendmentDeclined,
+    CompromiseDeclined,
+    CompromiseOffer,
+    Event,
+    Opinion,
+    Step,
+)
 from simulations.kinds.deliberation.offline import AmendedCode, Move
 from simulations.kinds.deliberation.report import render_report
 from simulations.kinds.deliberation.scenario import (
@@ -139,7 +147,9 @@ class Command(BaseCommand):
         if step.actor == Actor.PROPOSER:
             path = ask("Path of your amended file (empty: decline to amend): ")
             if not path:
-                return Move(Event.AMENDMENT_DECLINED, Statement(text=ask("Why not: ") or "I will not amend."))
+                return Move(
+                    Event.AMENDMENT_DECLINED, AmendmentDeclined(text=ask("Why not: ") or "I will not amend.")
+                )
             try:
                 code = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -152,7 +162,7 @@ class Command(BaseCommand):
         offer = ask("Offer a cost-of-delay compromise? [y/N]: ").lower().startswith("y")
         text = ask("Your argument: ") or "No compromise."
         if not offer:
-            return Move(Event.COMPROMISE_DECLINED, Statement(text=text))
+            return Move(Event.COMPROMISE_DECLINED, CompromiseDeclined(text=text))
         conditions = [c.strip() for c in ask("Conditions (separated by ';'): ").split(";") if c.strip()]
         try:
             return Move(Event.COMPROMISE_OFFERED, CompromiseOffer(text=text, conditions=conditions))

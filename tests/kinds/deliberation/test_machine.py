@@ -362,3 +362,9 @@ def test_restore_refuses_another_schema(scenario: DeliberationScenario) -> None:
     assert machine.restore(st.model_dump(mode="json")) == st
     with pytest.raises(ResumeError):
         machine.restore({**st.model_dump(mode="json"), "schema_version": 99})
+
+
+def test_every_event_has_its_own_payload_model() -> None:
+    assert set(machine.PAYLOADS) == set(Event)
+    assert len(set(machine.PAYLOADS.values())) == len(Event)
+    assert {t.event for t in machine.TRANSITIONS} == set(Event)

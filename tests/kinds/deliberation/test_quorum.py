@@ -87,7 +87,6 @@ def test_tally_must_count_every_member() -> None:
         (ConclusionCause.SYNTHESIS, [], Verdict.APPROVED),
         (ConclusionCause.SYNTHESIS, ["rename l"], Verdict.REQUEST_CHANGES),
         (ConclusionCause.IRRECONCILABLE_VETO, [], Verdict.REQUEST_CHANGES),
-        (ConclusionCause.QUORUM_NOT_MET, ["x"], Verdict.INCONCLUSIVE),
         (ConclusionCause.ROUND_LIMIT, [], Verdict.INCONCLUSIVE),
     ],
 )
