@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -88,7 +89,12 @@ _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 def parse_unified_diff(text: str) -> PreparedInput:
     """Rebuild the new file of a one-file unified diff: its lines by number, and which of them were added."""
     lines = text.splitlines()
-    paths = [ln[4:].split("\t")[0].strip() for ln in lines if ln.startswith("+++ ")]
+    # A file header is a "--- old" line followed by "+++ new" (an added line "++ x" also starts with "+++ ").
+    paths = [
+        ln[4:].split("\t")[0].strip()
+        for prev, ln in zip(["", *lines], lines, strict=False)
+        if ln.startswith("+++ ") and prev.startswith("--- ")
+    ]
     if not paths or not any(_HUNK.match(ln) for ln in lines):
         raise CheckError("This is not a unified diff: it needs a '+++ file' line and at least one '@@' hunk.")
     if len(paths) > 1:
@@ -166,7 +172,12 @@ print(json.dumps(report))
 
 def _run_tool(tool: str, argv: list[str], text: str, *, timeout: float, ok_codes: tuple[int, ...]) -> Any:
     try:
-        done = subprocess.run(argv, input=text, capture_output=True, text=True, timeout=timeout, check=False)
+        # Run in an empty folder: no project configuration (pyproject, .bandit) changes the rules, and nothing
+        # in the current folder can shadow the tool's module (`python -m` puts the folder first on the path).
+        with tempfile.TemporaryDirectory(prefix="mercury-check-") as folder:
+            done = subprocess.run(
+                argv, input=text, capture_output=True, text=True, timeout=timeout, check=False, cwd=folder
+            )
     except subprocess.TimeoutExpired:
         raise ToolFailure(f"{tool} took longer than {timeout:g} s and was stopped.") from None
     if done.returncode not in ok_codes:

@@ -112,3 +112,13 @@ def test_a_tool_that_overruns_its_time_is_stopped(scenario: DeliberationScenario
     prepared = checks.prepare_input("x = 1\n", source="paste", filename="x.py", max_bytes=1000)
     with pytest.raises(ToolFailure, match="bandit took longer than 0.001 s"):
         checks.scan_bandit(prepared, timeout=0.001)
+
+
+def test_an_added_line_starting_with_plus_plus_is_not_a_file_header() -> None:
+    diff = "--- a/m.py\n+++ b/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+++x\n"
+    prepared = checks.parse_unified_diff(diff)
+    assert (prepared.filename, prepared.text, prepared.added_lines) == (
+        "m.py",
+        "x = 1\n++x\n",
+        frozenset({2}),
+    )
