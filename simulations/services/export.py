@@ -45,26 +45,8 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             created_at=game.created_at,
             finished_at=game.finished_at,
         ),  # fmt: skip
-        events=[
-            schema.EventInfo(
-                seq=e.seq, name=e.name, from_=e.from_state, to=e.to_state, actor=e.actor, payload=e.payload
-            )
-            for e in game.events.order_by("seq")
-        ],  # fmt: skip
-        transcript=[
-            schema.EntryInfo(
-                seq=e.seq,
-                round=e.round,
-                phase=e.phase,
-                issue=e.issue or None,
-                speaker=e.speaker,
-                kind=e.kind,
-                visibility=e.visibility,
-                audience=e.audience,
-                text=e.text,
-            )
-            for e in game.entries.order_by("seq")
-        ],  # fmt: skip
+        events=ledger_events(game=game),
+        transcript=ledger_entries(game=game),
         checkpoints=[
             schema.CheckpointInfo(seq=seq, after_event=after, transcript_seq=tseq)
             for seq, after, tseq in game.checkpoints.order_by("seq").values_list(
@@ -118,6 +100,26 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             summary=game.state.get("summary"),
         ),
     )
+
+
+def ledger_events(*, game: Game, after: int = 0) -> list[schema.EventInfo]:
+    """Precondition: none. The game's events after event `after`, in order, with their payloads."""
+    return [
+        schema.EventInfo(seq=e.seq, name=e.name, from_=e.from_state, to=e.to_state, actor=e.actor,
+                         payload=e.payload)
+        for e in game.events.filter(seq__gt=after).order_by("seq")
+    ]  # fmt: skip
+
+
+def ledger_entries(*, game: Game, after: int = 0) -> list[schema.EntryInfo]:
+    """Precondition: none. The game's transcript entries after entry `after`, in order."""
+    return [
+        schema.EntryInfo(
+            seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or None, speaker=e.speaker, kind=e.kind,
+            visibility=e.visibility, audience=e.audience, text=e.text,
+        )
+        for e in game.entries.filter(seq__gt=after).order_by("seq")
+    ]  # fmt: skip
 
 
 def judge_readings(*, game: Game, scenario: Scenario) -> list[schema.ReadingInfo]:

@@ -12,17 +12,17 @@ transaction: a refused file leaves nothing behind.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, NoReturn
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from pydantic import ValidationError
 
 from simulations.engine.errors import MachineError
-from simulations.models import Event, Game, ModelCall, ScenarioVersion
+from simulations.models import Game, ModelCall, ScenarioVersion
 
 from . import export_schema as schema
-from .export import build_export
+from .export import build_export, ledger_entries, ledger_events
 from .turns import GameFinished, ModelCallRecord, StaleTurn, commit_event, create_game
 
 
@@ -100,10 +100,9 @@ def _apply(doc: schema.SimulationExport, version: ScenarioVersion, owner: User |
         model_access={}, human_policy=doc.game.human_policy,  # pinned to the model strings, as imported games are
     )  # fmt: skip
     calls = deque(doc.model_calls)
-    ends = [c.after_event for c in doc.checkpoints]
-    _check_events(doc, game, 0, ends[0])
-    for start, end in zip(ends, ends[1:], strict=False):
-        event = doc.events[start]  # the step's first event (seq start + 1)
+    _check_step(doc, game, None, doc.checkpoints[0])
+    for before, after in zip(doc.checkpoints, doc.checkpoints[1:], strict=False):
+        event = doc.events[before.after_event]  # the step's first event
         while calls and calls[0].event_seq is None:  # calls that failed before this step
             _write_failed_call(game, calls.popleft())
         produced = []
@@ -118,37 +117,36 @@ def _apply(doc: schema.SimulationExport, version: ScenarioVersion, owner: User |
             raise ExportImportError(
                 ExportImportError.REFUSED_EVENT, f"event {event.seq} ({event.name}) is refused: {exc}"
             ) from exc
-        _check_events(doc, game, start, end)
+        _check_step(doc, game, before, after)
     for call in calls:  # what remains failed after the last step (or belongs to no step: the comparison says)
         _write_failed_call(game, call)
     Game.objects.filter(pk=game.pk).update(created_at=doc.game.created_at, finished_at=doc.game.finished_at)
     return Game.objects.select_related("scenario").get(pk=game.pk)
 
 
-def _check_events(doc: schema.SimulationExport, game: Game, start: int, end: int) -> None:
-    """The step wrote exactly the file's events `start`+1 .. `end` (the machine's follow-ups included)."""
-    rows = Event.objects.filter(game=game, seq__gt=start).order_by("seq")
-    ours = [
-        schema.EventInfo(seq=e.seq, name=e.name, from_=e.from_state, to=e.to_state, actor=e.actor,
-                         payload=e.payload).model_dump(mode="json")
-        for e in rows
-    ]  # fmt: skip
-    theirs = [e.model_dump(mode="json") for e in doc.events[start:end]]
-    for n in range(max(len(ours), len(theirs))):
-        mine, file = (ours[n] if n < len(ours) else None), (theirs[n] if n < len(theirs) else None)
-        if mine != file:
-            first = doc.events[start]
-            raise ExportImportError(
-                ExportImportError.NOT_FAITHFUL,
-                f"at event {start + n + 1}: applying event {first.seq} ({first.name}) gives {_brief(mine)}, "
-                f"the export has {_brief(file)}.",
-            )
-
-
-def _brief(event: dict[str, Any] | None) -> str:
-    if event is None:
-        return "no event there"
-    return f"{event['name']} {event['from']} -> {event['to']} by {event['actor']}"
+def _check_step(
+    doc: schema.SimulationExport,
+    game: Game,
+    before: schema.CheckpointInfo | None,
+    after: schema.CheckpointInfo,
+) -> None:
+    """The step wrote exactly the file's events and transcript entries up to `after` (follow-ups included)."""
+    events, entries = (before.after_event, before.transcript_seq) if before else (0, 0)
+    for name, start, ours, theirs in (
+        ("events", events, ledger_events(game=game, after=events), doc.events[events : after.after_event]),
+        (
+            "transcript",
+            entries,
+            ledger_entries(game=game, after=entries),
+            doc.transcript[entries : after.transcript_seq],
+        ),
+    ):
+        found = _differences(
+            [i.model_dump(mode="json") for i in theirs], [i.model_dump(mode="json") for i in ours], ()
+        )
+        if found:
+            (n, *rest), file, mine = found[0]
+            _refuse(doc, doc.events[events].seq, (name, start + n, *rest), file, mine)
 
 
 def _record(call: schema.ModelCallInfo) -> ModelCallRecord:
@@ -176,8 +174,14 @@ def _compare(doc: schema.SimulationExport, game: Game) -> None:
     differences = _differences(doc.model_dump(mode="json"), again.model_dump(mode="json"), ())
     if not differences:
         return
-    located = [(_event_of(doc, path), path, file, ours) for path, file, ours in differences]
-    event, path, file, ours = min(located, key=lambda d: (d[0] is None, d[0] or 0))
+    located = [(_event_of(doc, path) or 0, path, file, ours) for path, file, ours in differences]
+    _refuse(doc, *min(located, key=lambda d: d[0] or len(doc.events) + 1))
+
+
+def _refuse(
+    doc: schema.SimulationExport, event: int, path: tuple[Any, ...], file: Any, ours: Any
+) -> NoReturn:
+    """The first difference, with the event it belongs to (0: it belongs to the game as a whole)."""
     where = f"event {event} ({doc.events[event - 1].name}): " if event else ""
     raise ExportImportError(
         ExportImportError.NOT_FAITHFUL,
