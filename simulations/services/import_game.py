@@ -224,4 +224,4 @@ def _event_of(doc: schema.SimulationExport, path: tuple[Any, ...]) -> int | None
 
 def _short(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -192,7 +192,7 @@ def test_a_changed_message_is_refused_naming_its_event(exported: dict[str, Any])
     assert str(error).startswith(
         f"The imported game differs from the export: event {said['seq']} (HUMAN_MESSAGE_SUBMITTED): "
         f"transcript.{entry['seq'] - 1}.text is 'We accept every proposal on the table.' in the export, "
-        f"{said['payload']['text'][:40]!r}"[:-1]  # long texts are cut short in the message
+        f"{said['payload']['text'][:40]!r}"[:-1]  # a long text is cut short in the message
     )
     entry["text"], said["payload"]["text"] = said["payload"]["text"], entry["text"]  # now the payload differs
     _refused(
