@@ -134,17 +134,10 @@ def _check_step(
     events, entries = (before.after_event, before.transcript_seq) if before else (0, 0)
     for name, start, ours, theirs in (
         ("events", events, ledger_events(game=game, after=events), doc.events[events : after.after_event]),
-        (
-            "transcript",
-            entries,
-            ledger_entries(game=game, after=entries),
-            doc.transcript[entries : after.transcript_seq],
-        ),
-    ):
-        found = _differences(
-            [i.model_dump(mode="json") for i in theirs], [i.model_dump(mode="json") for i in ours], ()
-        )
-        if found:
+        ("transcript", entries, ledger_entries(game=game, after=entries), doc.transcript[entries : after.transcript_seq]),
+    ):  # fmt: skip
+        dump = [i.model_dump(mode="json") for i in theirs], [i.model_dump(mode="json") for i in ours]
+        if found := _differences(*dump, ()):
             (n, *rest), file, mine = found[0]
             _refuse(doc, doc.events[events].seq, (name, start + n, *rest), file, mine)
 
@@ -174,7 +167,7 @@ def _compare(doc: schema.SimulationExport, game: Game) -> None:
     differences = _differences(doc.model_dump(mode="json"), again.model_dump(mode="json"), ())
     if not differences:
         return
-    located = [(_event_of(doc, path) or 0, path, file, ours) for path, file, ours in differences]
+    located = [(_event_of(doc, path), path, file, ours) for path, file, ours in differences]
     _refuse(doc, *min(located, key=lambda d: d[0] or len(doc.events) + 1))
 
 
@@ -200,26 +193,15 @@ def _differences(file: Any, ours: Any, path: tuple[Any, ...]) -> list[tuple[tupl
     return [] if file == ours else [(path, file, ours)]
 
 
-def _event_of(doc: schema.SimulationExport, path: tuple[Any, ...]) -> int | None:
-    """The event a differing item of the file belongs to, where the file says (None: the game as a whole)."""
-    if path[:2] == ("mercury", "stance_changes"):
-        path = path[1:]
-    if len(path) < 2 or not isinstance(path[1], int):
-        return None
-    items: list[Any] = getattr(doc.mercury, path[0]) if path[0] == "stance_changes" else getattr(doc, path[0])
-    if path[1] >= len(items):
-        return None
+def _event_of(doc: schema.SimulationExport, path: tuple[Any, ...]) -> int:
+    """The event a differing item belongs to, where the file says (0: the game as a whole)."""
+    section, path = (doc.mercury, path[1:]) if path[0] == "mercury" else (doc, path)
+    items = getattr(section, str(path[0]), None)
+    if not isinstance(items, list) or len(path) < 2 or not isinstance(path[1], int) or path[1] >= len(items):
+        return 0
     item = items[path[1]]
-    if isinstance(item, schema.EventInfo):
-        return item.seq
-    if isinstance(item, schema.CheckpointInfo):
-        return item.after_event
-    if isinstance(item, schema.EntryInfo):  # the step that wrote the entry, by the checkpoint closing it
-        starts = [0, *(c.after_event for c in doc.checkpoints)]
-        n = next((n for n, c in enumerate(doc.checkpoints) if c.transcript_seq >= item.seq), None)
-        return None if n is None else starts[n] + 1
-    event: int | None = getattr(item, "event_seq", None)
-    return event if event is not None and event <= len(doc.events) else None
+    seq = item.after_event if isinstance(item, schema.CheckpointInfo) else getattr(item, "event_seq", None)
+    return seq if seq and seq <= len(doc.events) else 0
 
 
 def _short(value: Any) -> str:
