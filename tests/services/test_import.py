@@ -261,3 +261,43 @@ def test_the_command_imports_a_file(tmp_path: Path, exported: dict[str, Any]) ->
         _command(str(path))
     with pytest.raises(CommandError, match="cannot read"):
         _command(str(tmp_path / "missing.json"))
+
+
+def test_a_failed_model_call_is_kept_where_it_happened(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """A call that failed produced no event: the import logs it between the same steps, with its cause."""
+    import litellm
+
+    from simulations.ai import gateway
+    from simulations.services.ai_turns import play_ai_step
+    from simulations.services.turns import step_of
+    from tests.helpers import repin
+
+    game = game_at_first_ai_turn(seed=3)
+    settings.MERCURY_MODEL, settings.MERCURY_MODEL_RETRIES = "openai/gpt-4o-mini", 0
+    game = repin(game)
+    original, answers = litellm.completion, iter([None, "Thank you for meeting us.", '{"offers": ["financing"]}'])
+
+    def completion(*args: Any, **kwargs: Any) -> Any:
+        answer = next(answers)
+        if answer is None:
+            raise litellm.APIConnectionError(
+                message="connection refused", llm_provider="openai", model="gpt-4o-mini"
+            )
+        return original(*args, mock_response=answer, **kwargs)
+
+    monkeypatch.setattr(litellm, "completion", completion)
+    with pytest.raises(gateway.ModelFailure):
+        play_ai_step(game=game, step=step_of(game))
+    game = play_ai_step(game=Game.objects.get(pk=game.pk), step=step_of(game))
+    exported = _as_file(game)
+    (failed,) = [c for c in exported["model_calls"] if c["event_seq"] is None]
+    assert failed["status"] == "error" and "connection refused" in failed["error"]
+    turn, judged = exported["model_calls"][-2:]
+    assert (turn["purpose"], judged["purpose"], judged["outcome"]) == ("talk_open", "judge", "used")
+    assert failed["seq"] < turn["seq"] and turn["event_seq"] == judged["event_seq"]
+    assert exported["events"][turn["event_seq"] - 1]["name"] == "AI_MESSAGE_COMMITTED"
+    monkeypatch.setattr(litellm, "completion", None)  # the import calls no model
+    imported = import_game(data=exported)
+    assert _without_id(_as_file(imported)) == _without_id(exported)
