@@ -277,7 +277,10 @@ def test_a_failed_model_call_is_kept_where_it_happened(
     game = game_at_first_ai_turn(seed=3)
     settings.MERCURY_MODEL, settings.MERCURY_MODEL_RETRIES = "openai/gpt-4o-mini", 0
     game = repin(game)
-    original, answers = litellm.completion, iter([None, "Thank you for meeting us.", '{"offers": ["financing"]}'])
+    original, answers = (
+        litellm.completion,
+        iter([None, "Thank you for meeting us.", '{"offers": ["financing"]}']),
+    )
 
     def completion(*args: Any, **kwargs: Any) -> Any:
         answer = next(answers)
