@@ -57,9 +57,10 @@ def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
 
 def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
     data = export_game(game=game)
-    names = {r["id"]: r["name"] for r in data["roles"]}
-    labels = {o["id"]: o["label"] for i in data["issues"] for o in i["options"]}
-    titles = {i["id"]: i["title"] for i in data["issues"]}
+    section = data["mercury"]
+    names = {r["id"]: r["name"] for r in section["roles"]}
+    labels = {o["id"]: o["label"] for i in section["issues"] for o in i["options"]}
+    titles = {i["id"]: i["title"] for i in section["issues"]}
     entries = transcript(game)
     rounds = [
         {"number": n, "title": t, "entries": [e for e in entries if e.round == n]}
@@ -77,7 +78,7 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
     shifts = [
         {"role": names[c["role"]], "field": c["field"], "option": c["after"] or c["before"],
          "label": labels[c["after"] or c["before"]], "reason": c["reason"]}
-        for c in data["stance_changes"]
+        for c in section["stance_changes"]
     ]  # fmt: skip
     usage_rows = [
         {"name": names.get(role, role.title()), **row, "cost": dollars(row.get("cost_usd"))}
@@ -96,7 +97,7 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
         "review.html",
         {
             "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
-            "shifts": shifts, "summary": data["summary"], "debrief": debrief_sections(data["summary"] or ""),
+            "shifts": shifts, "summary": section["summary"], "debrief": debrief_sections(section["summary"] or ""),
             "usage": data["token_usage"], "usage_rows": usage_rows,
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],

@@ -9,7 +9,7 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from simulations.bots import PASSIVE_LINES
-from simulations.models import Game, TranscriptEntry
+from simulations.models import Game, ScenarioVersion, TranscriptEntry
 from simulations.services import play as play_service
 from tests.conftest import SCENARIO_DIR
 
@@ -53,57 +53,38 @@ def test_play_then_export_json_and_markdown() -> None:
     assert result["status"] == "REVIEW" and set(result) == {"game_id", "status"}
     out, _ = _run("export_game", str(result["game_id"]))
     data = json.loads(out)
-    assert data["format"] == "mercury-game/2"
-    assert set(data) >= {
-        "game",
-        "roles",
-        "issues",
-        "transcript",
-        "votes",
-        "events",
-        "model_calls",
-        "checkpoints",
-    }
+    assert data["format"] == "simulation-export/3" and data["kind"] == "mercury"
+    assert set(data) == {
+        "format", "kind", "game", "events", "transcript", "checkpoints", "votes", "judge_readings",
+        "model_calls", "token_usage", "judge_calls", "mercury",
+    }  # fmt: skip
     assert set(data["game"]) == {
-        "id",
-        "scenario",
-        "seed",
-        "status",
-        "human_role",
-        "created_at",
-        "finished_at",
-        "model",
-        "judge_model",
-    }
+        "id", "scenario", "seed", "status", "phase", "human_role", "human_policy", "model", "judge_model",
+        "created_at", "finished_at",
+    }  # fmt: skip
     assert data["game"]["model"] == data["game"]["judge_model"] == "mercury-offline/default"
-    assert (
-        data["game"]["scenario"] == {"slug": "mercury", "version": 1} and data["game"]["human_role"] == "CHN"
-    )
+    assert data["game"]["scenario"]["content_hash"] == ScenarioVersion.objects.get().content_hash
+    assert (data["game"]["status"], data["game"]["phase"]) == ("finished", "REVIEW")
+    assert data["game"]["human_role"] == "CHN" and data["game"]["human_policy"] == {"kind": "advocate"}
     kinds = {t["kind"] for t in data["transcript"]}
     assert {"chair", "opening", "message", "speech", "vote", "result"} <= kinds
     for entry in data["transcript"]:
-        assert ("audience" in entry) == (entry["visibility"] == "private")
-    roles = {r["id"]: r for r in data["roles"]}
+        assert (entry["audience"] != []) == (entry["visibility"] == "private")
+    section = data["mercury"]
+    assert set(section) == {"roles", "issues", "stance_changes", "commitments", "summary"}
+    roles = {r["id"]: r for r in section["roles"]}
     assert roles["JPN"]["kind"] == "chair" and not roles["JPN"]["votes"] and roles["AMAP"]["kind"] == "ngo"
     assert {"issue", "proposal", "ballots", "adopted"} == set(data["votes"][0])
-    assert {"seq", "name", "from", "to", "actor"} == set(data["events"][0])
+    assert {"seq", "name", "from", "to", "actor", "payload"} == set(data["events"][0])
+    spoken = [e for e in data["events"] if e["name"] == "HUMAN_TURN_SPEAK"]
+    assert spoken and all(e["payload"]["text"] for e in spoken)  # the student's words travel with the event
     assert {"seq", "after_event", "transcript_seq"} == set(data["checkpoints"][0])
     call = data["model_calls"][0]
     assert set(call) == {
-        "seq",
-        "role",
-        "purpose",
-        "phase",
-        "context",
-        "prompt_tokens",
-        "completion_tokens",
-        "model",
-        "status",
-        "counted_by",
-        "cost_usd",
-        "outcome",
-        "outcome_reason",
-    }
+        "seq", "event_seq", "role", "purpose", "phase", "context", "prompt_version", "prompt_tokens",
+        "completion_tokens", "counted_by", "model", "status", "error", "cost_usd", "outcome", "outcome_reason",
+    }  # fmt: skip
+    assert data["events"][call["event_seq"] - 1]["actor"] == f"ai:{call['role']}"
     # Offline: no price, and no judge calls (the rules judge every message).
     assert call["counted_by"] == "offline:estimate:wordpiece" and call["cost_usd"] is None
     assert data["token_usage"]["cost_usd"] is None and data["judge_calls"]["calls"] == 0
@@ -114,7 +95,7 @@ def test_play_then_export_json_and_markdown() -> None:
     usage = data["token_usage"]
     assert usage["prompt_tokens"] == sum(c["prompt_tokens"] for c in data["model_calls"]) > 0
     assert usage["counted_by"] == ["offline:estimate:wordpiece"] and "CAN" in usage["per_role"]
-    for change in data["stance_changes"]:
+    for change in section["stance_changes"]:
         assert change["reason"] and change["role"] in roles
 
 

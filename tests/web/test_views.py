@@ -90,7 +90,7 @@ def test_staff_and_share_links_read_but_do_not_drive() -> None:
     assert anonymous.get(f"/shared/{game.share_token}/").status_code == 200
     assert anonymous.get(f"/shared/{game.share_token}x/").status_code == 404
     export = anonymous.get(f"/games/{game.pk}/export.json?token={game.share_token}")
-    assert export.status_code == 200 and export.json()["format"] == "mercury-game/2"
+    assert export.status_code == 200 and export.json()["format"] == "simulation-export/3"
     assert anonymous.get(f"/games/{game.pk}/export.json?token=wrong").status_code == 404
 
 

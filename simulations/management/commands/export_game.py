@@ -10,7 +10,7 @@ from simulations.services.export import export_game, export_markdown
 
 
 class Command(BaseCommand):
-    help = "Write a game's export to stdout (JSON format mercury-game/2, or Markdown)."
+    help = "Write a game's export to stdout (JSON format simulation-export/3, or Markdown)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("game_id", type=int)

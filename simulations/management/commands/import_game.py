@@ -13,7 +13,7 @@ from simulations.services.import_game import ExportImportError, import_game
 
 class Command(BaseCommand):
     help = (
-        "Import a game export (JSON, format mercury-game/2) as a new game; its scenario version must be loaded. "
+        "Import a game export (JSON, format simulation-export/3) as a new game; its scenario version must be loaded. "
         'Prints one JSON line: {"game_id": N}.'
     )
 
