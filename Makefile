@@ -37,7 +37,7 @@ lint:
 	$(BIN)/ruff format --check .
 
 types:
-	$(BIN)/mypy mercury simulations bench
+	$(BIN)/mypy mercury simulations bench scripts
 
 pytest: pytest-core pytest-browser
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulations.engine import rng
+from simulations.engine import rng, rules
 from simulations.engine.mercury import Step
 from simulations.engine.scenario import Scenario
 from simulations.engine.state import GameState
@@ -72,7 +72,9 @@ class Passive:
 
 
 class Advocate(Passive):
-    """Pushes its role's preferred options in talks and debate, and puts its offers on the table."""
+    """Pushes its role's preferred options in talks and debate, puts its offers on the table, and names its price:
+    where its brief would accept an option once something is offered, it says so (in a talk, to a partner who can
+    pay it; in debate, to everyone) and votes for that option once the offer has been made."""
 
     name = "advocate"
 
@@ -90,18 +92,74 @@ class Advocate(Passive):
             convo = state.round2.conversations[-1]
             n = convo.human_turns + int(convo.human_final)
             issue = scenario.issues[n % len(scenario.issues)]
+            payer = set(scenario.role(convo.partner).can_offer)
+            price = None
+            if n == 0:
+                price = self._price(scenario, state, [i.id for i in scenario.issues], payer)
+                price = price or self._lobby(scenario, state, convo.partner)
             trade = self._trade(scenario, state, convo.partner) if n == 1 else None
-            return "HUMAN_MESSAGE_SUBMITTED", {
-                "text": trade or self._plea(scenario, state, issue.id, n, role.can_offer)
-            }
+            offers = role.can_offer[n % len(role.can_offer) :][:1] if role.can_offer else []
+            text = trade or self._plea(scenario, state, issue.id, n, offers)
+            return "HUMAN_MESSAGE_SUBMITTED", {"text": f"{text} {price}" if price else text}
         if step.purpose == "placement":
             return "ISSUE_INTRO_COMPLETE", {"placement": "first"}
         if step.purpose == "speech":
             issue_state = state.active_issue
             assert issue_state is not None
-            text = self._plea(scenario, state, issue_state.issue_id, issue_state.debate_round, role.can_offer)
-            return "HUMAN_TURN_SPEAK", {"text": text}
+            k = issue_state.debate_round
+            offers = role.can_offer[
+                2 * (k - 1) : 2 * k
+            ]  # in debate, two of our offers a round, in brief order
+            text = self._plea(scenario, state, issue_state.issue_id, k, offers)
+            price = self._price(scenario, state, [issue_state.issue_id], None)
+            return "HUMAN_TURN_SPEAK", {"text": f"{text} {price}" if price else text}
+        if step.purpose == "vote":
+            return "HUMAN_VOTE_CAST", {"ballot": "yes" if self._would_accept(state) else "no"}
         return super().decide(scenario, state, step)
+
+    def _price(
+        self, scenario: Scenario, state: GameState, issue_ids: list[str], payer: set[str] | None
+    ) -> str | None:
+        """Our first open condition on these issues (an option our brief accepts once something is offered that
+        has not been yet), as a conditional: "We could accept 1.1 if a dedicated financial mechanism were
+        offered." With a `payer`, only a price that payer can pay in full."""
+        heard = set(state.offers_heard.get(self.role, []))
+        for issue_id in issue_ids:
+            if rules.resolved_issue(state, issue_id):
+                continue
+            for cond in state.stances[self.role][issue_id].conditions:
+                missing = [o for o in cond.if_offered if o not in heard]
+                if missing and (payer is None or set(missing) <= payer):
+                    needs = " and ".join(scenario.offer(o).label for o in missing)
+                    return f"We could accept {cond.accept} if {needs} were offered."
+        return None
+
+    def _lobby(self, scenario: Scenario, state: GameState, partner: str) -> str | None:
+        """Ask a partner who can pay for what we cannot give ourselves (an observer's way to unlock a holdout):
+        "Would Canada be ready to offer a dedicated financial mechanism?" Its yes is a promise it keeps."""
+        own, said = state.stances[self.role], state.stated.get(partner, {})
+        if not any(option == own[issue_id].preferred for issue_id, option in said.items()):
+            return None  # only an ally (it backs in public an option we prefer) is asked to pay for our goals
+        ours = set(scenario.role(self.role).can_offer)
+        theirs = [o for o in scenario.role(partner).can_offer if o not in ours]
+        if not theirs:
+            return None
+        return f"Would {scenario.display_name(partner)} be ready to offer {scenario.offer(theirs[0]).label}?"
+
+    def _would_accept(self, state: GameState) -> bool:
+        """Our brief's acceptable options, and an option whose condition has been met: its offers were made to
+        us, or the option it depended on was adopted."""
+        issue = state.active_issue
+        assert issue is not None and issue.proposal is not None
+        stance = state.stances[self.role][issue.issue_id]
+        if issue.proposal in stance.acceptable:
+            return True
+        heard, adopted = set(state.offers_heard.get(self.role, [])), rules.adopted_options(state)
+        return any(
+            cond.accept == issue.proposal
+            and (set(cond.if_offered) <= heard if cond.if_offered else cond.if_adopted in adopted)
+            for cond in stance.conditions
+        )
 
     def _trade(self, scenario: Scenario, state: GameState, partner: str) -> str | None:
         """A vote for a vote with a voting partner, from public information only: we promise support for an option
@@ -124,17 +182,19 @@ class Advocate(Passive):
         return None
 
     def _plea(self, scenario: Scenario, state: GameState, issue_id: str, n: int, offers: list[str]) -> str:
+        """Our preferred option on the issue, one of our arguments for it (the n-th), and `offers` put on the
+        table."""
         issue = scenario.issue(issue_id)
         preferred = state.stances[self.role][issue_id].preferred
         option = issue.option(preferred)
         lines = scenario.role(self.role).arguments[issue_id].support[preferred]
         parts = [
-            f"On {issue.title.lower()}, we ask you to support {option.label.lower()} ({option.id}).",
+            f"On {issue.title.lower()}, we support {option.label.lower()} ({option.id}).",
             lines[n % len(lines)],
         ]
         if offers:
-            offer = scenario.offer(offers[n % len(offers)])
-            parts.append(f"To make that possible, we are ready to offer {offer.label}.")
+            labels = " and ".join(scenario.offer(o).label for o in offers)
+            parts.append(f"To make that possible, we are ready to offer {labels}.")
         return " ".join(parts)
 
 

@@ -363,6 +363,24 @@ def _changes(
     return out
 
 
+def _promised(scenario: Scenario, seen: Sequence[Seen], role: str) -> list[str]:
+    """Offers this seat said yes to in a private talk: its partner asked for them (as a need or a question) and
+    its next message offered them. A seat keeps that word in debate; an offer it mentioned unasked binds it less."""
+    promised: set[str] = set()
+    asked: set[str] = set()
+    for entry in seen:
+        if entry.kind != "message":
+            continue
+        if entry.speaker != role:
+            asked = set(judge.read_signals(scenario, entry.text, speaker=entry.speaker).asks)
+            asked |= {o["id"] for q in _questions(scenario, entry.text) for o in q["offers"]}
+            continue
+        signals = judge.read_signals(scenario, _statements(entry.text), speaker=role)
+        promised |= asked & set(judge.credible_offers(scenario, role, signals))
+        asked = set()
+    return sorted(promised)
+
+
 def negotiation_facts(
     scenario: Scenario,
     state: GameState,
@@ -387,6 +405,7 @@ def negotiation_facts(
         "requests": requests,
         "offered": offered,
         "offers_heard": sorted(state.offers_heard.get(role_id, [])),
+        "promised": _promised(scenario, seen, role_id),
         "can_offer": [_offer_ref(scenario, o) for o in role.can_offer],
         "who_can_offer": who_can,
         "red_lines": sorted({o for s in stances.values() for o in s.red_lines}, key=rules.option_sort_key),

@@ -239,11 +239,14 @@ def apply_message(
     speaker_name = scenario.display_name(speaker)
     changes: list[StanceChange] = []
     for listener in listeners:
-        if listener in (speaker, state.human_role, scenario.chair.id):
+        if listener in (speaker, scenario.chair.id):
             continue
         if offers:
             heard = state.offers_heard.setdefault(listener, [])
             heard.extend(o for o in sorted(offers) if o not in heard)
+        if listener == state.human_role:
+            continue  # the student hears offers like anyone (the record says so); their stance is theirs to move
+        if offers:
             changes += apply_offer_conditions(scenario, state, listener, speaker_name, cause_seq)
         for bucket, factor in ((signals.support, 1.0), (signals.conditional, CONDITIONAL_WEIGHT)):
             for issue_id, options in sorted(bucket.items()):

@@ -10,7 +10,7 @@ from tests.helpers import played
 pytestmark = pytest.mark.django_db
 ROLES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]
 SEED = 8
-outcomes: dict[tuple[str, str], tuple[bool, ...]] = {}
+outcomes: dict[tuple[str, str], tuple[str | None, ...]] = {}
 
 
 @pytest.mark.parametrize("human", ["passive", "advocate"])
@@ -27,14 +27,15 @@ def test_bot_plays_a_whole_game(role: str, human: str) -> None:
     else:
         assert not human_lines.filter(kind="speech").exists()
     assert not ModelCall.objects.filter(game=game, status="error").exists()
-    outcomes[(role, human)] = tuple(v.adopted for v in votes)
+    outcomes[(role, human)] = tuple(v.proposal if v.adopted else None for v in votes)  # what was adopted
 
 
 def test_the_student_changes_outcomes() -> None:
-    """Runs after the sweep above (same module): what the student does decides votes."""
+    """Runs after the sweep above (same module): what the student does decides what is adopted, for most seats
+    (a seat whose every preference passes without it has nothing left to change)."""
     if len(outcomes) < 2 * len(ROLES):
         pytest.skip("needs the whole sweep of this module")
     changed = [r for r in ROLES if outcomes[(r, "passive")] != outcomes[(r, "advocate")]]
-    assert len(changed) >= 3, changed
-    for role in ROLES:  # passive play neither passes everything nor fails everything
-        assert 0 < sum(outcomes[(role, "passive")]) < 4, (role, outcomes[(role, "passive")])
+    assert len(changed) >= 5, changed
+    for role in ROLES:  # passive play does not fail everything
+        assert any(outcomes[(role, "passive")]), (role, outcomes[(role, "passive")])
