@@ -189,21 +189,7 @@ def game_context(game: Game) -> dict[str, Any]:
 
 
 # Counts read better as words in a sentence ("four countries vote"); larger ones stay digits.
-_NUMBER_WORDS = [
-    "no",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-]
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")  # fmt: skip
 
 
 def _in_words(n: int) -> str:

@@ -3,13 +3,17 @@ passive and advocate, with what the student does (and the seed) deciding votes."
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from simulations.engine.scenario import Scenario, load_scenario_dir
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.export import export_game
 from simulations.services.scenarios import load_scenario, scenario_of
-from tests.scenarios.plastics import PLASTICS_DIR, PLASTICS_ROLES, played_plastics
+from tests.scenarios.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
 
 pytestmark = pytest.mark.django_db
 SEED = 2
@@ -84,3 +88,12 @@ def test_passive_games_differ_by_seed() -> None:
     results = {tuple(Vote.objects.filter(game=played_plastics("WPWA", seed=seed)).order_by("issue").values_list(
         "adopted", flat=True)) for seed in (1, 2)}  # fmt: skip
     assert len(results) == 2, results
+
+
+def test_the_cli_plays_the_second_scenario() -> None:
+    plastics_version()
+    out = StringIO()
+    call_command("play", "--scenario", "plastics", "--role", "SAU", "--seed", "3", "--quiet", stdout=out)
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    game = Game.objects.get(pk=result["game_id"])
+    assert result["status"] == "REVIEW" and game.scenario.slug == "plastics" and game.human_role == "SAU"
