@@ -218,8 +218,9 @@ def build_judge_prompt(scenario: Scenario, speaker: str, text: str) -> Prompt:
     options = "; ".join(f"{o.id}: {o.label}" for i in scenario.issues for o in i.options)
     offers = "; ".join(f"{o.id}: {o.label}" for o in scenario.offers)
     content = render(
-        "judge", options=options, offers=offers, speaker=scenario.display_name(speaker), text=text
-    )
+        "judge", title=scenario.title, options=options, offers=offers,
+        speaker=scenario.display_name(speaker), text=text,
+    )  # fmt: skip
     return Prompt(
         messages=[{"role": "user", "content": content}], context=[], facts={}, version=prompt_version()
     )

@@ -338,10 +338,6 @@ class Scenario(Strict):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-# Seat order in the scenario files: countries first, then NGOs, each alphabetically by id.
-ROLE_FILE_ORDER = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]
-
-
 def _read_yaml(path: Path) -> dict[str, object]:
     if not path.is_file():
         raise ScenarioError(f"{path}: file not found")
@@ -380,8 +376,8 @@ def load_scenario_dir(folder: str | Path) -> Scenario:
             raise _explain(path, exc) from exc
         if roles[-1].id != path.stem:
             raise ScenarioError(f"{path}: field id: must equal the file name ({path.stem})")
-    order = {rid: n for n, rid in enumerate(ROLE_FILE_ORDER)}
-    roles.sort(key=lambda r: (0 if r.kind == "country" else 1, order.get(r.id, 99), r.id))
+    # Seat order, whatever the scenario: voting countries first, then NGOs, each alphabetically by id.
+    roles.sort(key=lambda r: (0 if r.kind == "country" else 1, r.id))
     try:
         return Scenario.model_validate({**main, "chair": chair, "roles": roles})
     except ValidationError as exc:

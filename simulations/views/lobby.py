@@ -1,4 +1,4 @@
-"""The lobby: my games with their phase, resume any, start a new one."""
+"""The lobby: my games with their phase, resume any, start a new one of any loaded scenario."""
 
 from __future__ import annotations
 
@@ -10,13 +10,27 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from simulations.models import Game
+from simulations.models import Game, ScenarioVersion
 from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import latest_version
 from simulations.services.turns import create_game
 
 from .presenters import phase_label
+
+
+def latest_scenarios() -> list[dict[str, object]]:
+    """Every loaded scenario's latest version, by slug, with the summary its document carries (games in progress
+    keep the version they started with; a new game always takes the latest)."""
+    rows = ScenarioVersion.objects.order_by("slug", "-version").values_list(
+        "pk", "slug", "version", "title", "document__summary"
+    )
+    latest: dict[str, dict[str, object]] = {}
+    for pk, slug, version, title, summary in rows:
+        latest.setdefault(
+            slug, {"pk": pk, "slug": slug, "version": version, "title": title, "summary": summary or ""}
+        )
+    return list(latest.values())
 
 
 @login_required
@@ -30,7 +44,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "lobby.html",
-        {"games": rows, "scenario": latest_version(slug="mercury"), "model_options": options()},
+        {"games": rows, "scenarios": latest_scenarios(), "model_options": options()},
     )
 
 
@@ -42,9 +56,18 @@ def new_game(request: HttpRequest) -> HttpResponse:
     except RateLimited as exc:
         messages.error(request, str(exc))
         return redirect("lobby")
-    version = latest_version(slug="mercury")
+    slug = request.POST.get("scenario", "")
+    if not slug:  # a form without the choice (one scenario loaded, an old page): the only scenario, if one
+        slugs = list(ScenarioVersion.objects.order_by("slug").values_list("slug", flat=True).distinct()[:2])
+        slug = slugs[0] if len(slugs) == 1 else ""
+    version = latest_version(slug=slug) if slug else None
     if version is None:
-        messages.error(request, "No scenario is loaded yet: ask an admin to run load_scenario.")
+        if not ScenarioVersion.objects.exists():
+            messages.error(request, "No scenario is loaded yet: ask an admin to run load_scenario.")
+        elif slug:
+            messages.error(request, f"Unknown scenario {slug!r}: choose one of the list.")
+        else:
+            messages.error(request, "Choose a scenario to play.")
         return redirect("lobby")
     try:
         game = create_game(

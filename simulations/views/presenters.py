@@ -171,6 +171,7 @@ def game_context(game: Game) -> dict[str, Any]:
     return {
         "game": game,
         "scenario": scenario,
+        "facts": scenario_facts(scenario),
         "phase_label": phase_label(state.status),
         "status": state.status,
         "version": game.version,
@@ -184,6 +185,31 @@ def game_context(game: Game) -> dict[str, Any]:
         "round1": {"done": state.round1.cursor, "total": len(state.round1.speaker_order)},
         "issues_done": sum(1 for i in state.round3.issues if i.adopted is not None),
         "earlier_talks": earlier_talks(game, scenario, state),
+    }
+
+
+# Counts read better as words in a sentence ("four countries vote"); larger ones stay digits.
+_NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")  # fmt: skip
+
+
+def _in_words(n: int) -> str:
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+
+
+def scenario_facts(scenario: Scenario) -> dict[str, Any]:
+    """What the pages say about a scenario's shape, read from the scenario itself (never assumed): how many
+    issues, how many voting countries and observer NGOs, and who chairs."""
+    voters, ngos = len(scenario.voters), len(scenario.ngos)
+    return {
+        "slug": scenario.slug,
+        "title": scenario.title,
+        "summary": scenario.summary,
+        "chair": scenario.chair.name,
+        "issues": len(scenario.issues),
+        "voters": voters,
+        "voters_words": _in_words(voters),
+        "ngos": ngos,
+        "ngos_words": _in_words(ngos),
     }
 
 
