@@ -27,7 +27,7 @@ def build_export(*, game: Game) -> schema.SimulationExport:
     scenario = scenario_of(game.scenario)
     return schema.SimulationExport(
         format=schema.FORMAT,
-        kind="mercury",
+        kind="negotiation",
         game=schema.GameInfo(
             id=game.pk,
             scenario=schema.ScenarioRef(
@@ -81,7 +81,7 @@ def build_export(*, game: Game) -> schema.SimulationExport:
         ],  # fmt: skip
         token_usage=token_usage(game=game),
         judge_calls=judge_calls(game=game),
-        mercury=schema.MercurySection(
+        negotiation=schema.NegotiationSection(
             roles=_roles(scenario),
             issues=[
                 schema.IssueInfo(
@@ -208,7 +208,7 @@ def _roles(scenario: Scenario) -> list[schema.RoleInfo]:
 def export_markdown(*, game: Game) -> str:
     """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage."""
     data = build_export(game=game)
-    section = data.mercury
+    section = data.negotiation
     assert section is not None  # the schema requires the section of the document's kind
     names = {r.id: r.name for r in section.roles}
     g = data.game

@@ -3,12 +3,13 @@
 `services.export` builds a `SimulationExport` from the database and dumps it; `services.import_game` validates a
 file against the same classes, so the two can never drift apart. The document is an envelope any simulation kind
 shares (who, what, when, the ledger in order with every event's payload, transcript, votes, judge readings,
-model calls and their cost) plus one section named after the kind (`"kind": "mercury"` -> the `mercury` key)
+model calls and their cost) plus one section named after the kind (`"kind": "negotiation"` -> the `negotiation` key)
 holding what only that kind has. A new kind adds its section class, widens `KIND`, and adds an optional field
 named after itself; the validator below requires the section the document's kind names.
 
 Changes from "mercury-game/2" (which, like "mercury-game/1", is refused on import: export the game again):
-- `format` is "simulation-export/3" and a new top-level `kind` ("mercury") says which section follows.
+- `format` is "simulation-export/3" and a new top-level `kind` ("negotiation": Mercury, Plastics and any other negotiation scenario) says which
+  section follows.
 - every event carries its `payload` (the student's text and choices, an AI's text, a model judge's reading as
   "signals"), so an import applies the events instead of reconstructing them, and model-judged games import.
 - `game.scenario` gains `content_hash`; `game.status` is now the game's status (active | finished) and the
@@ -16,7 +17,7 @@ Changes from "mercury-game/2" (which, like "mercury-game/1", is refused on impor
 - every transcript entry has `audience` (empty when public).
 - model calls gain `event_seq` (the event they produced; empty for a call that produced nothing),
   `prompt_version` and `error`.
-- `roles`, `issues`, `stance_changes`, `commitments` and `summary` moved into the `mercury` section.
+- `roles`, `issues`, `stance_changes`, `commitments` and `summary` moved into the `negotiation` section.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from simulations.engine.state import Commitment
 
 FORMAT = "simulation-export/3"
 OLD_FORMATS = ("mercury-game/1", "mercury-game/2")
-KIND = Literal["mercury"]
+KIND = Literal["negotiation"]
 
 
 class _Strict(BaseModel):
@@ -201,7 +202,7 @@ class StanceChangeInfo(_Strict):
     cause_seq: int | None
 
 
-class MercurySection(_Strict):
+class NegotiationSection(_Strict):
     roles: list[RoleInfo]
     issues: list[IssueInfo]
     stance_changes: list[StanceChangeInfo]
@@ -224,7 +225,7 @@ class SimulationExport(_Strict):
     model_calls: list[ModelCallInfo]
     token_usage: TokenUsage
     judge_calls: JudgeCalls
-    mercury: MercurySection | None = None
+    negotiation: NegotiationSection | None = None
 
     @model_validator(mode="after")
     def _one_ledger(self) -> SimulationExport:

@@ -195,7 +195,7 @@ def _differences(file: Any, ours: Any, path: tuple[Any, ...]) -> list[tuple[tupl
 
 def _event_of(doc: schema.SimulationExport, path: tuple[Any, ...]) -> int:
     """The event a differing item belongs to, where the file says (0: the game as a whole)."""
-    section, path = (doc.mercury, path[1:]) if path[0] == "mercury" else (doc, path)
+    section, path = (doc.negotiation, path[1:]) if path[0] == "negotiation" else (doc, path)
     items = getattr(section, str(path[0]), None)
     if not isinstance(items, list) or len(path) < 2 or not isinstance(path[1], int) or path[1] >= len(items):
         return 0

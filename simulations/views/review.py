@@ -57,7 +57,7 @@ def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
 
 def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
     data = export_game(game=game)
-    section = data["mercury"]
+    section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
     labels = {o["id"]: o["label"] for i in section["issues"] for o in i["options"]}
     titles = {i["id"]: i["title"] for i in section["issues"]}

@@ -53,10 +53,10 @@ def test_play_then_export_json_and_markdown() -> None:
     assert result["status"] == "REVIEW" and set(result) == {"game_id", "status"}
     out, _ = _run("export_game", str(result["game_id"]))
     data = json.loads(out)
-    assert data["format"] == "simulation-export/3" and data["kind"] == "mercury"
+    assert data["format"] == "simulation-export/3" and data["kind"] == "negotiation"
     assert set(data) == {
         "format", "kind", "game", "events", "transcript", "checkpoints", "votes", "judge_readings",
-        "model_calls", "token_usage", "judge_calls", "mercury",
+        "model_calls", "token_usage", "judge_calls", "negotiation",
     }  # fmt: skip
     assert set(data["game"]) == {
         "id", "scenario", "seed", "status", "phase", "human_role", "human_policy", "model", "judge_model",
@@ -70,7 +70,7 @@ def test_play_then_export_json_and_markdown() -> None:
     assert {"chair", "opening", "message", "speech", "vote", "result"} <= kinds
     for entry in data["transcript"]:
         assert (entry["audience"] != []) == (entry["visibility"] == "private")
-    section = data["mercury"]
+    section = data["negotiation"]
     assert set(section) == {"roles", "issues", "stance_changes", "commitments", "summary"}
     roles = {r["id"]: r for r in section["roles"]}
     assert roles["JPN"]["kind"] == "chair" and not roles["JPN"]["votes"] and roles["AMAP"]["kind"] == "ngo"

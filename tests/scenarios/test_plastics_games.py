@@ -69,7 +69,7 @@ def test_bot_plays_a_whole_plastics_game(role: str, human: str) -> None:
     assert "Uruguay" in chair_lines and "Japan" not in chair_lines and " six " not in chair_lines
     exported = export_game(game=game)
     assert exported["game"]["scenario"]["slug"] == "plastics"
-    assert [i["id"] for i in exported["issues"]] == ["1", "2", "3"]
+    assert [i["id"] for i in exported["negotiation"]["issues"]] == ["1", "2", "3"]
     outcomes[(role, human)] = tuple(v.adopted for v in votes)
 
 

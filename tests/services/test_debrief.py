@@ -272,7 +272,7 @@ def test_the_review_and_the_markdown_show_the_debrief_in_sections() -> None:
     assert "<li>" in debrief and "###" not in debrief
     markdown = export_markdown(game=Game.objects.get(pk=game.pk))
     assert "## Debrief" in markdown and "\n### Issue 1: Nature of the instrument\n" in markdown
-    assert json.loads(json.dumps(export_game(game=game)))["mercury"]["summary"] == _summary(game)
+    assert json.loads(json.dumps(export_game(game=game)))["negotiation"]["summary"] == _summary(game)
 
 
 def test_wording_helpers() -> None:

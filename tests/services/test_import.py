@@ -67,7 +67,7 @@ def test_a_finished_game_imports_into_the_same_game_and_review(role: str, human:
         Checkpoint.objects.filter(game=original).order_by("seq").values_list("state", flat=True)
     )
     calls = list(ModelCall.objects.filter(game=original).order_by("seq").values_list("event_seq", flat=True))
-    assert exported["game"]["phase"] == "REVIEW" and exported["mercury"]["summary"]
+    assert exported["game"]["phase"] == "REVIEW" and exported["negotiation"]["summary"]
     assert exported["game"]["human_policy"] == {"kind": human}
     texts = [e["payload"]["text"] for e in exported["events"] if e["name"] == "AI_MESSAGE_COMMITTED"]
     assert texts and all(texts)  # the payloads travel with the events
@@ -163,8 +163,8 @@ def test_a_missing_mistyped_or_unknown_field_is_named(exported: dict[str, Any]) 
     exported["transcript"][0]["visibility"] = "public"
     exported["events"][0]["extra"] = 1
     _refused(exported, "Invalid export: events.0.extra: Extra inputs are not permitted")
-    del exported["events"][0]["extra"], exported["mercury"]
-    _refused(exported, "Invalid export: .*the 'mercury' section is missing")
+    del exported["events"][0]["extra"], exported["negotiation"]
+    _refused(exported, "Invalid export: .*the 'negotiation' section is missing")
 
 
 def test_a_reordered_event_is_refused(exported: dict[str, Any]) -> None:
@@ -211,7 +211,7 @@ def test_an_unknown_option_id_is_refused(exported: dict[str, Any]) -> None:
         exported, re.escape(f"differs from the export: votes.0.proposal is '9.9' in the export, {proposal!r}")
     )
     vote["proposal"] = proposal
-    change = exported["mercury"]["stance_changes"][0]
+    change = exported["negotiation"]["stance_changes"][0]
     change["after"] = "9.9"
     _refused(exported, re.escape(f"export: event {change['event_seq']} ("))
 

@@ -75,7 +75,7 @@ def test_a_model_judged_game_shows_why_a_stance_moved_and_imports(
     assert china["items"] == [{"kind": "offer", "offer": "financing", "credible": False}]
     assert (eu["speaker"], eu["source"]) == ("EU", "llm")
     assert eu["items"] == [{"kind": "offer", "offer": "financing", "credible": True}]
-    moved = [c for c in data["mercury"]["stance_changes"] if c["cause_seq"] == eu["seq"]]
+    moved = [c for c in data["negotiation"]["stance_changes"] if c["cause_seq"] == eu["seq"]]
     assert [(c["role"], c["after"]) for c in moved] == [("CHN", "1.1")]
     settings.MERCURY_MODEL = "mercury-offline/default"
     _no_model(monkeypatch)
