@@ -28,7 +28,7 @@ FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
 
 
 class Outcome(StrEnum):
-    HUMAN = "human"  # a human (or the game's own system step, which the student's page or bot makes) acts next
+    HUMAN = "human"  # the student (or a system step the page or bot makes) acts next
     DONE = "done"  # the game is over
     FAILED = "failed"  # a model failure stopped the game; it is recorded and shown
     HELD = "held"  # another driver holds the lease; try again when it lapses (`retry_in`)

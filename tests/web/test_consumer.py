@@ -120,7 +120,9 @@ async def test_a_tab_closed_mid_stream_does_not_stop_the_game_and_reopening_show
     rendered = re.findall(r'id="entry-(\d+)"', page)
     assert [int(seq) for seq in rendered] == after  # the reopened page shows the new message, each once
     assert 'data-action="talk"' in page  # the student's turn
-    await asyncio.sleep(0.5)  # the reconnect queued a drive: with nothing for an AI seat to do, it plays nothing
+    await asyncio.sleep(
+        0.5
+    )  # the reconnect queued a drive: with nothing for an AI seat to do, it plays nothing
     assert await seqs() == after
     await comm.disconnect()
 
