@@ -8,6 +8,7 @@ the same model at once, and a driver that lost its lease cannot commit a stale t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,25 +45,56 @@ class Drive:
 
 
 class StreamRelay:
-    """Coalesces a streaming turn's chunks into frames for the game's group, at most one per FRAME_INTERVAL.
-    The committed turn follows at once and every page re-renders it, so words still buffered at the end need
-    no frame of their own."""
+    """Coalesces a streaming turn's chunks into frames for the game's group, at most one per FRAME_INTERVAL;
+    words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
+    stalling model still shows what it said so far)."""
 
     def __init__(self, *, game_id: int, speaker: str) -> None:
         self.game_id, self.speaker = game_id, speaker
         self.text, self.sent_at = "", 0.0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def chunk(self, text: str) -> None:
-        self.text += text
-        now = time.monotonic()
-        if now - self.sent_at < FRAME_INTERVAL or prompts.PASS.startswith(self.text.strip().upper()):
-            return  # too soon, or a seat that passes: PASS is a decision, not words to show
-        self.sent_at = now
-        notify_stream(self.game_id, speaker=self.speaker, text=self.text)
+        with self._lock:
+            self.text += text
+            wait = FRAME_INTERVAL - (time.monotonic() - self.sent_at)
+            if wait <= 0:
+                self._send()
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
 
     def restart(self) -> None:
         """The model call is retried: the words shown so far are void."""
-        self.text = ""
+        with self._lock:
+            self.text = ""
+            self._cancel()
+
+    def close(self) -> None:
+        """The turn is over (committed or failed): its own render or error follows, so no late frame."""
+        with self._lock:
+            self._closed = True
+            self._cancel()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._closed:
+                self._send()
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _send(self) -> None:
+        if prompts.PASS.startswith(self.text.strip().upper()):
+            return  # nothing yet, or a seat that passes: PASS is a decision, not words to show
+        self.sent_at = time.monotonic()
+        notify_stream(self.game_id, speaker=self.speaker, text=self.text)
 
 
 StepCallback = Callable[[Game, Step], None]
@@ -131,8 +163,13 @@ def _play_ai_steps(
         except StaleTurn:
             continue  # someone else committed this turn: look again
         except ModelFailure as exc:
+            if relay:
+                relay.close()
             notify_error(game_id, error=str(exc))
             return Drive(Outcome.FAILED, steps, failure=exc)
+        finally:
+            if relay:
+                relay.close()
         steps += 1
         if on_step is not None:
             on_step(game, step)
