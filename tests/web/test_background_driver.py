@@ -4,10 +4,13 @@ the offline model, a worker process really killed (SIGKILL) mid-turn."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +31,7 @@ from simulations.tasks import enqueue_drive
 from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _wait_for(check: Callable[[], bool], timeout: float = 60) -> None:
@@ -125,3 +129,39 @@ def test_a_worker_killed_mid_turn_is_taken_over_when_its_lease_lapses(settings: 
     assert played_at > lapses_at  # not before the dead worker's lease lapsed
     row = Game.objects.get(pk=game.pk)
     assert row.driver == "" and row.driver_until is None
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")),
+    reason="the worker process opens the test database by its SQLite path",
+)
+async def test_scaled_the_server_only_queues_and_a_db_worker_process_drives(settings: Any) -> None:
+    """MERCURY_WORKERS=external: the page's connect queues the drive but the server plays nothing; a separate
+    `manage.py db_worker` process (django-tasks-db's own command) drives the game to the student's turn."""
+    from channels.db import database_sync_to_async
+
+    from tests.web.test_consumer import _connect, _setup_game
+
+    settings.MERCURY_WORKERS = "external"
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    before = await database_sync_to_async(_seqs)(game.pk)
+    comm = await _connect(game, owner)
+    assert (await comm.connect())[0]
+    await comm.receive_from(timeout=10)
+    await asyncio.sleep(1.0)
+    assert await database_sync_to_async(_seqs)(game.pk) == before  # no worker in the server
+    assert await database_sync_to_async(_queued)(game.pk) == 1
+    await comm.disconnect()
+    database = connections["default"].settings_dict["NAME"]
+    env = {**os.environ, "MERCURY_SQLITE_PATH": str(database), "MERCURY_WORKERS": "external",
+           "MERCURY_OFFLINE_TOKEN_DELAY": "0", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "manage.py"), "db_worker", "--batch", "--no-reload", "--no-startup-delay",
+        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(worker.communicate(), timeout=120)
+    assert worker.returncode == 0, out.decode()[-2000:]
+    after = await database_sync_to_async(_seqs)(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))
+    assert await database_sync_to_async(_next_kind)(game.pk) == "human"
+    assert await database_sync_to_async(_queued)(game.pk) == 0
