@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,25 @@ async def test_scaled_the_server_only_queues_and_a_db_worker_process_drives(sett
     assert len(after) == len(before) + 1 and after == sorted(set(after))
     assert await database_sync_to_async(_next_kind)(game.pk) == "human"
     assert await database_sync_to_async(_queued)(game.pk) == 0
+
+
+def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_server_starts() -> None:
+    """The server process died mid-drive: its queue row says "running" for ever, and its lease has lapsed since.
+    The next server's workers mark that row failed (with why), queue the game again and play it, no page open."""
+    from django.utils import timezone
+
+    game = game_at_first_ai_turn(seed=5)
+    before = _seqs(game.pk)
+    enqueue_drive(game_id=game.pk)
+    row = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
+    row.claim("embedded-999999999-0")  # a server process that is gone
+    assert acquire_lease(game_id=game.pk, holder="gone-server")
+    Game.objects.filter(pk=game.pk).update(driver_until=timezone.now() - timedelta(seconds=1))
+    start_embedded_workers(count=1)
+    _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
+    after = _seqs(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))
+    row.refresh_from_db()
+    assert row.status == TaskResultStatus.FAILED
+    assert row.exception_class_path == "simulations.embedded_worker.ServerStopped"
+    assert "the server process of embedded-999999999-0 stopped during this drive" in row.traceback
