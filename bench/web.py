@@ -434,15 +434,16 @@ class Recorder:
 
 @contextmanager
 def relay_instrumented(rec: Recorder) -> Iterator[None]:
-    """Wrap gateway.complete (its on_chunk), the consumer's play_ai_step (the step's purpose), game_stream and
+    """Wrap gateway.complete (its on_chunk), the driver's play_ai_step (the step's purpose), game_stream and
     the channel layer's group_send; restore them afterwards."""
     from channels.layers import get_channel_layer
 
     from simulations import consumers
     from simulations.ai import gateway
+    from simulations.services import drive
 
     original_complete = gateway.complete
-    original_play = consumers.play_ai_step
+    original_play = drive.play_ai_step
     original_stream = consumers.GameConsumer.game_stream
     layer = get_channel_layer()
     assert layer is not None
@@ -467,9 +468,9 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
             turn.ended = time.perf_counter()
             rec.streaming.clear()
 
-    def play_ai_step(*, game: Game, step: Step, on_chunk: Callable[[str], None] | None = None) -> Game:
+    def play_ai_step(*, game: Game, step: Step, **kwargs: Any) -> Game:
         rec.purpose = step.purpose or ""
-        return original_play(game=game, step=step, on_chunk=on_chunk)
+        return original_play(game=game, step=step, **kwargs)
 
     async def game_stream(self: consumers.GameConsumer, event: dict[str, Any]) -> None:
         await original_stream(self, event)
@@ -481,14 +482,14 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
         await original_group_send(group, message)
 
     gateway.complete = complete  # type: ignore[assignment]
-    consumers.play_ai_step = play_ai_step  # type: ignore[assignment]
+    drive.play_ai_step = play_ai_step  # type: ignore[assignment]
     consumers.GameConsumer.game_stream = game_stream  # type: ignore[method-assign]
     layer.group_send = group_send  # type: ignore[method-assign]
     try:
         yield
     finally:
         gateway.complete = original_complete
-        consumers.play_ai_step = original_play
+        drive.play_ai_step = original_play
         consumers.GameConsumer.game_stream = original_stream  # type: ignore[method-assign]
         layer.group_send = original_group_send  # type: ignore[method-assign]
 
@@ -604,7 +605,7 @@ class RelayRun:
 def analyse(
     rec: Recorder, token_delay: float, wall: float, received: dict[str, int], probes: Any
 ) -> RelayRun:
-    from simulations.consumers import FRAME_INTERVAL
+    from simulations.services.drive import FRAME_INTERVAL
 
     turns = [t for t in rec.turns if t.ended]
     cumulative: list[

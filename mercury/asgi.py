@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (consumers arrive with the browser game)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels; on the embedded default, the background
+workers that drive games run in this process too."""
 
 from __future__ import annotations
 
@@ -16,12 +17,16 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.urls import path  # noqa: E402
 
 from simulations.consumers import GameConsumer  # noqa: E402
+from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
 
 websocket_urlpatterns = [path("ws/games/<int:game_id>/", GameConsumer.as_asgi())]
 
-application = ProtocolTypeRouter(
-    {
-        "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-    }
+# EmbeddedWorkers: on the embedded default the server also runs the queue's workers (simulations/tasks.py).
+application = EmbeddedWorkers(
+    ProtocolTypeRouter(
+        {
+            "http": django_asgi_app,
+            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        }
+    )
 )

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "django_tasks",
+    "django_tasks_db",
     "simulations",
 ]
 
@@ -120,6 +122,9 @@ CHANNEL_LAYERS = {
     )
 }
 
+# Background work (the game driver) is a django-tasks queue kept in the database: no broker to run.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -152,6 +157,13 @@ MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUT
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
 # Seconds a driver's lease on a game lasts without renewal (renewed every AI turn; must exceed one model call).
 MERCURY_DRIVER_LEASE_SECONDS = int(os.environ.get("MERCURY_DRIVER_LEASE_SECONDS", "90"))
+# Who runs queued drives: "embedded" (threads inside the server process, the default: nothing else to start) or
+# "external" (`python manage.py db_worker` processes; use REDIS_URL so their streamed turns reach every page).
+MERCURY_WORKERS = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower()
+if MERCURY_WORKERS not in ("embedded", "external"):
+    raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
+# Embedded worker threads: how many games the server drives at the same time.
+MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "2"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))

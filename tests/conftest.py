@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,3 +19,13 @@ def scenario() -> Scenario:
 def _no_token_delay(settings: pytest.FixtureRequest) -> None:
     settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.0  # type: ignore[attr-defined]
     settings.MERCURY_MODEL_RETRIES = 0  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _embedded_workers_stop_after_each_test() -> Iterator[None]:
+    """A test's first websocket starts the embedded task workers (as a real server's first connection does);
+    stop them before the test's database is flushed, so no drive of one test runs into the next."""
+    yield
+    from simulations.embedded_worker import stop_embedded_workers
+
+    stop_embedded_workers()

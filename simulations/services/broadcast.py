@@ -1,16 +1,77 @@
-"""Tell a game's websocket group that the game advanced; consumers re-render from the database."""
+"""Messages to a game's websocket group: the game advanced (pages re-render from the database), a turn's text as
+it streams, a model failure.
+
+Senders run anywhere: in a request, in the server's embedded worker threads, or in a separate worker process.
+The in-memory channel layer is asyncio queues owned by the server's event loop and is not thread-safe, so a
+thread outside that loop hands its message to the loop (`serve_from_loop` records it) instead of running a
+private loop of its own. With Redis every sender talks to Redis directly.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.conf import settings
+
+logger = logging.getLogger("mercury")
+_server_loop: asyncio.AbstractEventLoop | None = None
+# Seconds a worker waits for the server loop to take a message; a page that misses one re-renders on the next.
+SEND_TIMEOUT = 5.0
 
 
 def group_name(game_id: int) -> str:
     return f"game-{game_id}"
 
 
-def notify_game_advanced(game_id: int) -> None:
+def serve_from_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Record the event loop that serves the websockets (called by the server as it takes a connection)."""
+    global _server_loop
+    _server_loop = loop
+
+
+def send_to_game(game_id: int, message: dict[str, Any]) -> None:
+    """Best effort: a page that misses a message re-renders from the database when the next one arrives."""
+    if not settings.MERCURY_BROADCAST:
+        return
     layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(group_name(game_id), {"type": "game.advanced"})
+    if layer is None:
+        return
+    loop = _server_loop
+    if (
+        isinstance(layer, InMemoryChannelLayer)
+        and loop is not None
+        and loop.is_running()
+        and not _inside(loop)
+    ):
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group_name(game_id), message), loop)
+        try:
+            future.result(timeout=SEND_TIMEOUT)
+        except FutureTimeout:
+            future.cancel()
+            logger.warning("game %s: the server loop did not take a message in time", game_id)
+        return
+    async_to_sync(layer.group_send)(group_name(game_id), message)
+
+
+def _inside(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def notify_game_advanced(game_id: int) -> None:
+    send_to_game(game_id, {"type": "game.advanced"})
+
+
+def notify_stream(game_id: int, *, speaker: str, text: str) -> None:
+    send_to_game(game_id, {"type": "game.stream", "speaker": speaker, "text": text})
+
+
+def notify_error(game_id: int, *, error: str) -> None:
+    send_to_game(game_id, {"type": "game.error", "error": str(error)})

@@ -1,23 +1,23 @@
-"""Headless play: drive a game to REVIEW with a scripted human and the configured model."""
+"""Headless play: a scripted student takes the human seat; `drive_game` plays every AI step in between."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from simulations.bots import Policy, policy_record
+from simulations.engine.mercury import Step
 from simulations.models import Game
 
-from .ai_turns import play_ai_step
+from .drive import Outcome, drive_game
 from .human_turns import submit_human_event
+from .lease import new_holder
 from .resume import resume_game
 from .scenarios import scenario_of
-from .turns import state_of, step_of
+from .turns import games_with_scenario, state_of, step_of
 
 Progress = Callable[[Game, str], None]
-
-
-def _discard(text: str) -> None:
-    """Streams the model's answer without showing it (exercises the streaming path headless)."""
+HELD_POLL_SECONDS = 5.0  # another driver holds the game: look again at most this late (its lease may lapse)
 
 
 def play_game(
@@ -37,15 +37,34 @@ def play_game(
         Game.objects.filter(pk=game.pk).update(human_policy=record)
         game.human_policy = record
     scenario = scenario_of(game.scenario)
-    for _ in range(max_turns):
+    holder = new_holder()
+    turns = 0
+
+    def counted(g: Game, done: Step) -> None:
+        nonlocal turns
+        turns += 1
+        if on_progress:
+            on_progress(g, done.purpose or done.kind)
+
+    while turns < max_turns:
+        drive = drive_game(
+            game_id=game_id, holder=holder, max_steps=max_turns - turns, stream=stream, on_step=counted
+        )
+        if drive.outcome is Outcome.FAILED:
+            assert drive.failure is not None
+            raise drive.failure
+        if drive.outcome is Outcome.HELD:
+            time.sleep(min(drive.retry_in + 0.1, HELD_POLL_SECONDS))
+            continue
+        game = games_with_scenario().get(pk=game_id)
         step = step_of(game)
         if step.kind == "done":
             return game
         if step.kind == "ai":
-            game = play_ai_step(game=game, step=step, on_chunk=_discard if stream else None)
-        else:
-            event, payload = policy.decide(scenario, state_of(game), step)
-            game = submit_human_event(game=game, event=event, payload=payload)
+            continue  # PAUSED at the turn limit: the loop condition ends it
+        event, payload = policy.decide(scenario, state_of(game), step)
+        game = submit_human_event(game=game, event=event, payload=payload)
+        turns += 1
         if on_progress:
             on_progress(game, step.purpose or step.kind)
     raise RuntimeError(f"game {game_id} did not finish within {max_turns} turns")

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from simulations.bots import PASSIVE_LINES
 from simulations.models import Game, ScenarioVersion, TranscriptEntry
-from simulations.services import play as play_service
+from simulations.services import drive as drive_service  # the one game loop: where AI steps are played
 from tests.conftest import SCENARIO_DIR
 
 pytestmark = pytest.mark.django_db
@@ -101,7 +101,7 @@ def test_play_then_export_json_and_markdown() -> None:
 
 def test_play_resumes_an_interrupted_game(monkeypatch: pytest.MonkeyPatch) -> None:
     _run("load_scenario", str(SCENARIO_DIR))
-    real = play_service.play_ai_step
+    real = drive_service.play_ai_step
     calls = {"n": 0}
 
     def dies_on_the_twentieth(**kwargs: object) -> Game:
@@ -110,7 +110,7 @@ def test_play_resumes_an_interrupted_game(monkeypatch: pytest.MonkeyPatch) -> No
             raise KeyboardInterrupt  # the process is stopped in the middle of an AI turn
         return real(**kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(play_service, "play_ai_step", dies_on_the_twentieth)
+    monkeypatch.setattr(drive_service, "play_ai_step", dies_on_the_twentieth)
     with pytest.raises(KeyboardInterrupt):
         _run("play", "--role", "TZA", "--seed", "6", "--human", "advocate", "--quiet")
     game = Game.objects.get()
@@ -202,7 +202,7 @@ def test_the_same_game_replays_identically_in_other_processes(tmp_path: Path) ->
 
 def _interrupted(monkeypatch: pytest.MonkeyPatch, *args: str, at: int = 20) -> Game:
     """A `play` run stopped in the middle of its `at`-th AI turn; the patch is undone before returning."""
-    real = play_service.play_ai_step
+    real = drive_service.play_ai_step
     calls = {"n": 0}
 
     def dies(**kwargs: object) -> Game:
@@ -212,7 +212,7 @@ def _interrupted(monkeypatch: pytest.MonkeyPatch, *args: str, at: int = 20) -> G
         return real(**kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:
-        patch.setattr(play_service, "play_ai_step", dies)
+        patch.setattr(drive_service, "play_ai_step", dies)
         with pytest.raises(KeyboardInterrupt):
             _run("play", *args, "--quiet")
     return Game.objects.latest("pk")

@@ -64,9 +64,9 @@ def main() -> int:
         data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
         return data
 
-    from simulations.services import play as play_module
+    from simulations.services import drive as drive_module
 
-    real_step = play_module.play_ai_step
+    real_step = drive_module.play_ai_step
 
     def play(game_id: int, stream_call: int | None = None) -> None:
         """Play to the end; the `stream_call`-th AI call streams (litellm streaming is slow: only where needed)."""
@@ -78,11 +78,11 @@ def main() -> int:
                 kwargs["on_chunk"] = lambda text: None
             return real_step(**kwargs)
 
-        play_module.play_ai_step = step  # type: ignore[assignment]
+        drive_module.play_ai_step = step  # type: ignore[assignment]
         try:
             play_game(game_id=game_id, policy=make_policy(args.human, args.role))
         finally:
-            play_module.play_ai_step = real_step
+            drive_module.play_ai_step = real_step
 
     started = time.perf_counter()
     faults.disarm()
@@ -119,6 +119,8 @@ def main() -> int:
         if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
             killed[name] += 1
         faults.disarm()
+        # The killed child held the game's lease; waiting for it to lapse would only slow the harness down.
+        Game.objects.filter(pk=game.pk).update(driver_until=None)
         try:
             resume_game(game_id=game.pk)  # the ledger agrees with the last checkpoint: nothing half-written
             play(game.pk)

@@ -1,0 +1,111 @@
+"""The embedded default: the server process runs the task queue's worker itself, in a few threads.
+
+It is django-tasks-db's own worker loop (the one `manage.py db_worker` runs), started with the server's first
+connection so that a laptop needs no second process. With `MERCURY_WORKERS=external` the server starts none and
+`manage.py db_worker` processes do the work. Threads are daemons: a server that stops mid-turn loses only the
+unfinished turn (never half-stored), and its lease lapses so the next worker takes the game over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+
+from simulations.services.broadcast import serve_from_loop
+
+logger = logging.getLogger("mercury")
+POLL_INTERVAL = 0.25  # seconds between looks at an empty queue: the delay before a queued game starts
+stopping = threading.Event()  # asked to stop: drives pause between steps (their task is queued again)
+_running: list[tuple[Worker, threading.Thread]] = []
+_lock = threading.Lock()
+WORKER_PREFIX = "embedded-"  # then the server's pid: tells this server's running drives from a dead one's
+
+
+class ServerStopped(Exception):
+    """Recorded on a drive whose server process stopped while running it (the drive is queued again)."""
+
+
+def start_embedded_workers(*, count: int) -> None:
+    """Start `count` worker threads in this process, unless they run already."""
+    with _lock:
+        if _running:
+            return
+        stopping.clear()
+        for n in range(count):
+            worker = Worker(
+                queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=POLL_INTERVAL, batch=False,
+                backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,
+                worker_id=f"{WORKER_PREFIX}{os.getpid()}-{n}", excluded_queue_names=[],
+            )  # fmt: skip
+            thread = threading.Thread(
+                target=_run, args=(worker, n == 0), name=f"mercury-worker-{n}", daemon=True
+            )
+            thread.start()
+            _running.append((worker, thread))
+        logger.info("embedded task workers started: %d", count)
+
+
+def stop_embedded_workers(*, timeout: float = 30.0) -> None:
+    """Stop the threads after their current step (a drive pauses; its task is queued again) and wait for them."""
+    with _lock:
+        stopping.set()
+        for worker, _ in _running:
+            worker.running = False
+        for _, thread in _running:
+            thread.join(timeout)
+        _running.clear()
+
+
+def _requeue_orphaned_drives() -> None:
+    """Drives another server process was running when it stopped stay "running" in the queue for ever: queue
+    their games again (a new drive waits for the old lease to lapse, so a server that is in fact alive keeps its
+    game), and mark those whose lease has lapsed failed, with why."""
+    from simulations.services.lease import lease_expires_in
+    from simulations.tasks import drive_game_task, enqueue_drive
+
+    mine = f"{WORKER_PREFIX}{os.getpid()}-"
+    running = DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING, task_path=drive_game_task.module_path
+    )
+    for row in running:
+        last = row.worker_ids[-1] if row.worker_ids else ""
+        if not last.startswith(WORKER_PREFIX) or last.startswith(mine):
+            continue
+        game_id = row.args_kwargs["kwargs"]["game_id"]
+        if lease_expires_in(game_id=game_id) == 0:
+            row.set_failed(ServerStopped(f"the server process of {last} stopped during this drive"))
+        enqueue_drive(game_id=game_id)
+
+
+def _run(worker: Worker, first: bool) -> None:
+    """A worker thread (the first also recovers what an earlier server left running: in a thread, because the
+    server starts the workers from its event loop, where the ORM may not be used)."""
+    try:
+        if first:
+            _requeue_orphaned_drives()
+        worker.run()
+    finally:
+        connections.close_all()  # this thread's own connections
+
+
+class EmbeddedWorkers:
+    """ASGI wrapper: records the server's event loop for broadcasts from worker threads and, on the embedded
+    default, starts the worker threads with the first connection the server takes."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        serve_from_loop(asyncio.get_running_loop())
+        if settings.MERCURY_WORKERS == "embedded" and not _running:
+            start_embedded_workers(count=settings.MERCURY_EMBEDDED_WORKERS)
+        return await self.app(scope, receive, send)

@@ -1,0 +1,183 @@
+"""The one game loop: advance a game by its AI steps, under the game's lease, until a human must act.
+
+Everyone who moves a game forward calls `drive_game`: the background task (`simulations.tasks`, run by a worker
+inside the server or in worker processes), and the CLI (`play`), whose bot plays the student's seat between calls.
+Each step is one `play_ai_step`, which commits in one transaction; the lease only keeps two drivers from calling
+the same model at once, and a driver that lost its lease cannot commit a stale turn (`StaleTurn`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from simulations.ai import prompts
+from simulations.ai.gateway import ModelFailure
+from simulations.engine.mercury import Step
+from simulations.models import Game
+
+from .ai_turns import play_ai_step
+from .broadcast import notify_error, notify_stream
+from .lease import acquire_lease, lease_expires_in, new_holder, release_lease
+from .scenarios import scenario_of
+from .turns import StaleTurn, games_with_scenario, step_of
+
+FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
+
+
+class Outcome(StrEnum):
+    HUMAN = "human"  # the student (or a system step the page or bot makes) acts next
+    DONE = "done"  # the game is over
+    FAILED = "failed"  # a model failure stopped the game; it is recorded and shown
+    HELD = "held"  # another driver holds the lease; try again when it lapses (`retry_in`)
+    PAUSED = "paused"  # the step budget was spent or a stop was asked for; the game still has AI steps
+
+
+@dataclass(frozen=True)
+class Drive:
+    outcome: Outcome
+    steps: int  # AI steps committed by this call
+    retry_in: float = 0.0  # seconds until the holder's lease lapses (HELD)
+    failure: ModelFailure | None = None  # the cause (FAILED)
+
+
+class StreamRelay:
+    """Coalesces a streaming turn's chunks into frames for the game's group, at most one per FRAME_INTERVAL;
+    words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
+    stalling model still shows what it said so far)."""
+
+    def __init__(self, *, game_id: int, speaker: str) -> None:
+        self.game_id, self.speaker = game_id, speaker
+        self.text, self.sent_at = "", 0.0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    def chunk(self, text: str) -> None:
+        with self._lock:
+            self.text += text
+            wait = FRAME_INTERVAL - (time.monotonic() - self.sent_at)
+            if wait <= 0:
+                self._send()
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def restart(self) -> None:
+        """The model call is retried: the words shown so far are void."""
+        with self._lock:
+            self.text = ""
+            self._cancel()
+
+    def close(self) -> None:
+        """The turn is over (committed or failed): its own render or error follows, so no late frame."""
+        with self._lock:
+            self._closed = True
+            self._cancel()
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._closed:
+                self._send()
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _send(self) -> None:
+        if prompts.PASS.startswith(self.text.strip().upper()):
+            return  # nothing yet, or a seat that passes: PASS is a decision, not words to show
+        self.sent_at = time.monotonic()
+        notify_stream(self.game_id, speaker=self.speaker, text=self.text)
+
+
+StepCallback = Callable[[Game, Step], None]
+
+
+def drive_game(
+    *,
+    game_id: int,
+    holder: str | None = None,
+    max_steps: int | None = None,
+    stream: bool = True,
+    on_step: StepCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Drive:
+    """Precondition: the game exists. Plays its next AI steps until a human must act, the game ends, a model
+    fails (recorded, and told to the game's pages), `max_steps` are played or `should_stop()` says so."""
+    holder = holder or new_holder()
+    steps = 0
+    while True:
+        if not acquire_lease(game_id=game_id, holder=holder):
+            return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
+        try:
+            drive = _play_ai_steps(
+                game_id=game_id, holder=holder, steps=steps, max_steps=max_steps, stream=stream,
+                on_step=on_step, should_stop=should_stop,
+            )  # fmt: skip
+        finally:
+            release_lease(game_id=game_id, holder=holder)
+        if drive.outcome is not Outcome.HUMAN:
+            return drive
+        # A move committed while we held the lease may have left the game to us (its sender saw us driving):
+        # now that the lease is free, look once more before stopping.
+        if step_of(_load(game_id)).kind != "ai":
+            return drive
+        steps = drive.steps
+
+
+def _play_ai_steps(
+    *,
+    game_id: int,
+    holder: str,
+    steps: int,
+    max_steps: int | None,
+    stream: bool,
+    on_step: StepCallback | None,
+    should_stop: Callable[[], bool] | None,
+) -> Drive:
+    """Under the lease: play AI steps while the game has them."""
+    while True:
+        game = _load(game_id)
+        step = step_of(game)
+        if step.kind == "done":
+            return Drive(Outcome.DONE, steps)
+        if step.kind != "ai":
+            return Drive(Outcome.HUMAN, steps)
+        if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
+            return Drive(Outcome.PAUSED, steps)
+        if not acquire_lease(game_id=game_id, holder=holder):  # renewed each step; lost if we were too slow
+            return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
+        relay = StreamRelay(game_id=game_id, speaker=_speaker(game, step)) if stream else None
+        try:
+            game = play_ai_step(
+                game=game, step=step, on_chunk=relay.chunk if relay else None,
+                on_restart=relay.restart if relay else None,
+            )  # fmt: skip
+        except StaleTurn:
+            continue  # someone else committed this turn: look again
+        except ModelFailure as exc:
+            if relay:
+                relay.close()
+            notify_error(game_id, error=str(exc))
+            return Drive(Outcome.FAILED, steps, failure=exc)
+        finally:
+            if relay:
+                relay.close()
+        steps += 1
+        if on_step is not None:
+            on_step(game, step)
+
+
+def _load(game_id: int) -> Game:
+    return games_with_scenario().get(pk=game_id)
+
+
+def _speaker(game: Game, step: Step) -> str:
+    return scenario_of(game.scenario).display_name(step.role) if step.role else "The debrief"

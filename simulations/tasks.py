@@ -1,0 +1,58 @@
+"""Background driving with django-tasks (database backend): "drive game N" is a queued task.
+
+The consumer enqueues it when a page connects and after a student's move; the task drives the game until a human
+must act. A task that finds the game's lease held (another worker is driving it, or died doing so) queues itself
+again for when that lease lapses, so a dead worker's game is taken over without anyone watching.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db.models import Q
+from django.utils import timezone
+from django_tasks import TaskResultStatus, task
+from django_tasks_db.models import DBTaskResult, get_date_max
+
+from simulations.models import Game
+from simulations.services.drive import Outcome, drive_game
+
+from . import embedded_worker
+
+logger = logging.getLogger("mercury")
+STEPS_PER_TASK = 20  # then the task queues itself again, so one long game does not hold a worker for ever
+TAKEOVER_MARGIN = 0.5  # seconds after the holder's lease lapses before a waiting task looks again
+
+
+@task()
+def drive_game_task(game_id: int) -> str:
+    """Drive one game in the background (see `simulations.services.drive`)."""
+    try:
+        drive = drive_game(
+            game_id=game_id, max_steps=STEPS_PER_TASK, should_stop=embedded_worker.stopping.is_set
+        )
+    except Game.DoesNotExist:
+        return "gone"
+    if drive.outcome is Outcome.HELD:
+        enqueue_drive(game_id=game_id, delay=drive.retry_in + TAKEOVER_MARGIN)
+    elif drive.outcome is Outcome.PAUSED:
+        enqueue_drive(game_id=game_id)
+    return drive.outcome.value
+
+
+def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
+    """Queue "drive game N" to run after `delay` seconds, unless one is already queued to run by then.
+    False when it was already queued (a second task would only find the lease held)."""
+    due = timezone.now() + timedelta(seconds=delay)
+    queued = DBTaskResult.objects.filter(
+        Q(run_after__lte=due) | Q(run_after=get_date_max()),
+        status=TaskResultStatus.READY,
+        task_path=drive_game_task.module_path,
+        args_kwargs__kwargs__game_id=game_id,
+    )
+    if queued.exists():
+        return False
+    drive_game_task.using(run_after=due if delay > 0 else None).enqueue(game_id=game_id)
+    logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
+    return True

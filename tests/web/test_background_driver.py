@@ -1,0 +1,190 @@
+"""The background driver: queued drives play games with no page open, once each, and take over a dead worker's
+game when its lease lapses. Real parts: django-tasks' database queue, its worker loop (the embedded threads),
+the offline model, a worker process really killed (SIGKILL) mid-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connections
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from simulations import faults
+from simulations.bots import make_policy
+from simulations.embedded_worker import start_embedded_workers
+from simulations.models import Game, TranscriptEntry
+from simulations.services.drive import Outcome, drive_game
+from simulations.services.human_turns import submit_human_event
+from simulations.services.lease import acquire_lease
+from simulations.services.scenarios import scenario_of
+from simulations.services.turns import create_game, games_with_scenario, state_of, step_of
+from simulations.tasks import enqueue_drive
+from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(check: Callable[[], bool], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the background driver did not get there in time"
+        time.sleep(0.05)
+
+
+def _next_kind(game_id: int) -> str:
+    return step_of(Game.objects.get(pk=game_id)).kind
+
+
+def _seqs(game_id: int) -> list[int]:
+    return list(TranscriptEntry.objects.filter(game_id=game_id).order_by("seq").values_list("seq", flat=True))
+
+
+def _queued(game_id: int) -> int:
+    return DBTaskResult.objects.filter(
+        status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game_id
+    ).count()
+
+
+def test_queued_drives_play_a_whole_game_with_no_page_open_as_the_cli_does() -> None:
+    """The student's moves are made between drives, as a page would; the worker threads play every AI turn.
+    The game ends exactly as `play` (the same loop, called in the foreground) plays it: nothing lost or doubled."""
+    start_embedded_workers(count=2)
+    role, seed = "BRA", 4
+    policy = make_policy("passive", role)
+    game = create_game(scenario_version=mercury_version(), seed=seed)
+    while (kind := _next_kind(game.pk)) != "done":
+        if kind == "ai":
+            enqueue_drive(game_id=game.pk)
+            _wait_for(lambda: _next_kind(game.pk) != "ai")
+            continue
+        current = games_with_scenario().get(pk=game.pk)
+        event, payload = policy.decide(scenario_of(current.scenario), state_of(current), step_of(current))
+        submit_human_event(game=current, event=event, payload=payload)
+    reference = played(role, seed=seed)
+    assert normalised(game) == normalised(reference)
+    row = Game.objects.get(pk=game.pk)
+    assert row.driver == "" and row.driver_until is None
+
+
+def test_a_drive_is_queued_once_and_a_later_one_does_not_hide_an_earlier() -> None:
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    assert enqueue_drive(game_id=game.pk, delay=60)  # a takeover waiting for a lease to lapse
+    assert enqueue_drive(game_id=game.pk)  # a move now must not wait for it
+    assert not enqueue_drive(game_id=game.pk)  # already queued to run now
+    assert not enqueue_drive(game_id=game.pk, delay=30)  # the queued one runs before then anyway
+    assert _queued(game.pk) == 2
+
+
+def test_a_driver_finding_the_lease_held_plays_nothing_and_says_when_it_lapses() -> None:
+    game = game_at_first_ai_turn(seed=5)
+    before = _seqs(game.pk)
+    assert acquire_lease(game_id=game.pk, holder="a-live-worker")
+    drive = drive_game(game_id=game.pk)
+    assert drive.outcome is Outcome.HELD and drive.steps == 0 and drive.retry_in > 0
+    assert _seqs(game.pk) == before
+
+
+def _die_mid_turn(game_id: int) -> None:
+    """The child: a worker that is killed (SIGKILL) while the model streams, holding the game's lease."""
+    try:
+        faults.arm("mid_stream", 3)
+        drive_game(game_id=game_id, holder="worker-that-dies")
+    finally:
+        os._exit(0)  # reached only if the armed point was never hit
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a worker to kill it")
+def test_a_worker_killed_mid_turn_is_taken_over_when_its_lease_lapses(settings: Any) -> None:
+    settings.MERCURY_DRIVER_LEASE_SECONDS = 2
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.01
+    game = game_at_first_ai_turn(seed=5)
+    before = _seqs(game.pk)
+    connections.close_all()  # the child opens its own connection
+    pid = os.fork()
+    if pid == 0:
+        _die_mid_turn(game.pk)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    faults.disarm()
+    row = Game.objects.get(pk=game.pk)
+    assert row.driver == "worker-that-dies" and row.driver_until is not None  # never released
+    lapses_at = row.driver_until
+    assert _seqs(game.pk) == before  # the half-streamed turn was never stored
+    start_embedded_workers(count=1)
+    enqueue_drive(game_id=game.pk)  # as the next page's connect does
+    _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
+    after = _seqs(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))  # played once, by the new worker
+    played_at = TranscriptEntry.objects.get(game=game, seq=after[-1]).created_at
+    assert played_at > lapses_at  # not before the dead worker's lease lapsed
+    row = Game.objects.get(pk=game.pk)
+    assert row.driver == "" and row.driver_until is None
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")),
+    reason="the worker process opens the test database by its SQLite path",
+)
+async def test_scaled_the_server_only_queues_and_a_db_worker_process_drives(settings: Any) -> None:
+    """MERCURY_WORKERS=external: the page's connect queues the drive but the server plays nothing; a separate
+    `manage.py db_worker` process (django-tasks-db's own command) drives the game to the student's turn."""
+    from channels.db import database_sync_to_async
+
+    from tests.web.test_consumer import _connect, _setup_game
+
+    settings.MERCURY_WORKERS = "external"
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    before = await database_sync_to_async(_seqs)(game.pk)
+    comm = await _connect(game, owner)
+    assert (await comm.connect())[0]
+    await comm.receive_from(timeout=10)
+    await asyncio.sleep(1.0)
+    assert await database_sync_to_async(_seqs)(game.pk) == before  # no worker in the server
+    assert await database_sync_to_async(_queued)(game.pk) == 1
+    await comm.disconnect()
+    database = connections["default"].settings_dict["NAME"]
+    env = {**os.environ, "MERCURY_SQLITE_PATH": str(database), "MERCURY_WORKERS": "external",
+           "MERCURY_OFFLINE_TOKEN_DELAY": "0", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "manage.py"), "db_worker", "--batch", "--no-reload", "--no-startup-delay",
+        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(worker.communicate(), timeout=120)
+    assert worker.returncode == 0, out.decode()[-2000:]
+    after = await database_sync_to_async(_seqs)(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))
+    assert await database_sync_to_async(_next_kind)(game.pk) == "human"
+    assert await database_sync_to_async(_queued)(game.pk) == 0
+
+
+def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_server_starts() -> None:
+    """The server process died mid-drive: its queue row says "running" for ever, and its lease has lapsed since.
+    The next server's workers mark that row failed (with why), queue the game again and play it, no page open."""
+    from django.utils import timezone
+
+    game = game_at_first_ai_turn(seed=5)
+    before = _seqs(game.pk)
+    enqueue_drive(game_id=game.pk)
+    row = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
+    row.claim("embedded-999999999-0")  # a server process that is gone
+    assert acquire_lease(game_id=game.pk, holder="gone-server")
+    Game.objects.filter(pk=game.pk).update(driver_until=timezone.now() - timedelta(seconds=1))
+    start_embedded_workers(count=1)
+    _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
+    after = _seqs(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))
+    row.refresh_from_db()
+    assert row.status == TaskResultStatus.FAILED
+    assert row.exception_class_path == "simulations.embedded_worker.ServerStopped"
+    assert "the server process of embedded-999999999-0 stopped during this drive" in row.traceback
