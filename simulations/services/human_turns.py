@@ -9,6 +9,7 @@ from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.models import Game, Submission
 
 from .ai_turns import check_budget, judge_text
+from .message_text import UnreadableText, normalise_message
 from .model_choice import game_specs
 from .turns import StaleTurn, commit_event, state_of
 
@@ -45,6 +46,11 @@ def submit_human_event(
     if event not in PAYLOAD_FIELDS or event not in allowed:
         raise IllegalEvent(state.status, event, [e for e in allowed if e in PAYLOAD_FIELDS])
     clean = {key: payload[key] for key in PAYLOAD_FIELDS[event] if key in payload}
+    if event in TEXT_EVENTS and isinstance(clean.get("text"), str):
+        try:
+            clean["text"] = normalise_message(clean["text"])
+        except UnreadableText as exc:  # refused before the turn is spent: the student can send it again
+            raise InvalidMove(state.status, event, exc.reason) from exc
     version = game.version if expected_version is None else expected_version
     calls: tuple[Any, ...] = ()
     if event in TEXT_EVENTS and not game_specs(game)[1].offline:

@@ -49,6 +49,13 @@ class MissingVersion(ValueError):
         super().__init__(self.MESSAGE)
 
 
+class NulInForm(ValueError):
+    MESSAGE = "The form contained a NUL character, which cannot be stored; remove it and send again."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
 def _posted_version(request: HttpRequest) -> int:
     """The game version the form was rendered at. Required: without it a re-sent or forged post could not be told
     from the current turn, and concurrent copies would each commit."""
@@ -66,6 +73,8 @@ def move(request: HttpRequest, game_id: int) -> HttpResponse:
     payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
     error, status = "", 200
     try:
+        if any("\x00" in value for value in request.POST.values()):
+            raise NulInForm()
         check_rate(user_id=int(request.user.pk or 0), action="move")
         version = _posted_version(request)
         key = request.POST.get("idem") or None
@@ -76,7 +85,7 @@ def move(request: HttpRequest, game_id: int) -> HttpResponse:
         error, status = str(exc), 429
     except StaleTurn as exc:
         error, status = str(exc), 409
-    except MissingVersion as exc:
+    except (MissingVersion, NulInForm) as exc:
         error, status = str(exc), 400
     except (MachineError, ModelFailure, ValueError) as exc:
         error, status = str(exc), 409
