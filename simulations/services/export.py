@@ -7,6 +7,7 @@ from typing import Any
 
 from simulations.engine import judge
 from simulations.engine.scenario import Scenario
+from simulations.engine.visibility import visible_to
 from simulations.models import Game
 
 from . import export_schema as schema
@@ -100,6 +101,28 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             summary=game.state.get("summary"),
         ),
     )
+
+
+def reader_export(*, game: Game) -> dict[str, Any]:
+    """Precondition: none. The export as people may read it (review page, downloads): see `hide_running`."""
+    return hide_running(build_export(game=game)).model_dump(mode="json")
+
+
+def hide_running(doc: schema.SimulationExport) -> schema.SimulationExport:
+    """While a game is still being played, what its student may know: the transcript they can see, no AI seat's
+    stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything.
+    (The complete document, for import and the `export_game` command, is `build_export`.)"""
+    if doc.game.phase == "REVIEW" or doc.mercury is None:
+        return doc
+    human = doc.game.human_role or ""
+    section = doc.mercury.model_copy(
+        update={
+            "stance_changes": [c for c in doc.mercury.stance_changes if human and c.role == human],
+            "commitments": [],
+        }
+    )
+    entries = [e for e in doc.transcript if human and visible_to(e, human)]
+    return doc.model_copy(update={"mercury": section, "transcript": entries})
 
 
 def ledger_events(*, game: Game, after: int = 0) -> list[schema.EventInfo]:
@@ -206,8 +229,9 @@ def _roles(scenario: Scenario) -> list[schema.RoleInfo]:
 
 
 def export_markdown(*, game: Game) -> str:
-    """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage."""
-    data = build_export(game=game)
+    """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage (while
+    the game runs, only what its student may know: `hide_running`)."""
+    data = hide_running(build_export(game=game))
     section = data.mercury
     assert section is not None  # the schema requires the section of the document's kind
     names = {r.id: r.name for r in section.roles}

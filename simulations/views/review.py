@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read, share_game
-from simulations.services.export import dollars, export_game, export_markdown
+from simulations.services.export import dollars, export_markdown, reader_export
 from simulations.services.turns import games_with_scenario
 
 from .presenters import transcript
@@ -56,7 +56,7 @@ def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
 
 
 def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
-    data = export_game(game=game)
+    data = reader_export(game=game)
     section = data["mercury"]
     names = {r["id"]: r["name"] for r in section["roles"]}
     labels = {o["id"]: o["label"] for i in section["issues"] for o in i["options"]}
@@ -129,7 +129,7 @@ def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
         return redirect(f"{reverse('login')}?next={request.path}")
     game = _readable(request, game_id, token)
     if fmt == "json":
-        body, kind = json.dumps(export_game(game=game), indent=2, ensure_ascii=False), "application/json"
+        body, kind = json.dumps(reader_export(game=game), indent=2, ensure_ascii=False), "application/json"
     else:
         body, kind = export_markdown(game=game), "text/markdown; charset=utf-8"
     response = HttpResponse(body, content_type=kind)
