@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from simulations.engine import judge
@@ -264,7 +265,7 @@ def export_markdown(*, game: Game) -> str:
             current = e.round
             out += [f"## {headings.get(current, 'Session')}", ""]
         flag = " (private)" if e.visibility == "private" else ""
-        out += [f"**{names[e.speaker]}**{flag}: {inert(e.text)}", ""]
+        out += [f"**{names[e.speaker]}**{flag}:", *quoted(e.text), ""]
     if section.stance_changes:
         out += ["## Stance shifts", ""]
         verbs = {"acceptable": "can now accept", "preferred": "now prefers", "withdrawn": "withdrew"}
@@ -273,7 +274,7 @@ def export_markdown(*, game: Game) -> str:
             out.append(f"- {names[change.role]} {verbs[change.field]} {what} {labels[what]}: {change.reason}")
         out.append("")
     if section.summary:
-        out += ["## Debrief", "", inert(section.summary), ""]
+        out += ["## Debrief", "", no_links(inert(section.summary)), ""]
     usage, judged = data.token_usage, data.judge_calls
     out += [
         "## Model usage",
@@ -305,6 +306,34 @@ def dollars(value: float | None) -> str:
 def inert(text: str) -> str:
     """Markdown viewers render raw HTML: escape it so a message can never become markup or script."""
     return html.escape(text, quote=False)
+
+
+# Inline Markdown a message could use to style itself as something else: emphasis, code, links and images
+# (brackets), tables (pipes), strike-through, and the backslash itself. `<`, `>` and `&` are HTML-escaped.
+_INLINE = re.compile(r"([\\`*_\[\]|~!])")
+_ORDERED_ITEM = re.compile(r"^\d+(?=[.)])")
+
+
+def quoted(text: str) -> list[str]:
+    """A message as a Markdown block quote under its speaker's line: every line of it stays inside the quote and is
+    plain text there (no heading, table, list, chair line, link, image or HTML of its own)."""
+    return [
+        ("> " + _unblocked(_INLINE.sub(r"\\\1", inert(raw).strip()))).rstrip()
+        for raw in text.splitlines() or [""]
+    ]
+
+
+def _unblocked(line: str) -> str:
+    """A line that cannot start a block: heading, list item, setext underline or thematic break, definition."""
+    item = _ORDERED_ITEM.match(line)
+    if item:
+        return f"{line[: item.end()]}\\{line[item.end() :]}"
+    return f"\\{line}" if line[:1] in ("#", "-", "+", "=", ":") else line
+
+
+def no_links(text: str) -> str:
+    """Model-written Markdown (the debrief) keeps its headings and lists but can link to nothing, load no image."""
+    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def scenario_title(game: Game) -> str:

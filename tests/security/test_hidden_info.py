@@ -33,7 +33,11 @@ def _owner() -> tuple[User, Client]:
 
 def _secrets(scenario: Scenario, role_id: str) -> list[bytes]:
     brief = scenario.role(role_id).confidential_brief
-    return [escape(t.strip()).encode() for t in [brief.interests, *brief.red_lines, *brief.priorities] if t.strip()]
+    return [
+        escape(t.strip()).encode()
+        for t in [brief.interests, *brief.red_lines, *brief.priorities]
+        if t.strip()
+    ]
 
 
 def test_the_setup_page_shows_no_confidential_brief_until_the_seat_is_taken(scenario: Scenario) -> None:
@@ -48,7 +52,9 @@ def test_the_setup_page_shows_no_confidential_brief_until_the_seat_is_taken(scen
     client.post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": "CHN", "version": 1})
     page = client.get(f"/games/{game.pk}/").content
     assert all(secret in page for secret in _secrets(scenario, "CHN"))
-    assert not any(s in page for other in scenario.role_ids if other != "CHN" for s in _secrets(scenario, other))
+    assert not any(
+        s in page for other in scenario.role_ids if other != "CHN" for s in _secrets(scenario, other)
+    )
 
 
 def _ai_shifts(game: Game) -> list[dict[str, str]]:
