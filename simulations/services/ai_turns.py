@@ -61,6 +61,8 @@ def play_ai_step(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
             with_facts=playing.offline,  # only the offline model reads the facts block
         )  # fmt: skip
+    if on_chunk is not None and step.role is not None:  # every relay (page or background driver) is screened
+        on_chunk, on_restart = _screened(scenario, step.role, on_chunk, on_restart)
     faults.point("before_model_call")
     try:
         result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk, on_restart=on_restart)
@@ -94,6 +96,20 @@ def play_ai_step(
     return commit_event(
         game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)
     )
+
+
+def _screened(
+    scenario: Any, role: str, on_chunk: Callable[[str], None], on_restart: Callable[[], None] | None
+) -> tuple[Callable[[str], None], Callable[[], None]]:
+    """Streamed words pass the output guard's screen before they are relayed (see output_guard.ScreenedStream)."""
+    stream = output_guard.ScreenedStream(scenario, role, on_chunk)
+
+    def restart() -> None:
+        stream.restart()
+        if on_restart is not None:
+            on_restart()
+
+    return stream.feed, restart
 
 
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:
