@@ -172,6 +172,10 @@ CHANNEL_LAYERS = {
     )
 }
 
+# With Redis, the cache (rate limits, judge-call claims) is shared by every process; otherwise per process.
+if _redis:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},

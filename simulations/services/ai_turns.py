@@ -23,7 +23,15 @@ from simulations.models import Event, Game, ModelCall, TranscriptEntry
 from .debrief import debrief_facts
 from .model_choice import game_specs
 from .scenarios import scenario_of
-from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
+from .turns import (
+    GameFinished,
+    ModelCallRecord,
+    StaleTurn,
+    commit_event,
+    record_failed_call,
+    record_uncommitted_calls,
+    state_of,
+)
 
 
 class BudgetExhausted(gateway.ModelFailure):
@@ -93,9 +101,20 @@ def play_ai_step(
             game, step.role or "", text, mercury.text_seq(state, event)
         )
         calls += judge_call
-    return commit_event(
-        game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)
-    )
+    try:
+        return commit_event(
+            game_id=game.pk,
+            expected_version=game.version,
+            event=event,
+            payload=payload,
+            model_calls=tuple(calls),
+        )
+    except (
+        StaleTurn,
+        GameFinished,
+    ) as exc:  # another driver played this turn: these calls were still paid for
+        record_uncommitted_calls(game=game, calls=tuple(calls), why=str(exc))
+        raise
 
 
 def _screened(

@@ -25,11 +25,11 @@ class UnreadableText(ValueError):
 
 
 def normalise_message(text: str) -> str:
-    """The text as it will be stored: NFC, bidi controls removed. Raises UnreadableText (control characters,
+    """The text as it will be stored: bidi controls removed, line ends made \\n. Raises UnreadableText (control characters,
     nothing visible)."""
     if any(unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS for ch in text):
         raise UnreadableText(CONTROL_CHARACTERS)
-    text = _BIDI_CONTROLS.sub("", unicodedata.normalize("NFC", text)).replace("\r\n", "\n")
+    text = _BIDI_CONTROLS.sub("", text).replace("\r\n", "\n")  # otherwise verbatim: what was typed is kept
     if not any(_visible(ch) for ch in text):
         raise UnreadableText(NO_VISIBLE_TEXT)
     return text
