@@ -15,6 +15,7 @@ import unicodedata
 _BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _ALLOWED_CONTROLS = frozenset("\n\r\t")
 CONTROL_CHARACTERS = "the message contains control characters (such as NUL) that cannot be stored"
+EMPTY_TEXT = "the message is empty"  # the engine's own words (InvalidMove.EMPTY_TEXT) for blank text
 NO_VISIBLE_TEXT = "the message has no visible characters"
 
 
@@ -29,6 +30,8 @@ def normalise_message(text: str) -> str:
     nothing visible)."""
     if any(unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS for ch in text):
         raise UnreadableText(CONTROL_CHARACTERS)
+    if not text.strip():
+        raise UnreadableText(EMPTY_TEXT)
     text = _BIDI_CONTROLS.sub("", text).replace("\r\n", "\n")  # otherwise verbatim: what was typed is kept
     if not any(_visible(ch) for ch in text):
         raise UnreadableText(NO_VISIBLE_TEXT)
