@@ -172,9 +172,11 @@ CHANNEL_LAYERS = {
     )
 }
 
-# With Redis, the cache (rate limits, judge-call claims) is shared by every process; otherwise per process.
-if _redis:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _redis}}
+# A Redis cache (rate limits, judge-call claims) shared by every process; unset: each process has its own.
+# Use its own Redis database (e.g. redis://host:6379/1): clearing the cache flushes that database.
+_cache = os.environ.get("MERCURY_CACHE_URL", "")
+if _cache:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -19,7 +19,7 @@ REAL_KEY = "made-up-test-key-" + "x7Q9" * 12  # obviously fake, long and varied 
 SHOW = (
     "import json, django; from django.conf import settings; django.setup(); print(json.dumps({k: getattr("
     "settings, k, None) for k in ('DEBUG', 'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_SSL_REDIRECT',"
-    " 'SECURE_HSTS_SECONDS', 'SECURE_PROXY_SSL_HEADER', 'CSRF_TRUSTED_ORIGINS', 'MERCURY_CSP')}))"
+    " 'SECURE_HSTS_SECONDS', 'SECURE_PROXY_SSL_HEADER', 'CSRF_TRUSTED_ORIGINS', 'MERCURY_CSP', 'CACHES')}))"
 )
 
 
@@ -86,6 +86,17 @@ def test_proxy_header_and_trusted_origins_come_from_the_environment() -> None:
     )
     assert behind["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
     assert behind["CSRF_TRUSTED_ORIGINS"] == ["https://a.example.org", "https://b.example.org"]
+
+
+def test_a_cache_url_shares_the_cache_between_processes() -> None:
+    assert "locmem" in str(_settings()["CACHES"])
+    shared = _settings(MERCURY_CACHE_URL="redis://127.0.0.1:6379/1")["CACHES"]
+    assert shared == {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/1",
+        }
+    }
 
 
 def test_check_deploy_is_clean_with_the_production_environment() -> None:
