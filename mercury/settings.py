@@ -208,6 +208,11 @@ MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUTE", "120"))  # 0: no limit
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
+# Per client address (sign-ups), and per address and per user name (log-in attempts, successful ones included).
+MERCURY_RATE_SIGNUPS_PER_HOUR = int(os.environ.get("MERCURY_RATE_SIGNUPS_PER_HOUR", "10"))  # 0: no limit
+MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
+    os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
+)  # 0: none
 # Seconds a driver's lease on a game lasts without renewal (renewed every AI turn; must exceed one model call).
 MERCURY_DRIVER_LEASE_SECONDS = int(os.environ.get("MERCURY_DRIVER_LEASE_SECONDS", "90"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
