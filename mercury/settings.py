@@ -210,6 +210,7 @@ MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUT
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
 # Per client address (sign-ups), and per address and per user name (log-in attempts, successful ones included).
 MERCURY_RATE_SIGNUPS_PER_HOUR = int(os.environ.get("MERCURY_RATE_SIGNUPS_PER_HOUR", "10"))  # 0: no limit
+MERCURY_SHARE_LINK_DAYS = int(os.environ.get("MERCURY_SHARE_LINK_DAYS", "14"))  # a share link's lifetime
 MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
     os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
 )  # 0: none

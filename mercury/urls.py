@@ -17,6 +17,7 @@ urlpatterns = [
     path("games/<int:game_id>/move/", play.move, name="move"),
     path("games/<int:game_id>/review/", review.review, name="review"),
     path("games/<int:game_id>/share/", review.share, name="share"),
+    path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
     path("shared/<str:token>/", review.shared_review, name="shared_review"),
 ]
