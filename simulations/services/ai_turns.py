@@ -18,6 +18,7 @@ from simulations import faults
 from simulations.ai import costs, gateway, llm_judge, output_guard, prompts, tokens
 from simulations.engine import mercury
 from simulations.engine.mercury import Step
+from simulations.engine.scenario import Scenario
 from simulations.models import Event, Game, ModelCall, TranscriptEntry
 
 from .debrief import debrief_facts
@@ -118,7 +119,7 @@ def play_ai_step(
 
 
 def _screened(
-    scenario: Any, role: str, on_chunk: Callable[[str], None], on_restart: Callable[[], None] | None
+    scenario: Scenario, role: str, on_chunk: Callable[[str], None], on_restart: Callable[[], None] | None
 ) -> tuple[Callable[[str], None], Callable[[], None]]:
     """Streamed words pass the output guard's screen before they are relayed (see output_guard.ScreenedStream)."""
     stream = output_guard.ScreenedStream(scenario, role, on_chunk)
