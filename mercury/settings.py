@@ -33,13 +33,64 @@ def env_json(name: str) -> dict[str, object]:
     return value
 
 
-DEBUG = env_bool("MERCURY_DEBUG", True)
+# Local use (`make serve`: localhost only) may run with DEBUG; any other host, or MERCURY_PRODUCTION, turns DEBUG
+# off whatever MERCURY_DEBUG says and refuses to start without a real secret key (fail closed, never open).
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+DEV_SECRET_KEY = "insecure-development-key-only-for-local-use"  # noqa: S105 - refused outside local DEBUG
+ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("MERCURY_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()
+]
+PRODUCTION = env_bool("MERCURY_PRODUCTION", False) or not set(ALLOWED_HOSTS) <= LOCAL_HOSTS
+DEBUG = env_bool("MERCURY_DEBUG", True) and not PRODUCTION
+
+
+def real_secret_key(key: str) -> bool:
+    """Django's own bar (check --deploy, security.W009): long, varied, not a generated insecure one."""
+    return (
+        len(key) >= 50
+        and len(set(key)) >= 5
+        and key != DEV_SECRET_KEY
+        and not key.startswith("django-insecure-")
+    )
+
+
 SECRET_KEY = os.environ.get("MERCURY_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise RuntimeError("MERCURY_SECRET_KEY must be set when MERCURY_DEBUG is off")
-    SECRET_KEY = "insecure-development-key-only-for-local-use"  # noqa: S105 - DEBUG only
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("MERCURY_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")]
+if PRODUCTION and not real_secret_key(SECRET_KEY):
+    raise RuntimeError(
+        "MERCURY_SECRET_KEY must be set to a random value of at least 50 characters for a server others reach "
+        f"(MERCURY_PRODUCTION or a non-local host: {','.join(ALLOWED_HOSTS)}). Generate one with: python -c "
+        '"import secrets; print(secrets.token_urlsafe(64))"'
+    )
+if not DEBUG and not SECRET_KEY:  # a local run without DEBUG (benchmarks) still needs a key of its own
+    raise RuntimeError("MERCURY_SECRET_KEY must be set when MERCURY_DEBUG is off")
+SECRET_KEY = SECRET_KEY or DEV_SECRET_KEY
+
+# HTTPS: on by default in production (a local run without DEBUG, e.g. a benchmark, stays plain HTTP); each can
+# be turned off for a deployment that knows why.
+SESSION_COOKIE_SECURE = env_bool("MERCURY_SECURE_COOKIES", PRODUCTION)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env_bool("MERCURY_SSL_REDIRECT", PRODUCTION)
+SECURE_HSTS_SECONDS = int(os.environ.get("MERCURY_HSTS_SECONDS", "31536000" if PRODUCTION else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("MERCURY_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("MERCURY_HSTS_PRELOAD", PRODUCTION)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients): trust it, or every
+# request looks like plain HTTP (redirect loops, and CSRF refusing every POST).
+if env_bool("MERCURY_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Origins allowed to POST (scheme and host); default in production: https:// for every named allowed host.
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("MERCURY_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+] or (
+    [f"https://{h.lstrip('.')}" for h in ALLOWED_HOSTS if "*" not in h and h not in LOCAL_HOSTS]
+    if PRODUCTION
+    else []
+)
+# Scripts, styles and connections from this site only; no inline script, no framing, no plugins.
+MERCURY_CSP = os.environ.get(
+    "MERCURY_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
 
 INSTALLED_APPS = [
     "daphne",
@@ -58,6 +109,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "mercury.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -125,6 +177,12 @@ CHANNEL_LAYERS = {
 # Background work (the game driver) is a django-tasks queue kept in the database: no broker to run.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
+# A Redis cache (rate limits, judge-call claims) shared by every process; unset: each process has its own.
+# Use its own Redis database (e.g. redis://host:6379/1): clearing the cache flushes that database.
+_cache = os.environ.get("MERCURY_CACHE_URL", "")
+if _cache:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache}}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -155,6 +213,12 @@ MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUTE", "120"))  # 0: no limit
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
+# Per client address (sign-ups), and per address and per user name (log-in attempts, successful ones included).
+MERCURY_RATE_SIGNUPS_PER_HOUR = int(os.environ.get("MERCURY_RATE_SIGNUPS_PER_HOUR", "10"))  # 0: no limit
+MERCURY_SHARE_LINK_DAYS = int(os.environ.get("MERCURY_SHARE_LINK_DAYS", "14"))  # a share link's lifetime
+MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
+    os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
+)  # 0: none
 # Seconds a driver's lease on a game lasts without renewal (renewed every AI turn; must exceed one model call).
 MERCURY_DRIVER_LEASE_SECONDS = int(os.environ.get("MERCURY_DRIVER_LEASE_SECONDS", "90"))
 # Who runs queued drives: "embedded" (threads inside the server process, the default: nothing else to start) or

@@ -8,7 +8,7 @@ from simulations.views import accounts, lobby, play, review
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("", lobby.lobby, name="lobby"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("games/<int:game_id>/move/", play.move, name="move"),
     path("games/<int:game_id>/review/", review.review, name="review"),
     path("games/<int:game_id>/share/", review.share, name="share"),
+    path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
     path("shared/<str:token>/", review.shared_review, name="shared_review"),
 ]

@@ -144,6 +144,11 @@ class Game(models.Model):
         unique=True,
         help_text="Read-only review link for an instructor.",
     )
+    share_expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the share link stops working (MERCURY_SHARE_LINK_DAYS after it is made).",
+    )
     # The model the game is pinned to when it starts (empty: a game from before per-game models, which plays
     # whatever the settings say). Snapshots, so editing or deleting the admin's choice never changes a game.
     model_choice = models.ForeignKey(

@@ -1,50 +1,176 @@
-"""What a seat's model may put in the transcript: its own words, nothing that speaks for others.
+"""What a seat's model may put in the transcript: its own words, nothing that speaks for others or leaks its brief.
 
 Models sometimes prefix their own name, write a line for the chair or another delegation, or echo transcript
-headers. The seat's own label is dropped; any line voiced as someone else (or as an event) is removed; an answer
-with nothing left is refused, so the turn is retried and nothing is stored.
+headers. The seat's own label is dropped; any sentence voiced as someone else (in any of the label forms below:
+"Japan (Chair):", "The Chair:", "[Japan]:", "Mr. Chairman:", "Delegate of Japan:", "United States (private):",
+behind markdown, invisible or full-width characters) is removed with the rest of its line; so is any sentence
+that quotes the seat's own confidential brief (a run of LEAK_RUN words of it, or a whole short red line). An
+answer with nothing left is refused, so the turn is retried and nothing is stored.
+
+The same `SeatScreen` screens streamed frames (`ScreenedStream`) sentence by sentence before they are relayed,
+so a page never shows words the stored turn will not have.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterator
 
 from simulations.engine.scenario import Scenario
 
 from .gateway import ModelFailure
 
+# Voices that are never a delegation's own: the chair's office and the conversation's machinery.
+OFFICES = ["Chair", "Chairman", "Chairwoman", "Chairperson", "President", "Presidency", "Secretariat",
+           "Facilitator", "Moderator", "Rapporteur", "System", "Assistant", "User", "Narrator"]  # fmt: skip
+# A run of this many words shared with the seat's confidential brief is a quotation of it, not a coincidence.
+LEAK_RUN = 7
+# Shorter brief items (a terse red line) leak when repeated whole, if they have at least this many words.
+SHORT_ITEM_MIN = 4
+
 
 def _label(names: list[str]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"^\s*(?:\[\d+\]\s*)?(?:\*\*)?(?:{alternatives})(?:\*\*)?\s*:\s*", re.IGNORECASE)
+    """A speaker label at the start of a sentence, in the forms models and students use to forge one."""
+    alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    return re.compile(
+        r"^\s*(?:\[\d+\]\s*)?"  # a transcript number: "[12] Japan:"
+        r"(?:(?:the|mr|mrs|ms|madam|madame|mister|dear|honou?rable)\.?\s+)*"  # "The Chair:", "Mr. Chairman:"
+        r"(?:(?:distinguished\s+)?(?:delegat(?:e|ion)|representative|ambassador|minister|envoy|spokes\w+)"
+        r"\s+(?:of|for|from)\s+(?:the\s+)?)?"  # "Delegate of Japan:"
+        rf"[\[(]?\s*(?:{alternatives})\s*[\])]?"  # the name, maybe bracketed: "[Japan]:"
+        r"(?:\s*\([^)\n]{0,40}\))?"  # a parenthetical: "(Chair)", "(private)", "(to China)"
+        r"(?:\s+(?:delegation|delegate|representative|chair))?"  # "Japan delegation:"
+        r"\s*[*_]*\s*:\s*",
+        re.IGNORECASE,
+    )
 
 
 # Invisible characters (zero-width, bidi controls) and the markdown a label can hide behind.
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_MARKUP = re.compile(r"^[\s>#*_~`|-]+|(?<=\w)[*_~`]+(?=\s*:)")
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_MARKUP = re.compile(r"^[\s>#*_~`|-]+|(?<=\w)[*_~`]+(?=\s*\)?\s*:)")
+# Sentence ends, except after the titles that precede a label ("Mr. Chairman:").
+_SENTENCE_END = re.compile(r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<=[.!?;])\s+")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def _visible(line: str) -> str:
-    """The line as a reader sees it: compatibility forms folded (full-width letters), invisible marks removed."""
+    """The text as a reader sees it: compatibility forms folded (full-width letters), invisible marks removed."""
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
 
 
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(_visible(text))]
+
+
+def _runs(words: list[str], n: int) -> Iterator[tuple[str, ...]]:
+    return (tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+class SeatScreen:
+    """The screen for one seat: whose labels are others', and which word runs would quote its brief."""
+
+    def __init__(self, scenario: Scenario, role: str) -> None:
+        own_names = [role, scenario.display_name(role)]
+        others = [
+            n
+            for r in [*scenario.role_ids, scenario.chair.id]
+            if r != role
+            for n in (r, scenario.display_name(r))
+        ]
+        self.own, self.other = _label(own_names), _label([*others, *OFFICES])
+        self.secret_runs: set[tuple[str, ...]] = set()
+        self.short_items: list[tuple[str, ...]] = []
+        if role in scenario.role_ids:
+            brief = scenario.role(role).confidential_brief
+            for item in [brief.interests, *brief.priorities, *brief.red_lines, *brief.can_trade]:
+                words = _words(item)
+                if len(words) >= LEAK_RUN:
+                    self.secret_runs.update(_runs(words, LEAK_RUN))
+                elif len(words) >= SHORT_ITEM_MIN:
+                    self.short_items.append(tuple(words))
+
+    def leaks(self, text: str) -> bool:
+        words = _words(text)
+        if any(run in self.secret_runs for run in _runs(words, LEAK_RUN)):
+            return True
+        return any(item in set(_runs(words, len(item))) for item in self.short_items)
+
+    def sentence(self, raw: str) -> tuple[str, bool]:
+        """One sentence: (what may be shown, whether the rest of its line is someone else's voice)."""
+        raw = _visible(raw)
+        probe = _MARKUP.sub("", raw)
+        if self.other.match(probe):
+            return "", True  # voiced as someone else: the rest of the line is theirs too
+        if self.own.match(probe):
+            raw = self.own.sub("", probe, count=1)
+        if self.leaks(raw):
+            return "", False
+        return raw, False
+
+    def line(self, raw: str) -> str | None:
+        """A line with every sentence screened; None when nothing of it may be shown."""
+        if _MARKUP.sub("", _visible(raw)).lstrip().startswith(("{", "<<")):
+            return None  # an event or markup the model should not write
+        kept: list[str] = []
+        for part in _SENTENCE_END.split(raw):
+            shown, muted = self.sentence(part)
+            if muted:
+                break
+            if shown.strip():
+                kept.append(shown.strip() if kept else shown.rstrip())
+        return " ".join(kept) if kept else None
+
+
 def clean(scenario: Scenario, role: str, text: str) -> str:
-    own_names = [role, scenario.display_name(role)]
-    others = [
-        n for r in [*scenario.role_ids, scenario.chair.id] if r != role for n in (r, scenario.display_name(r))
-    ]
-    others += ["Chair", "Chairman", "Chairperson", "System", "Assistant", "User", "Moderator"]
-    own, other = _label(own_names), _label(others)
-    kept: list[str] = []
-    for raw in text.splitlines():
-        line = _visible(raw)
-        probe = _MARKUP.sub("", line)
-        if other.match(probe) or probe.lstrip().startswith(("{", "<<")):
-            continue  # voiced as someone else, or an event/markup the model should not write
-        kept.append(own.sub("", probe, count=1) if own.match(probe) else line)
+    screen = SeatScreen(scenario, role)
+    kept = [line for line in (screen.line(raw) for raw in text.splitlines()) if line is not None]
     cleaned = "\n".join(kept).strip()
-    if not cleaned:
+    if not cleaned or screen.leaks(cleaned):  # a quotation split across lines: refuse the whole answer
         raise ModelFailure(ModelFailure.MALFORMED)
     return cleaned
+
+
+class ScreenedStream:
+    """Relays streamed words to `send` only after the seat's screen passed them: text is held until its sentence
+    (or line) ends, then the sentence goes out screened exactly as `clean` will screen the stored turn."""
+
+    def __init__(self, scenario: Scenario, role: str, send: Callable[[str], None]) -> None:
+        self.screen, self.send = SeatScreen(scenario, role), send
+        self.pending, self.muted, self.line_started = "", False, False
+
+    def restart(self) -> None:
+        """The model call is retried: anything held belongs to the void attempt."""
+        self.pending, self.muted, self.line_started = "", False, False
+
+    def feed(self, chunk: str) -> None:
+        self.pending += chunk
+        while True:
+            cut = self._boundary()
+            if cut is None:
+                return
+            piece, sep = self.pending[: cut[0]], self.pending[cut[0] : cut[1]]
+            self.pending = self.pending[cut[1] :]
+            self._emit(piece, sep)
+
+    def _boundary(self) -> tuple[int, int] | None:
+        newline = self.pending.find("\n")
+        end = _SENTENCE_END.search(self.pending)
+        if end and (newline < 0 or end.start() < newline) and end.end() < len(self.pending):
+            return end.start(), end.end()  # the whitespace after a sentence, once more text follows it
+        if newline >= 0:
+            return newline, newline + 1
+        return None
+
+    def _emit(self, piece: str, sep: str) -> None:
+        new_line = "\n" in sep
+        if not self.muted:
+            if _MARKUP.sub("", _visible(piece)).lstrip().startswith(("{", "<<")) and not self.line_started:
+                self.muted = True
+            else:
+                shown, self.muted = self.screen.sentence(piece)
+                if shown.strip():
+                    self.send(shown + sep)
+                    self.line_started = not new_line
+        if new_line:
+            self.muted, self.line_started = False, False

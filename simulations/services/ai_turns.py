@@ -18,12 +18,21 @@ from simulations import faults
 from simulations.ai import costs, gateway, llm_judge, output_guard, prompts, tokens
 from simulations.engine import mercury
 from simulations.engine.mercury import Step
+from simulations.engine.scenario import Scenario
 from simulations.models import Event, Game, ModelCall, TranscriptEntry
 
 from .debrief import debrief_facts
 from .model_choice import game_specs
 from .scenarios import scenario_of
-from .turns import ModelCallRecord, commit_event, record_failed_call, state_of
+from .turns import (
+    GameFinished,
+    ModelCallRecord,
+    StaleTurn,
+    commit_event,
+    record_failed_call,
+    record_uncommitted_calls,
+    state_of,
+)
 
 
 class BudgetExhausted(gateway.ModelFailure):
@@ -61,6 +70,8 @@ def play_ai_step(
             scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
             with_facts=playing.offline,  # only the offline model reads the facts block
         )  # fmt: skip
+    if on_chunk is not None and step.role is not None:  # every relay (page or background driver) is screened
+        on_chunk, on_restart = _screened(scenario, step.role, on_chunk, on_restart)
     faults.point("before_model_call")
     try:
         result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk, on_restart=on_restart)
@@ -91,9 +102,34 @@ def play_ai_step(
             game, step.role or "", text, mercury.text_seq(state, event)
         )
         calls += judge_call
-    return commit_event(
-        game_id=game.pk, expected_version=game.version, event=event, payload=payload, model_calls=tuple(calls)
-    )
+    try:
+        return commit_event(
+            game_id=game.pk,
+            expected_version=game.version,
+            event=event,
+            payload=payload,
+            model_calls=tuple(calls),
+        )
+    except (
+        StaleTurn,
+        GameFinished,
+    ) as exc:  # another driver played this turn: these calls were still paid for
+        record_uncommitted_calls(game=game, calls=tuple(calls), why=str(exc))
+        raise
+
+
+def _screened(
+    scenario: Scenario, role: str, on_chunk: Callable[[str], None], on_restart: Callable[[], None] | None
+) -> tuple[Callable[[str], None], Callable[[], None]]:
+    """Streamed words pass the output guard's screen before they are relayed (see output_guard.ScreenedStream)."""
+    stream = output_guard.ScreenedStream(scenario, role, on_chunk)
+
+    def restart() -> None:
+        stream.restart()
+        if on_restart is not None:
+            on_restart()
+
+    return stream.feed, restart
 
 
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:

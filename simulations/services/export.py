@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from simulations.engine import judge
 from simulations.engine.scenario import Scenario
+from simulations.engine.visibility import visible_to
 from simulations.models import Game
 
 from . import export_schema as schema
@@ -100,6 +102,28 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             summary=game.state.get("summary"),
         ),
     )
+
+
+def reader_export(*, game: Game) -> dict[str, Any]:
+    """Precondition: none. The export as people may read it (review page, downloads): see `hide_running`."""
+    return hide_running(build_export(game=game)).model_dump(mode="json")
+
+
+def hide_running(doc: schema.SimulationExport) -> schema.SimulationExport:
+    """While a game is still being played, what its student may know: the transcript they can see, no AI seat's
+    stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything.
+    (The complete document, for import and the `export_game` command, is `build_export`.)"""
+    if doc.game.phase == "REVIEW" or doc.negotiation is None:
+        return doc
+    human = doc.game.human_role or ""
+    section = doc.negotiation.model_copy(
+        update={
+            "stance_changes": [c for c in doc.negotiation.stance_changes if human and c.role == human],
+            "commitments": [],
+        }
+    )
+    entries = [e for e in doc.transcript if human and visible_to(e, human)]
+    return doc.model_copy(update={"negotiation": section, "transcript": entries})
 
 
 def ledger_events(*, game: Game, after: int = 0) -> list[schema.EventInfo]:
@@ -206,8 +230,9 @@ def _roles(scenario: Scenario) -> list[schema.RoleInfo]:
 
 
 def export_markdown(*, game: Game) -> str:
-    """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage."""
-    data = build_export(game=game)
+    """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage (while
+    the game runs, only what its student may know: `hide_running`)."""
+    data = hide_running(build_export(game=game))
     section = data.negotiation
     assert section is not None  # the schema requires the section of the document's kind
     names = {r.id: r.name for r in section.roles}
@@ -240,7 +265,7 @@ def export_markdown(*, game: Game) -> str:
             current = e.round
             out += [f"## {headings.get(current, 'Session')}", ""]
         flag = " (private)" if e.visibility == "private" else ""
-        out += [f"**{names[e.speaker]}**{flag}: {inert(e.text)}", ""]
+        out += [f"**{names[e.speaker]}**{flag}:", *quoted(e.text), ""]
     if section.stance_changes:
         out += ["## Stance shifts", ""]
         verbs = {"acceptable": "can now accept", "preferred": "now prefers", "withdrawn": "withdrew"}
@@ -249,7 +274,7 @@ def export_markdown(*, game: Game) -> str:
             out.append(f"- {names[change.role]} {verbs[change.field]} {what} {labels[what]}: {change.reason}")
         out.append("")
     if section.summary:
-        out += ["## Debrief", "", inert(section.summary), ""]
+        out += ["## Debrief", "", no_links(inert(section.summary)), ""]
     usage, judged = data.token_usage, data.judge_calls
     out += [
         "## Model usage",
@@ -281,6 +306,34 @@ def dollars(value: float | None) -> str:
 def inert(text: str) -> str:
     """Markdown viewers render raw HTML: escape it so a message can never become markup or script."""
     return html.escape(text, quote=False)
+
+
+# Inline Markdown a message could use to style itself as something else: emphasis, code, links and images
+# (brackets), tables (pipes), strike-through, and the backslash itself. `<`, `>` and `&` are HTML-escaped.
+_INLINE = re.compile(r"([\\`*_\[\]|~!])")
+_ORDERED_ITEM = re.compile(r"^\d+(?=[.)])")
+
+
+def quoted(text: str) -> list[str]:
+    """A message as a Markdown block quote under its speaker's line: every line of it stays inside the quote and is
+    plain text there (no heading, table, list, chair line, link, image or HTML of its own)."""
+    return [
+        ("> " + _unblocked(_INLINE.sub(r"\\\1", inert(raw).strip()))).rstrip()
+        for raw in text.splitlines() or [""]
+    ]
+
+
+def _unblocked(line: str) -> str:
+    """A line that cannot start a block: heading, list item, setext underline or thematic break, definition."""
+    item = _ORDERED_ITEM.match(line)
+    if item:
+        return f"{line[: item.end()]}\\{line[item.end() :]}"
+    return f"\\{line}" if line[:1] in ("#", "-", "+", "=", ":") else line
+
+
+def no_links(text: str) -> str:
+    """Model-written Markdown (the debrief) keeps its headings and lists but can link to nothing, load no image."""
+    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def scenario_title(game: Game) -> str:

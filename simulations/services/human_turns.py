@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
+
 from simulations.engine import mercury
-from simulations.engine.errors import IllegalEvent, InvalidMove
+from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.models import Game, Submission
 
 from .ai_turns import check_budget, judge_text
+from .message_text import UnreadableText, normalise_message
 from .model_choice import game_specs
-from .turns import StaleTurn, commit_event, state_of
+from .turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls, state_of
+
+
+class TurnInProgress(StaleTurn):
+    """Another copy of this move (a double click, a second tab) is being judged and committed right now."""
+
+    MESSAGE = "This move is already being sent; the page will update when it is committed."
+
 
 # What each student event may carry; anything else in a submitted payload is dropped (e.g. forged "signals").
 PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
@@ -38,27 +49,59 @@ def submit_human_event(
 ) -> Game:
     """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes.
 
-    Every cheap refusal (event, text, version, a used key) comes before the judge's model call, and that call
-    counts against the game's token budget: a move that will be refused costs no model call."""
+    Every cheap refusal (event, text, version, a used key, a copy of the move already being judged) comes before
+    the judge's model call; that call counts against the game's token budget and is recorded whether or not the
+    move then commits."""
     state = state_of(game)
     allowed = mercury.allowed_events(state)
     if event not in PAYLOAD_FIELDS or event not in allowed:
         raise IllegalEvent(state.status, event, [e for e in allowed if e in PAYLOAD_FIELDS])
     clean = {key: payload[key] for key in PAYLOAD_FIELDS[event] if key in payload}
+    if event in TEXT_EVENTS and isinstance(clean.get("text"), str):
+        try:
+            clean["text"] = normalise_message(clean["text"])
+        except UnreadableText as exc:  # refused before the turn is spent: the student can send it again
+            raise InvalidMove(state.status, event, exc.reason) from exc
     version = game.version if expected_version is None else expected_version
-    calls: tuple[Any, ...] = ()
-    if event in TEXT_EVENTS and not game_specs(game)[1].offline:
-        _check_text(state.status, event, clean.get("text"))
-        _check_fresh(game, version, idempotency_key)
-        check_budget(game)
+    if event not in TEXT_EVENTS or game_specs(game)[1].offline:  # no model call: the commit checks everything
+        return commit_event(
+            game_id=game.pk,
+            expected_version=version,
+            event=event,
+            payload=clean,
+            idempotency_key=idempotency_key,
+        )
+    _check_text(state.status, event, clean.get("text"))
+    _check_fresh(game, version, idempotency_key)
+    check_budget(game)
+    claim = _claim_turn(
+        game, version
+    )  # one judge call per turn at a time, across processes sharing the cache
+    try:
         clean["signals"], judged = judge_text(
             game, state.human_role or "", clean["text"], mercury.text_seq(state, event)
         )
         calls = tuple(judged)
-    return commit_event(
-        game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=calls,
-        idempotency_key=idempotency_key,
-    )  # fmt: skip
+        try:
+            return commit_event(
+                game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=calls,
+                idempotency_key=idempotency_key,
+            )  # fmt: skip
+        except (StaleTurn, GameFinished, MachineError) as exc:
+            record_uncommitted_calls(game=game, calls=calls, why=str(exc))
+            raise
+    finally:
+        cache.delete(claim)
+
+
+def _claim_turn(game: Game, version: int) -> str:
+    """Hold the right to judge this turn's text: a concurrent copy of the move is refused before its model call.
+    The claim outlives the slowest judge call a little and is released as soon as the move is done."""
+    key = f"mercury:judge-claim:{game.pk}:{version}"
+    ttl = int(settings.MERCURY_MODEL_TIMEOUT * (settings.MERCURY_MODEL_RETRIES + 1)) + 30
+    if not cache.add(key, 1, timeout=ttl):
+        raise TurnInProgress()
+    return key
 
 
 def _check_text(status: str, event: str, text: object) -> None:

@@ -1,7 +1,11 @@
-"""Per-user rate limits on moves and new games (fixed windows in Django's cache)."""
+"""Rate limits on moves, new games, sign-ups and log-in attempts (fixed windows in Django's cache).
+
+The counters live in the cache: with MERCURY_CACHE_URL (Redis) every process counts together; without it, each
+process counts alone."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from django.conf import settings
@@ -11,17 +15,29 @@ from django.core.cache import cache
 class RateLimited(Exception):
     MOVES = "You are moving faster than the game allows: wait a few seconds and try again."
     GAMES = "You have started many games recently: finish or resume one, or try again later."
+    SIGNUPS = "Too many accounts were created from your network recently: try again later."
+    LOGINS = "Too many log-in attempts: wait a few minutes and try again."
 
 
 def check_rate(*, user_id: int, action: str) -> None:
     """Precondition: an authenticated user. Counts one `action` and raises RateLimited beyond the limit."""
+    check_limit(action=action, subject=str(user_id))
+
+
+def check_limit(*, action: str, subject: str) -> None:
+    """Counts one `action` by `subject` (a user id, a client address, a user name) and raises RateLimited once
+    the action's limit for its window is passed."""
     limit, window, message = {
         "move": (settings.MERCURY_RATE_MOVES_PER_MINUTE, 60, RateLimited.MOVES),
         "new_game": (settings.MERCURY_RATE_GAMES_PER_HOUR, 3600, RateLimited.GAMES),
+        "signup": (settings.MERCURY_RATE_SIGNUPS_PER_HOUR, 3600, RateLimited.SIGNUPS),
+        "login": (settings.MERCURY_RATE_LOGINS_PER_15_MINUTES, 900, RateLimited.LOGINS),
     }[action]
     if limit <= 0:
         return
-    key = f"rate:{action}:{user_id}:{int(time.time() // window)}"
+    # Hashed: a user name or address never appears in a cache key (or a Redis MONITOR) as typed.
+    who = hashlib.sha256(subject.encode()).hexdigest()[:24]
+    key = f"rate:{action}:{who}:{int(time.time() // window)}"
     cache.add(key, 0, timeout=window)
     if cache.incr(key) > limit:
         raise RateLimited(message)

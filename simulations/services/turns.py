@@ -214,6 +214,22 @@ def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallReco
     )
 
 
+def record_uncommitted_calls(*, game: Game, calls: tuple[ModelCallRecord, ...], why: str) -> None:
+    """Log model calls that were made for a move that then did not commit (the turn moved on, the game ended):
+    they were paid for, so they are on record and count against the budget. Serialised on the game's row so
+    concurrent writers number them without collisions."""
+    if not calls:
+        return
+    with transaction.atomic():
+        locked = Game.objects.select_for_update().get(pk=game.pk)
+        first_seq = locked.model_calls.count() + 1
+        ModelCall.objects.bulk_create(
+            ModelCall(game=locked, seq=first_seq + n, event_seq=None, phase=locked.phase,
+                      **(vars(call) | {"status": "error", "error": f"not committed: {why}"[:300]}))
+            for n, call in enumerate(calls)
+        )  # fmt: skip
+
+
 def record_failed_call(
     *,
     game: Game,

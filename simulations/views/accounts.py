@@ -1,17 +1,68 @@
-"""Sign-up; log-in and log-out are Django's own views."""
+"""Sign-up and log-in (Django's own views and forms, with rate limits and unambiguous user names)."""
 
 from __future__ import annotations
 
+import unicodedata
+from typing import Any
+
+from django import forms
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
+from django.contrib.auth.validators import ASCIIUsernameValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from simulations.services.rate_limit import RateLimited, check_limit
+
+ASCII_NAMES = (
+    "Use only English letters, digits and @ . + - _ in a user name (letters from other alphabets that look alike "
+    "are not accepted)."
+)
+TAKEN = "A user with that name already exists."
+
+
+class SignupForm(UserCreationForm):  # type: ignore[type-arg]
+    """User names are ASCII and unique whatever their case: "аlice" (Cyrillic а) or "Alice" cannot pose as alice."""
+
+    def clean_username(self) -> str:
+        name = unicodedata.normalize("NFKC", self.cleaned_data.get("username", ""))
+        try:
+            ASCIIUsernameValidator()(name)
+        except forms.ValidationError as exc:
+            raise forms.ValidationError(ASCII_NAMES, code="invalid") from exc
+        if User.objects.filter(username__iexact=name).exists():
+            raise forms.ValidationError(TAKEN, code="unique")
+        return name
+
+
+def client_address(request: HttpRequest) -> str:
+    """The peer's address (behind a proxy, configure it to pass the client's as REMOTE_ADDR)."""
+    return str(request.META.get("REMOTE_ADDR", ""))
+
 
 def signup(request: HttpRequest) -> HttpResponse:
-    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        login(request, form.save())
-        return redirect("lobby")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST":
+        try:
+            check_limit(action="signup", subject=client_address(request))
+        except RateLimited as exc:
+            return render(request, "registration/signup.html", {"form": form, "error": str(exc)}, status=429)
+        if form.is_valid():
+            login(request, form.save())
+            return redirect("lobby")
     return render(request, "registration/signup.html", {"form": form})
+
+
+class LoginView(auth_views.LoginView):
+    """Django's log-in, counting every attempt per client address and per user name before the password check."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            check_limit(action="login", subject=f"addr:{client_address(request)}")
+            check_limit(action="login", subject=f"name:{request.POST.get('username', '').casefold()}")
+        except RateLimited as exc:
+            context = self.get_context_data(form=self.get_form()) | {"error": str(exc)}
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)

@@ -42,6 +42,29 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(request, "game/page.html", context)
 
 
+class MissingVersion(ValueError):
+    MESSAGE = "This move did not say which turn it answers (the version field is missing); reload the page."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+class NulInForm(ValueError):
+    MESSAGE = "The form contained a NUL character, which cannot be stored; remove it and send again."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+def _posted_version(request: HttpRequest) -> int:
+    """The game version the form was rendered at. Required: without it a re-sent or forged post could not be told
+    from the current turn, and concurrent copies would each commit."""
+    raw = request.POST.get("version", "").strip()
+    if not raw.isdigit():
+        raise MissingVersion()
+    return int(raw)
+
+
 @login_required
 @require_POST
 def move(request: HttpRequest, game_id: int) -> HttpResponse:
@@ -50,8 +73,10 @@ def move(request: HttpRequest, game_id: int) -> HttpResponse:
     payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
     error, status = "", 200
     try:
+        if any("\x00" in value for value in request.POST.values()):
+            raise NulInForm()
         check_rate(user_id=int(request.user.pk or 0), action="move")
-        version = int(request.POST.get("version", game.version))
+        version = _posted_version(request)
         key = request.POST.get("idem") or None
         game = submit_human_event(
             game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
@@ -60,6 +85,8 @@ def move(request: HttpRequest, game_id: int) -> HttpResponse:
         error, status = str(exc), 429
     except StaleTurn as exc:
         error, status = str(exc), 409
+    except (MissingVersion, NulInForm) as exc:
+        error, status = str(exc), 400
     except (MachineError, ModelFailure, ValueError) as exc:
         error, status = str(exc), 409
     if not request.htmx:  # type: ignore[attr-defined]

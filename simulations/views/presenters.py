@@ -220,18 +220,24 @@ def roles_context(scenario: Scenario) -> list[dict[str, Any]]:
     ]
 
 
-def persona_context(scenario: Scenario, role_id: str) -> dict[str, Any] | None:
+def persona_context(scenario: Scenario, role_id: str, *, confidential: bool = False) -> dict[str, Any] | None:
+    """A seat's persona. Before the student has a seat (the set-up preview) only what every delegation knows;
+    `confidential`: also its confidential brief and offers, for the student who holds that seat."""
     if role_id not in scenario.role_ids:
         return None
     role = scenario.role(role_id)
-    return {
+    public = {
         "id": role.id,
         "name": role.name,
         "votes": role.votes,
         "public_brief": role.public_brief,
+        "variants": role.openings,
+    }
+    if not confidential:
+        return public
+    return public | {
         "confidential": role.confidential_brief,
         "can_offer": [scenario.offer(o).label for o in role.can_offer],
-        "variants": role.openings,
     }
 
 
@@ -241,7 +247,7 @@ def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None
         return None
     role = scenario.role(state.human_role)
     variant = role.opening(state.human_variant)
-    return (persona_context(scenario, role.id) or {}) | {
+    return (persona_context(scenario, role.id, confidential=True) or {}) | {
         "persona": variant.persona,
         "posture": variant.summary,
     }

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from simulations.models import Game
-from simulations.services.access import can_drive, can_read, share_game
-from simulations.services.export import dollars, export_game, export_markdown
+from simulations.services.access import can_drive, can_read, revoke_share, share_game, share_link_live
+from simulations.services.export import dollars, export_markdown, reader_export
 from simulations.services.turns import games_with_scenario
 
 from .presenters import transcript
@@ -56,7 +56,7 @@ def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
 
 
 def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
-    data = export_game(game=game)
+    data = reader_export(game=game)
     section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
     labels = {o["id"]: o["label"] for i in section["issues"] for o in i["options"]}
@@ -89,7 +89,7 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
     query = f"?token={token}" if token else ""
     share_url = (
         request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
-        if game.share_token
+        if share_link_live(game)
         else ""
     )
     return render(
@@ -118,6 +118,8 @@ def review(request: HttpRequest, game_id: int) -> HttpResponse:
 
 def shared_review(request: HttpRequest, token: str) -> HttpResponse:
     game = get_object_or_404(games_with_scenario(), share_token=token)
+    if not share_link_live(game):
+        raise Http404("No such game.")
     return _review(request, game, token)
 
 
@@ -129,7 +131,7 @@ def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
         return redirect(f"{reverse('login')}?next={request.path}")
     game = _readable(request, game_id, token)
     if fmt == "json":
-        body, kind = json.dumps(export_game(game=game), indent=2, ensure_ascii=False), "application/json"
+        body, kind = json.dumps(reader_export(game=game), indent=2, ensure_ascii=False), "application/json"
     else:
         body, kind = export_markdown(game=game), "text/markdown; charset=utf-8"
     response = HttpResponse(body, content_type=kind)
@@ -146,4 +148,14 @@ def share(request: HttpRequest, game_id: int) -> HttpResponse:
     if not can_drive(request.user, game):
         raise Http404("No such game.")
     share_game(game=game)
+    return redirect("review", game_id=game.pk)
+
+
+@login_required
+@require_POST
+def unshare(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = get_object_or_404(games_with_scenario(), pk=game_id)
+    if not can_drive(request.user, game):
+        raise Http404("No such game.")
+    revoke_share(game=game)
     return redirect("review", game_id=game.pk)

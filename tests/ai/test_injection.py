@@ -315,9 +315,13 @@ def assert_no_canary_leak(
 
 
 def assert_transcript_verbatim(game: Game, human: str, sent: list[tuple[str, str]]) -> None:
-    """The hostile texts are stored as the student's own entries, in order, and nobody else's."""
+    """The hostile texts are stored as the student's own entries, in order, and nobody else's (verbatim but for
+    bidi overrides and isolates, which are removed on input: see tests/security/test_input.py)."""
+    from simulations.services.message_text import normalise_message
+
     entries = list(TranscriptEntry.objects.filter(game=game).order_by("seq"))
     own = [e for e in entries if e.speaker == human and e.kind in ("message", "speech")]
+    sent = [(event, normalise_message(text)) for event, text in sent]
     assert [e.text for e in own] == [text.strip() for _, text in sent]
     partners = [c["partner"] for c in game.state["round2"]["conversations"]]
     per_talk = scenario_of(game.scenario).talk_messages_each + 1

@@ -1,0 +1,65 @@
+"""Finding 8 (part): sign-ups and log-in attempts are limited (counters in the cache, shared by every process when
+MERCURY_CACHE_URL names a Redis database), and user names that only look like another's are refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.test import Client
+
+from simulations.views.accounts import ASCII_NAMES, TAKEN
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a-long-test-passphrase-42"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counters() -> None:
+    cache.clear()
+
+
+def _signup(client: Client, name: str) -> Any:
+    return client.post("/accounts/signup/", {"username": name, "password1": PASSWORD, "password2": PASSWORD})
+
+
+def test_sign_ups_from_one_address_are_limited(settings: Any) -> None:
+    settings.MERCURY_RATE_SIGNUPS_PER_HOUR = 3
+    statuses = [_signup(Client(), f"user{n}").status_code for n in range(5)]
+    assert statuses == [302, 302, 302, 429, 429]
+    assert User.objects.count() == 3
+    other = Client(REMOTE_ADDR="203.0.113.9")
+    assert _signup(other, "elsewhere").status_code == 302  # another address has its own allowance
+
+
+def test_log_in_attempts_are_limited_per_address_and_per_name(settings: Any) -> None:
+    settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 4
+    User.objects.create_user("alice", password=PASSWORD)
+    guesses = [
+        Client(REMOTE_ADDR=f"198.51.100.{n}").post(
+            "/accounts/login/", {"username": "alice", "password": f"guess{n}"}
+        )
+        for n in range(5)
+    ]  # a distributed guesser: a new address each time, the same name
+    assert [g.status_code for g in guesses] == [200, 200, 200, 200, 429]
+    blocked = Client(REMOTE_ADDR="198.51.100.77").post(
+        "/accounts/login/", {"username": "alice", "password": PASSWORD}
+    )
+    assert (
+        blocked.status_code == 429 and b"Too many log-in attempts" in blocked.content
+    )  # even the right password
+    one_address = Client(REMOTE_ADDR="192.0.2.1")
+    tries = [one_address.post("/accounts/login/", {"username": f"n{n}", "password": "x"}) for n in range(5)]
+    assert [t.status_code for t in tries][-1] == 429  # many names from one address
+
+
+@pytest.mark.parametrize("name", ["\u0430lice", "ALICE", "Alice", "\uff41lice", "al\u0456ce", "alice\u200b"])
+def test_a_name_that_looks_like_another_is_refused(name: str) -> None:
+    User.objects.create_user("alice", password=PASSWORD)
+    response = _signup(Client(), name)
+    assert response.status_code == 200 and User.objects.count() == 1
+    body = response.content.decode()
+    assert "English letters" in body or "already exists" in body
+    assert (ASCII_NAMES.split(" (")[0] in body.replace("&#x27;", "'")) or TAKEN in body

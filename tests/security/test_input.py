@@ -1,0 +1,101 @@
+"""Finding 6: NUL bytes are refused cleanly (SQLite and PostgreSQL: CI runs this module on both), messages with
+nothing visible are refused without using up the turn, and bidi overrides never reach the transcript."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from simulations.engine.errors import InvalidMove
+from simulations.models import Event, Game, TranscriptEntry
+from simulations.services.human_turns import submit_human_event
+from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
+from simulations.services.turns import create_game
+from simulations.views.play import NulInForm
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+
+
+def _in_private_talk() -> tuple[Client, Game]:
+    """A game whose next move is the student's first message of a private talk (no model call on the way)."""
+    owner = User.objects.create_user(f"in{User.objects.count()}", password="a-long-test-passphrase-42")
+    client = Client()
+    client.force_login(owner)
+    game = create_game(scenario_version=mercury_version(), seed=4, owner=owner)
+    client.post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": "CAN", "version": 1})
+    game.refresh_from_db()
+    while game.phase == "ROUND_1_OPENING_STATEMENTS":
+        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
+        game.refresh_from_db()
+    client.post(
+        f"/games/{game.pk}/move/",
+        {"event": "CONVO_1_STARTED", "partner": "AMAP", "starter": "human", "version": game.version},
+    )
+    game.refresh_from_db()
+    assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
+    return client, game
+
+
+def _say(client: Client, game: Game, text: str, **extra: str) -> tuple[int, str]:
+    form = {"event": "HUMAN_MESSAGE_SUBMITTED", "text": text, "version": str(game.version), **extra}
+    response = client.post(f"/games/{game.pk}/move/", form, HTTP_HX_REQUEST="true")
+    return response.status_code, html.unescape(response.content.decode())
+
+
+def _messages(game: Game) -> int:
+    return Event.objects.filter(game=game, name="HUMAN_MESSAGE_SUBMITTED").count()
+
+
+@pytest.mark.parametrize(
+    ("text", "extra"),
+    [("We support 2.1.\x00", {}), ("\x00", {}), ("We support 2.1.", {"idem": "ab\x00cd"})],
+)
+def test_a_nul_byte_anywhere_in_a_move_is_a_clear_400_and_the_turn_stays_open(
+    text: str, extra: dict[str, str]
+) -> None:
+    client, game = _in_private_talk()
+    status, body = _say(client, game, text, **extra)
+    assert status == 400 and NulInForm.MESSAGE in body
+    assert _messages(game) == 0
+    status, _ = _say(client, game, "We support 2.1.")
+    assert status == 200 and _messages(game) == 1
+
+
+def test_control_characters_are_refused_by_the_service_too() -> None:
+    _, game = _in_private_talk()
+    for text in ("a\x00b", "a\x07b", "a\x1bb"):
+        with pytest.raises(InvalidMove) as refused:
+            submit_human_event(
+                game=Game.objects.get(pk=game.pk), event="HUMAN_MESSAGE_SUBMITTED", payload={"text": text}
+            )
+        assert refused.value.reason == CONTROL_CHARACTERS
+    assert _messages(game) == 0
+
+
+@pytest.mark.parametrize(
+    "invisible",
+    ["\u200b", "\u200b\u200c\u200d\ufeff", " \u2060\u00a0\u3000 ", "\u202e\u202c", "\u200e\u200f", "\u180e"],
+)
+def test_a_message_with_nothing_visible_is_refused_without_using_up_the_turn(invisible: str) -> None:
+    client, game = _in_private_talk()
+    version = game.version
+    status, body = _say(client, game, invisible)
+    assert status == 409 and NO_VISIBLE_TEXT in body
+    game.refresh_from_db()
+    assert game.version == version and _messages(game) == 0
+    status, _ = _say(client, game, "Canada can support option 2.1.")
+    assert status == 200 and _messages(game) == 1
+
+
+def test_bidi_overrides_and_isolates_are_removed_before_storing() -> None:
+    client, game = _in_private_talk()
+    sent = "We support \u202eoption 2.1\u202c and \u2067not 2.3\u2069."
+    status, _ = _say(client, game, sent)
+    assert status == 200
+    stored = TranscriptEntry.objects.filter(game=game, speaker="CAN", kind="message").get().text
+    assert stored == "We support option 2.1 and not 2.3."
+    assert Event.objects.get(game=game, name="HUMAN_MESSAGE_SUBMITTED").payload["text"] == stored
