@@ -83,18 +83,18 @@ class OfflineLLM(CustomLLM):
             yield chunk
 
 
-_registered = False
+_HANDLER: Any = None
 
 
 def register() -> None:
-    """Register the provider with litellm once per process."""
-    global _registered
-    if _registered:
+    """Make sure litellm knows the provider (checked on every call: a test or an embedding application may
+    replace litellm's provider list after the first registration)."""
+    global _HANDLER
+    if any(p.get("provider") == PROVIDER for p in litellm.custom_provider_map):
         return
-    entry: Any = {"provider": PROVIDER, "custom_handler": OfflineLLM()}
+    _HANDLER = _HANDLER or OfflineLLM()
     litellm.custom_provider_map = [
-        *[p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER],
-        entry,
+        *litellm.custom_provider_map,
+        {"provider": PROVIDER, "custom_handler": _HANDLER},
     ]
     litellm.suppress_debug_info = True
-    _registered = True

@@ -67,6 +67,49 @@ def _runs(words: list[str], n: int) -> Iterator[tuple[str, ...]]:
     return (tuple(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
+def _strings(value: object, *, skip: str = "confidential_brief") -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key != skip:
+                yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _public_words(scenario: Scenario) -> list[list[str]]:
+    """Every public text of the scenario (everything but the confidential briefs), as words."""
+    memo = scenario.memo()
+    found = memo.get("guard-public-words")
+    if not isinstance(found, list):
+        found = memo["guard-public-words"] = [_words(t) for t in _strings(scenario.model_dump())]
+    return found
+
+
+def _public_runs(scenario: Scenario) -> set[tuple[str, ...]]:
+    memo = scenario.memo()
+    found = memo.get("guard-public-runs")
+    if not isinstance(found, set):
+        found = memo["guard-public-runs"] = {r for w in _public_words(scenario) for r in _runs(w, LEAK_RUN)}
+    return found
+
+
+def public_phrase(scenario: Scenario, words: list[str]) -> bool:
+    """Whether these words occur together in some public text of the scenario."""
+    run = tuple(words)
+    return any(run in set(_runs(w, len(run))) for w in _public_words(scenario) if len(w) >= len(run))
+
+
+def _names_pattern(scenario: Scenario) -> re.Pattern[str]:
+    """The scenario's public names: option and offer labels, issue titles, seats."""
+    names = {o.label for i in scenario.issues for o in i.options} | {i.title for i in scenario.issues}
+    names |= {o.label for o in scenario.offers} | {scenario.display_name(r) for r in scenario.role_ids}
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n.strip())
+    return re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
+
+
 class SeatScreen:
     """The screen for one seat: whose labels are others', and which word runs would quote its brief."""
 
@@ -83,12 +126,18 @@ class SeatScreen:
         self.short_items: list[tuple[str, ...]] = []
         if role in scenario.role_ids:
             brief = scenario.role(role).confidential_brief
+            public = _public_runs(scenario)
+            names = _names_pattern(scenario)
             for item in [brief.interests, *brief.priorities, *brief.red_lines, *brief.can_trade]:
-                words = _words(item)
-                if len(words) >= LEAK_RUN:
-                    self.secret_runs.update(_runs(words, LEAK_RUN))
-                elif len(words) >= SHORT_ITEM_MIN:
-                    self.short_items.append(tuple(words))
+                # Only the brief's own words are secret: the scenario's names (options, offers, issues, seats)
+                # split it into pieces, and a run also found in public text (arguments, talk lines, openings,
+                # public briefs) is something the seat may say aloud.
+                for piece in names.split(item):
+                    words = _words(piece)
+                    if len(words) >= LEAK_RUN:
+                        self.secret_runs.update(r for r in _runs(words, LEAK_RUN) if r not in public)
+                    elif len(words) >= SHORT_ITEM_MIN and not public_phrase(scenario, words):
+                        self.short_items.append(tuple(words))
 
     def leaks(self, text: str) -> bool:
         words = _words(text)
