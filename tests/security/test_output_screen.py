@@ -104,6 +104,25 @@ def test_another_seats_brief_is_not_this_seats_leak_and_positions_pass(scenario:
         assert output_guard.clean(scenario, "USA", text) == text
 
 
+@pytest.mark.parametrize("role", ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"])
+def test_what_a_seat_may_say_aloud_is_not_a_leak(scenario: Scenario, role: str) -> None:
+    """Its scenario lines (arguments, talk lines) and its conditions stated as the negotiators state them share
+    words with its brief (option and offer names, its own arguments) without quoting it: none is screened."""
+    screen, seat = output_guard.SeatScreen(scenario, role), scenario.role(role)
+    said = [line for args in seat.arguments.values() for lines in (*args.support.values(), *args.oppose.values())
+            for line in lines]  # fmt: skip
+    said += [line for lines in seat.talk.model_dump().values() for line in lines]
+    for issue in scenario.issues:
+        for cond in seat.stances[issue.id].conditions:
+            option = issue.option(cond.accept)
+            needs = " and ".join(scenario.offer(o).label for o in cond.if_offered)
+            said.append(f"{seat.name} supports {option.label.lower()} ({option.id}).")
+            if needs:
+                said.append(f"{seat.name} would be able to accept {option.label.lower()} ({option.id}) if {needs} "
+                            "were offered.")  # fmt: skip
+    assert said and [line for line in said if screen.leaks(line)] == []
+
+
 # --- streamed frames -----------------------------------------------------------------------------------------
 
 
