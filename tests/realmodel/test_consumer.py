@@ -44,15 +44,16 @@ async def test_a_retried_stream_drops_the_words_of_the_attempt_that_stalled(
     fake: FakeOpenAI, settings: Any
 ) -> None:
     owner, game = await database_sync_to_async(_setup_game)("owner")
-    stalled = "Words that will never be finished because the server goes silent here"
-    fake.inject(Fault("stall", after_words=6, body=stalled))
+    # A whole first sentence, so the output screen (which relays sentence by sentence) shows it before the stall.
+    stalled = "Words that will be dropped. Never finished because the server goes silent here"
+    fake.inject(Fault("stall", after_words=8, body=stalled))
     comm = await _connect(game, owner)
     assert (await comm.connect())[0]
     frames = await _collect(comm, COMMITTED)
     last = await database_sync_to_async(
         lambda: TranscriptEntry.objects.filter(game=game, kind="message").order_by("-seq").first()
     )()
-    assert last is not None and "never be finished" not in last.text
+    assert last is not None and "Never finished" not in last.text and "be dropped" not in last.text
     shown = [html.unescape(m) for f in frames if "is speaking" in f for m in _TEXT.findall(f)]
     assert any(s.startswith("Words that will") for s in shown), "the stalled attempt's words were streamed"
     assert all(stalled.startswith(s) or last.text.startswith(s) for s in shown), shown  # never both mixed
