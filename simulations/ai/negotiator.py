@@ -577,7 +577,7 @@ def _goal_offers(facts: dict[str, Any], position: Ref) -> tuple[list[dict[str, s
             continue
         give = [mine[o] for o in request["missing"] if o in mine]
         # A firm seat is slower to pay, and a bigger package is dearer: each offer halves the chance. An offer
-        # this seat said in a private talk it was ready to make, it makes when the need is stated.
+        # this seat said yes to in a private talk when asked for it (`promised`), it makes when the need is stated.
         readiness = max(0.05, 0.6 - 0.6 * float(facts["firmness"][issue])) / len(give) if give else 0.0
         if give and set(facts.get("promised", [])) & {o["id"] for o in give}:
             readiness = 1.0
