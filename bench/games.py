@@ -46,10 +46,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
-    from simulations.bots import Decision, Policy
-    from simulations.engine.mercury import Step
-    from simulations.engine.scenario import Scenario
-    from simulations.engine.state import GameState
+    from simulations.kinds.negotiation.bots import Decision, Policy
+    from simulations.kinds.negotiation.machine import Step
+    from simulations.kinds.negotiation.scenario import Scenario
+    from simulations.kinds.negotiation.state import GameState
     from simulations.models import ScenarioVersion
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +66,7 @@ COMMIT, CREATE, MODEL, CONTEXT, POLICY = "commit", "create", "model", "context",
 # Parts of a committed turn (inside COMMIT and CREATE): the engine's transitions, and writing their rows.
 ENGINE, WRITE = "engine", "write"
 PARTS_LABELS = {
-    ENGINE: "of which engine (turns._run)",
+    ENGINE: "of which engine (the negotiation's platform.run)",
     WRITE: "of which row writes (turns._write)",
 }
 BUCKET_LABELS = {
@@ -145,10 +145,10 @@ REQUIRED_HOOKS = [
     ("simulations.ai.gateway", "complete", MODEL),
 ]
 OPTIONAL_HOOKS = [
-    ("simulations.services.turns", "_run", ENGINE),
+    ("simulations.kinds.negotiation.platform", "run", ENGINE),
     ("simulations.services.turns", "_write", WRITE),
-    ("simulations.ai.prompts", "build_prompt", CONTEXT),
-    ("simulations.ai.prompts", "build_summary_prompt", CONTEXT),
+    ("simulations.kinds.negotiation.prompts", "build_prompt", CONTEXT),
+    ("simulations.kinds.negotiation.prompts", "build_summary_prompt", CONTEXT),
     ("simulations.services.ai_turns", "seen_entries", CONTEXT),
     ("simulations.services.ai_turns", "_entries", CONTEXT),
     ("simulations.services.ai_turns", "_recent_changes", CONTEXT),
@@ -301,7 +301,7 @@ def prepare() -> ScenarioVersion:
 
 
 def play_one(version: ScenarioVersion, *, seed: int, role: str, human: str, clock: Clock) -> GameRun:
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
     from simulations.services import turns
     from simulations.services.play import play_game
 

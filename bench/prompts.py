@@ -17,7 +17,7 @@ talk_open, talk, talk_final and speech) is measured twice, from the same inputs:
   in is every entry stored before the call (the call's own entry is written after it); visibility is
   `engine.visibility.visible_to`, inside `build_prompt`, as for the real prompt.
 
-The capture swaps a wrapper into `simulations.ai.prompts.build_prompt` (ai_turns calls it through the module), and
+The capture swaps a wrapper into `simulations.kinds.negotiation.prompts.build_prompt` (ai_turns calls it through the module), and
 the naive rebuild swaps `prompts.build_memory` for the duration of that one call only.
 
 Game progress of a call is its `ModelCall.event_seq` (the event it produced) over the game's last event seq. The
@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from simulations.ai.memory import Memory, Seen
-    from simulations.ai.prompts import Prompt, SeenEntry
-    from simulations.engine.mercury import Step
-    from simulations.engine.scenario import Scenario
-    from simulations.engine.state import GameState
+    from simulations.kinds.negotiation.machine import Step
+    from simulations.kinds.negotiation.memory import Memory, Seen
+    from simulations.kinds.negotiation.prompts import Prompt, SeenEntry
+    from simulations.kinds.negotiation.scenario import Scenario
+    from simulations.kinds.negotiation.state import GameState
     from simulations.models import ScenarioVersion
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,7 +171,7 @@ def prompt_tokens(prompt: Prompt) -> int:
 
 
 def facts_block(prompt: Prompt) -> str:
-    from simulations.ai.prompts import FACTS_CLOSE, FACTS_OPEN
+    from simulations.kinds.negotiation.prompts import FACTS_CLOSE, FACTS_OPEN
 
     system = prompt.messages[0]["content"]
     start, end = system.find(FACTS_OPEN), system.find(FACTS_CLOSE)
@@ -181,10 +181,10 @@ def facts_block(prompt: Prompt) -> str:
 @contextmanager
 def capturing(out: list[Captured]) -> Iterator[None]:
     """Wrap `prompts.build_prompt`: record each real prompt and, from the same inputs, the naive one."""
-    from simulations.ai import prompts
-    from simulations.ai.memory import Memory
     from simulations.ai.tokens import estimate_tokens
     from simulations.engine.visibility import visible_to
+    from simulations.kinds.negotiation import prompts
+    from simulations.kinds.negotiation.memory import Memory
 
     original_build = prompts.build_prompt
     original_memory = prompts.build_memory
@@ -250,7 +250,7 @@ def spread(values: Sequence[int]) -> Spread | None:
 
 
 def play(version: ScenarioVersion, *, seed: int, role: str, human: str) -> GameReport:
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
     from simulations.models import Event, ModelCall, TranscriptEntry
     from simulations.services import turns
     from simulations.services.play import play_game

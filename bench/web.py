@@ -68,8 +68,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from simulations.engine.mercury import Step
-    from simulations.engine.state import GameState
+    from simulations.kinds.negotiation.machine import Step
+    from simulations.kinds.negotiation.state import GameState
     from simulations.models import Game, ScenarioVersion
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,9 +166,10 @@ def next_is_ai_talk(state: GameState, step: Step) -> bool:
 
 def new_game(version: ScenarioVersion, owner: User, where: Where | None) -> Game:
     """A new game of the owner, played headless until `where` holds (to the end when None)."""
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.games import state_of, step_of
     from simulations.services.play import play_game
-    from simulations.services.turns import create_game, state_of, step_of
+    from simulations.services.turns import create_game
 
     game = create_game(scenario_version=version, seed=SEED, owner=owner)
     if where is not None and where(state_of(game), step_of(game)):
@@ -304,8 +305,8 @@ def run_pages(
 ) -> list[PageRun]:
     from django.test import Client
 
+    from simulations.kinds.negotiation.games import step_of
     from simulations.models import TranscriptEntry
-    from simulations.services.turns import step_of
 
     phases: list[tuple[str, str, Where | None]] = [
         ("setup", "", student_to_act("ROLE_SELECTION")),
@@ -440,7 +441,7 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
 
     from simulations import consumers
     from simulations.ai import gateway
-    from simulations.services import drive
+    from simulations.services import ai_turns as drive  # the negotiation kind plays each AI step through it
 
     original_complete = gateway.complete
     original_play = drive.play_ai_step
@@ -497,10 +498,11 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
 def student_moves(game_id: int, stop: bool) -> str:
     """Off the consumers' database thread: if the game waits for the student, play the passive move (unless
     `stop`). Returns the kind of the step the game waited for."""
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.games import state_of, step_of
     from simulations.services.human_turns import submit_human_event
     from simulations.services.scenarios import scenario_of
-    from simulations.services.turns import games_with_scenario, state_of, step_of
+    from simulations.services.turns import games_with_scenario
 
     game: Game = games_with_scenario().get(pk=game_id)
     step = step_of(game)

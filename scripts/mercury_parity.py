@@ -19,6 +19,7 @@ Not part of the test suite: 324 games take about half an hour a side on a 2-core
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -64,7 +65,11 @@ def dump(args: argparse.Namespace) -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from simulations.bots import make_policy
+    try:
+        bots = importlib.import_module("simulations.kinds.negotiation.bots")
+    except ModuleNotFoundError:  # a tree from before the negotiation moved under simulations/kinds/ (#10)
+        bots = importlib.import_module("simulations.bots")
+    make_policy = bots.make_policy
     from simulations.services.export import export_game
     from simulations.services.play import play_game
     from simulations.services.scenarios import load_scenario

@@ -15,11 +15,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name
 from simulations.services.lease import lease_expires_in
-from simulations.services.turns import games_with_scenario, step_of
+from simulations.services.turns import games_with_scenario
 from simulations.tasks import enqueue_drive
 from simulations.views.presenters import game_context, transcript
 
@@ -74,7 +75,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         """Queue "drive game N" when an AI seat acts next. After a turn the driver committed, its lease is live
         and it carries on by itself: only a move made while nobody drives needs a new task."""
         game = self._load()
-        if game is None or step_of(game).kind != "ai":
+        if game is None or kind_of(game).next_step(game).actor is not Actor.AI:
             return
         if even_if_driven or lease_expires_in(game_id=self.game_id) == 0:
             enqueue_drive(game_id=self.game_id)

@@ -31,6 +31,11 @@ class ScenarioVersion(models.Model):
     """One immutable version of a scenario's content; games pin the version they started with."""
 
     slug = models.SlugField(max_length=64)
+    kind = models.CharField(
+        max_length=32,
+        default="negotiation",
+        help_text="The simulation kind that plays it (simulations/kinds/).",
+    )
     version = models.PositiveIntegerField()
     title = models.CharField(max_length=200)
     content_hash = models.CharField(max_length=64)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from simulations.engine.scenario import Scenario, load_scenario_dir
+from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "mercury"
 

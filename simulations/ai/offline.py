@@ -15,8 +15,9 @@ import litellm
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
-from . import offline_writer, tokens
-from .prompts import read_facts
+from simulations.kinds import all_kinds
+
+from . import tokens
 
 PROVIDER = "mercury-offline"
 _CHUNK = re.compile(r"\S+\s*")
@@ -34,8 +35,17 @@ def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+def write(messages: list[dict[str, Any]]) -> str:
+    """The answer of the kind whose prompt this is (each kind writes its own offline replies)."""
+    for kind in all_kinds():
+        text = kind.offline_reply(messages)
+        if text is not None:
+            return text
+    raise ValueError("the offline model received a prompt no simulation kind wrote")
+
+
 def _chunks(messages: list[dict[str, Any]]) -> Iterator[GenericStreamingChunk]:
-    text = offline_writer.write(read_facts(messages))
+    text = write(messages)
     words = _CHUNK.findall(text)
     for n, word in enumerate(words):
         last = n == len(words) - 1
@@ -52,7 +62,7 @@ def _chunks(messages: list[dict[str, Any]]) -> Iterator[GenericStreamingChunk]:
 class OfflineLLM(CustomLLM):
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         messages = kwargs["messages"]
-        text = offline_writer.write(read_facts(messages))
+        text = write(messages)
         response: ModelResponse = kwargs["model_response"]
         response.choices[0].message.content = text  # type: ignore[union-attr]
         response.model = f"{PROVIDER}/default"

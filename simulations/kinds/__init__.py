@@ -1,1 +1,167 @@
-"""Simulation kinds: each kind's machine, scenario schema, prompts, bots and report live in its own folder."""
+"""Simulation kinds and the contract the platform plays them by.
+
+A kind is a folder, `simulations/kinds/<name>/`: its machine table, scenario schema, prompts, bots, offline writer
+and page partials. Its `platform` module exposes `KIND`, an object that satisfies `Kind` below. The platform (the
+driver, the consumer, the offline model, the views) never imports a kind by name: it asks this registry, which
+imports `simulations.kinds.<name>.platform` for each name in `settings.MERCURY_KINDS`. A test
+(`tests/test_kind_boundary.py`) keeps it so.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from simulations.models import Game
+
+DEFAULT_KIND = "negotiation"
+
+
+class Actor(StrEnum):
+    """Who the simulation waits for."""
+
+    AI = "ai"  # an AI seat or persona: the driver plays it
+    HUMAN = "human"  # the user (or a bot in the user's seat)
+    SYSTEM = "system"  # a step the user's page confirms (e.g. "start the round"), played by the page or bot
+    DONE = "done"  # nothing more: the simulation is over
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What a simulation waits for, in the platform's terms (derived from the kind's table by the kind)."""
+
+    actor: Actor
+    speaker: str = ""  # the display name of who acts next, for "… has the floor"; empty when nobody does
+    detail: Any = None  # the kind's own step object, handed back to it (bots, progress callbacks)
+
+
+ChunkSink = Callable[[str], None]
+
+
+# --- what a kind hands the ledger -------------------------------------------------------------------------------
+# The shared writer (`services.turns`) stores these rows as they are; it knows nothing of the kind's table.
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One transcript line."""
+
+    seq: int
+    round: int
+    phase: str
+    speaker: str
+    kind: str
+    text: str
+    issue: str = ""
+    visibility: str = "public"  # public | private (then only `audience` may read it)
+    audience: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LedgerEvent:
+    """One transition of the kind's machine, with what it wrote."""
+
+    seq: int
+    name: str
+    source: str
+    target: str
+    actor: str
+    payload: dict[str, Any]
+    entries: tuple[LedgerEntry, ...] = ()
+    changes: tuple[dict[str, Any], ...] = ()  # e.g. the negotiation's stance changes (Event.stance_changes)
+    vote: dict[str, Any] | None = None  # a completed vote: issue, proposal, ballots, adopted
+
+
+@dataclass(frozen=True)
+class Advance:
+    """The events one committed step took (the move and whatever the machine did on its own after it) and the
+    state they leave, as stored in the checkpoint."""
+
+    events: tuple[LedgerEvent, ...]
+    state: dict[str, Any]
+    phase: str  # the machine state the simulation rests in
+    human_role: str  # the seat the user plays, "" if none (yet)
+    finished: bool
+    schema_version: int
+    transcript_seq: int  # the last transcript seq written so far
+
+
+class Kind(Protocol):
+    """What the platform needs of a simulation kind."""
+
+    name: str
+    title: str
+    after_finish_events: frozenset[str]  # events still accepted once finished (e.g. the debrief's summary)
+
+    def parse_scenario(self, document: dict[str, Any]) -> Any:
+        """A stored scenario document back as the kind's scenario model."""
+        ...
+
+    def start(self, scenario: Any, *, seed: int, options: dict[str, Any]) -> Advance:
+        """A new simulation's first committed step (raises a `MachineError` or `ValueError` on bad options)."""
+        ...
+
+    def advance(self, scenario: Any, state: dict[str, Any], event: str, payload: dict[str, Any]) -> Advance:
+        """Apply `event` and every step the machine takes on its own after it, on a copy of `state`.
+        Raises a `MachineError` and changes nothing if the table refuses it."""
+        ...
+
+    def next_step(self, game: Game) -> NextStep:
+        """Who acts next in this game, from its stored state and the kind's table."""
+        ...
+
+    def play_ai_step(
+        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
+    ) -> Game:
+        """Play `step` (the game's next step, an AI one) and commit it in one transaction; return the game as committed.
+        Raises `StaleTurn` if another driver committed first and `ModelFailure` if the model failed."""
+        ...
+
+    def is_silent(self, text: str) -> bool:
+        """Streamed text that is (so far) a decision rather than words to show, e.g. a seat's PASS."""
+        ...
+
+    def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        """The built-in offline model's answer to one of this kind's prompts; None if the prompt is not one."""
+        ...
+
+
+class UnknownKind(LookupError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"no simulation kind named {name!r} is installed (settings.MERCURY_KINDS)")
+
+
+def kind_names() -> tuple[str, ...]:
+    from django.conf import settings
+
+    if not settings.configured:  # e.g. the offline model used from a plain script
+        return (DEFAULT_KIND,)
+    return tuple(getattr(settings, "MERCURY_KINDS", (DEFAULT_KIND,)))
+
+
+@cache
+def _load(name: str) -> Kind:
+    module = importlib.import_module(f"simulations.kinds.{name}.platform")
+    kind: Kind = module.KIND
+    return kind
+
+
+def get_kind(name: str) -> Kind:
+    if name not in kind_names():
+        raise UnknownKind(name)
+    return _load(name)
+
+
+def all_kinds() -> list[Kind]:
+    return [_load(name) for name in kind_names()]
+
+
+def kind_of(game: Game) -> Kind:
+    """The kind that plays this game (its scenario's kind)."""
+    return get_kind(game.scenario.kind)

@@ -15,10 +15,11 @@ from django.conf import settings
 from django.db.models import Sum
 
 from simulations import faults
-from simulations.ai import costs, gateway, llm_judge, output_guard, prompts, tokens
-from simulations.engine import mercury
-from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
+from simulations.ai import costs, gateway, tokens
+from simulations.kinds.negotiation import llm_judge, machine, output_guard, prompts
+from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game, ModelCall, TranscriptEntry
 
 from .debrief import debrief_facts
@@ -31,7 +32,6 @@ from .turns import (
     commit_event,
     record_failed_call,
     record_uncommitted_calls,
-    state_of,
 )
 
 
@@ -77,7 +77,7 @@ def play_ai_step(
         result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk, on_restart=on_restart)
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=playing.model, error=exc.record, context=prompt.context,
+            game=game, role=step.role, purpose=step.purpose, model=playing.model, error=exc.record, context=prompt.context,
             prompt_tokens=costs.estimated_prompt_tokens(prompt.messages), token_count_method=tokens.METHOD,
         )  # fmt: skip
         raise
@@ -85,11 +85,11 @@ def play_ai_step(
     try:
         text = trim(
             result.text if step.role is None else output_guard.clean(scenario, step.role, result.text),
-            limit=mercury.MAX_SUMMARY_CHARS if step.purpose == "summary" else mercury.MAX_MESSAGE_CHARS,
+            limit=machine.MAX_SUMMARY_CHARS if step.purpose == "summary" else machine.MAX_MESSAGE_CHARS,
         )
     except gateway.ModelFailure as exc:
         record_failed_call(
-            game=game, step=step, model=result.model, error=exc.record, context=prompt.context,
+            game=game, role=step.role, purpose=step.purpose, model=result.model, error=exc.record, context=prompt.context,
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
             token_count_method=result.token_count_method, cost_usd=calls[0].cost_usd,
         )  # fmt: skip
@@ -99,7 +99,7 @@ def play_ai_step(
         event, payload = "AI_TURN_SKIPPED", {}
     elif step.purpose != "summary" and not judging.offline:
         payload["signals"], judge_call = judge_text(
-            game, step.role or "", text, mercury.text_seq(state, event)
+            game, step.role or "", text, machine.text_seq(state, event)
         )
         calls += judge_call
     try:
@@ -178,7 +178,7 @@ def check_budget(game: Game) -> None:
         raise BudgetExhausted(limit)
 
 
-def trim(text: str, limit: int = mercury.MAX_MESSAGE_CHARS) -> str:
+def trim(text: str, limit: int = machine.MAX_MESSAGE_CHARS) -> str:
     """Keep model text within the message limit, cutting at a sentence end where possible."""
     if len(text) <= limit:
         return text

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from simulations.ai.debrief_facts import (
+from simulations.kinds.negotiation import judge, rules
+from simulations.kinds.negotiation.debrief_facts import (
     Aim,
     Change,
     DebriefFacts,
@@ -22,9 +23,8 @@ from simulations.ai.debrief_facts import (
     Unlock,
     UnusedOffer,
 )
-from simulations.engine import judge, rules
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState, IssueState
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState, IssueState
 from simulations.models import Event, Game, TranscriptEntry
 
 QUOTE_CHARS = 140

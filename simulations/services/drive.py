@@ -2,7 +2,7 @@
 
 Everyone who moves a game forward calls `drive_game`: the background task (`simulations.tasks`, run by a worker
 inside the server or in worker processes), and the CLI (`play`), whose bot plays the student's seat between calls.
-Each step is one `play_ai_step`, which commits in one transaction; the lease only keeps two drivers from calling
+It is kind-blind: the game's kind (`simulations.kinds`) says who acts next and plays each AI step, which commits in one transaction; the lease only keeps two drivers from calling
 the same model at once, and a driver that lost its lease cannot commit a stale turn (`StaleTurn`).
 """
 
@@ -14,16 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from simulations.ai import prompts
 from simulations.ai.gateway import ModelFailure
-from simulations.engine.mercury import Step
+from simulations.kinds import Actor, Kind, NextStep, kind_of
 from simulations.models import Game
 
-from .ai_turns import play_ai_step
 from .broadcast import notify_error, notify_stream
 from .lease import acquire_lease, lease_expires_in, new_holder, release_lease
-from .scenarios import scenario_of
-from .turns import StaleTurn, games_with_scenario, step_of
+from .turns import StaleTurn, games_with_scenario
 
 FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
 
@@ -49,8 +46,8 @@ class StreamRelay:
     words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
     stalling model still shows what it said so far)."""
 
-    def __init__(self, *, game_id: int, speaker: str) -> None:
-        self.game_id, self.speaker = game_id, speaker
+    def __init__(self, *, game_id: int, speaker: str, kind: Kind) -> None:
+        self.game_id, self.speaker, self.kind = game_id, speaker, kind
         self.text, self.sent_at = "", 0.0
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
@@ -91,13 +88,13 @@ class StreamRelay:
             self._timer = None
 
     def _send(self) -> None:
-        if prompts.PASS.startswith(self.text.strip().upper()):
-            return  # nothing yet, or a seat that passes: PASS is a decision, not words to show
+        if self.kind.is_silent(self.text):
+            return  # nothing yet, or a decision (a seat's PASS) rather than words to show
         self.sent_at = time.monotonic()
         notify_stream(self.game_id, speaker=self.speaker, text=self.text)
 
 
-StepCallback = Callable[[Game, Step], None]
+StepCallback = Callable[[Game, NextStep], None]
 
 
 def drive_game(
@@ -127,7 +124,8 @@ def drive_game(
             return drive
         # A move committed while we held the lease may have left the game to us (its sender saw us driving):
         # now that the lease is free, look once more before stopping.
-        if step_of(_load(game_id)).kind != "ai":
+        game = _load(game_id)
+        if kind_of(game).next_step(game).actor is not Actor.AI:
             return drive
         steps = drive.steps
 
@@ -145,21 +143,24 @@ def _play_ai_steps(
     """Under the lease: play AI steps while the game has them."""
     while True:
         game = _load(game_id)
-        step = step_of(game)
-        if step.kind == "done":
+        kind = kind_of(game)
+        step = kind.next_step(game)
+        if step.actor is Actor.DONE:
             return Drive(Outcome.DONE, steps)
-        if step.kind != "ai":
+        if step.actor is not Actor.AI:
             return Drive(Outcome.HUMAN, steps)
         if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
             return Drive(Outcome.PAUSED, steps)
         if not acquire_lease(game_id=game_id, holder=holder):  # renewed each step; lost if we were too slow
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
-        relay = StreamRelay(game_id=game_id, speaker=_speaker(game, step)) if stream else None
+        relay = StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind) if stream else None
         try:
-            game = play_ai_step(
-                game=game, step=step, on_chunk=relay.chunk if relay else None,
+            game = kind.play_ai_step(
+                game,
+                step,
+                on_chunk=relay.chunk if relay else None,
                 on_restart=relay.restart if relay else None,
-            )  # fmt: skip
+            )
         except StaleTurn:
             continue  # someone else committed this turn: look again
         except ModelFailure as exc:
@@ -177,7 +178,3 @@ def _play_ai_steps(
 
 def _load(game_id: int) -> Game:
     return games_with_scenario().get(pk=game_id)
-
-
-def _speaker(game: Game, step: Step) -> str:
-    return scenario_of(game.scenario).display_name(step.role) if step.role else "The debrief"

@@ -6,9 +6,9 @@ import html
 import re
 from typing import Any
 
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario
 from simulations.engine.visibility import visible_to
+from simulations.kinds.negotiation import judge
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Game
 
 from . import export_schema as schema

@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from simulations.engine.state import Commitment
+from simulations.kinds.negotiation.state import Commitment
 
 FORMAT = "simulation-export/3"
 OLD_FORMATS = ("mercury-game/1", "mercury-game/2")

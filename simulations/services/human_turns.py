@@ -7,14 +7,15 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
-from simulations.engine import mercury
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
+from simulations.kinds.negotiation import machine
+from simulations.kinds.negotiation.games import state_of
 from simulations.models import Game, Submission
 
 from .ai_turns import check_budget, judge_text
 from .message_text import UnreadableText, normalise_message
 from .model_choice import game_specs
-from .turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls, state_of
+from .turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls
 
 
 class TurnInProgress(StaleTurn):
@@ -53,7 +54,7 @@ def submit_human_event(
     the judge's model call; that call counts against the game's token budget and is recorded whether or not the
     move then commits."""
     state = state_of(game)
-    allowed = mercury.allowed_events(state)
+    allowed = machine.allowed_events(state)
     if event not in PAYLOAD_FIELDS or event not in allowed:
         raise IllegalEvent(state.status, event, [e for e in allowed if e in PAYLOAD_FIELDS])
     clean = {key: payload[key] for key in PAYLOAD_FIELDS[event] if key in payload}
@@ -79,7 +80,7 @@ def submit_human_event(
     )  # one judge call per turn at a time, across processes sharing the cache
     try:
         clean["signals"], judged = judge_text(
-            game, state.human_role or "", clean["text"], mercury.text_seq(state, event)
+            game, state.human_role or "", clean["text"], machine.text_seq(state, event)
         )
         calls = tuple(judged)
         try:
@@ -108,7 +109,7 @@ def _check_text(status: str, event: str, text: object) -> None:
     """The engine's own text rules, applied before anything is spent on the text (the engine checks again)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidMove(status, event, InvalidMove.EMPTY_TEXT)
-    if len(text) > mercury.MAX_MESSAGE_CHARS:
+    if len(text) > machine.MAX_MESSAGE_CHARS:
         raise InvalidMove(status, event, InvalidMove.TEXT_TOO_LONG)
 
 

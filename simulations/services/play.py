@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from simulations.bots import Policy, policy_record
-from simulations.engine.mercury import Step
+from simulations.kinds import NextStep
+from simulations.kinds.negotiation.bots import Policy, policy_record
+from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.machine import Step
 from simulations.models import Game
 
 from .drive import Outcome, drive_game
@@ -14,7 +16,7 @@ from .human_turns import submit_human_event
 from .lease import new_holder
 from .resume import resume_game
 from .scenarios import scenario_of
-from .turns import games_with_scenario, state_of, step_of
+from .turns import games_with_scenario
 
 Progress = Callable[[Game, str], None]
 HELD_POLL_SECONDS = 5.0  # another driver holds the game: look again at most this late (its lease may lapse)
@@ -40,11 +42,12 @@ def play_game(
     holder = new_holder()
     turns = 0
 
-    def counted(g: Game, done: Step) -> None:
+    def counted(g: Game, done: NextStep) -> None:
         nonlocal turns
         turns += 1
         if on_progress:
-            on_progress(g, done.purpose or done.kind)
+            step: Step = done.detail
+            on_progress(g, step.purpose or step.kind)
 
     while turns < max_turns:
         drive = drive_game(

@@ -6,9 +6,9 @@ from typing import TypeVar
 
 from django.db import models, transaction
 
-from simulations.engine import mercury
 from simulations.engine.errors import ResumeError
-from simulations.engine.state import GameState
+from simulations.kinds.negotiation import machine
+from simulations.kinds.negotiation.state import GameState
 from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
 
 from .scenarios import scenario_of
@@ -23,7 +23,7 @@ def resume_game(*, game_id: int) -> tuple[Game, GameState]:
     checkpoint = Checkpoint.objects.filter(game=game).order_by("-seq").first()
     if checkpoint is None:
         raise ResumeError("The game has no checkpoint to resume from.")
-    state = mercury.resume(scenario_of(game.scenario), checkpoint.state)
+    state = machine.resume(scenario_of(game.scenario), checkpoint.state)
     last_entry = (
         TranscriptEntry.objects.filter(game=game).order_by("-seq").values_list("seq", flat=True).first()
     )

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, cast
 
 from django.db import transaction
 
-from simulations.engine.scenario import Scenario, load_scenario_dir
+from simulations.kinds import get_kind
+from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from simulations.models import ScenarioIssue, ScenarioRole, ScenarioVersion
 
 
@@ -46,14 +48,19 @@ def load_scenario(*, folder: str | Path) -> tuple[ScenarioVersion, bool]:
 
 
 @lru_cache(maxsize=32)
-def _parse(version_id: int, content_hash: str) -> Scenario:
+def _parse(version_id: int, content_hash: str, kind: str) -> Any:
     document = ScenarioVersion.objects.values_list("document", flat=True).get(pk=version_id)
-    return Scenario.model_validate(document)
+    return get_kind(kind).parse_scenario(document)
+
+
+def parsed_scenario(version: ScenarioVersion) -> Any:
+    """A stored version as its kind's scenario model (versions are immutable, so parsing is cached)."""
+    return _parse(version.pk, version.content_hash, version.kind)
 
 
 def scenario_of(version: ScenarioVersion) -> Scenario:
-    """The engine's view of a stored version (versions are immutable, so parsing is cached)."""
-    return _parse(version.pk, version.content_hash)
+    """A negotiation's stored version as the negotiation engine's Scenario."""
+    return cast(Scenario, parsed_scenario(version))
 
 
 def latest_version(*, slug: str) -> ScenarioVersion | None:

@@ -1,5 +1,6 @@
-"""Committing turns. One committed turn = one transaction: the event, the automatic system events that follow it
-up to the next human or AI decision, their transcript entries, stance changes, vote record and one checkpoint.
+"""Committing turns, for every kind. One committed turn = one transaction: the event, the automatic events the
+kind's machine takes after it up to the next human or AI decision, their transcript entries, changes, vote record
+and one checkpoint. The kind (`simulations.kinds`) runs its table; this module only writes what it returns.
 """
 
 from __future__ import annotations
@@ -16,10 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from simulations import faults
-from simulations.engine import mercury
-from simulations.engine.mercury import Outcome, Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.kinds import Advance, get_kind, kind_of
 from simulations.models import (
     Checkpoint,
     Event,
@@ -33,7 +31,7 @@ from simulations.models import (
 
 from .broadcast import notify_game_advanced
 from .model_choice import pinned_fields
-from .scenarios import scenario_of
+from .scenarios import parsed_scenario
 
 log = logging.getLogger(__name__)
 
@@ -77,27 +75,25 @@ def games_with_scenario() -> QuerySet[Game]:
     return Game.objects.select_related("scenario").defer("scenario__document")
 
 
-def state_of(game: Game) -> GameState:
-    return GameState.model_validate(game.state)
-
-
-def step_of(game: Game) -> Step:
-    return mercury.next_step(scenario_of(game.scenario), state_of(game))
-
-
 def create_game(
-    *, scenario_version: ScenarioVersion, seed: int, owner: User | None = None, model: str | None = None
+    *,
+    scenario_version: ScenarioVersion,
+    seed: int,
+    owner: User | None = None,
+    model: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Game:
-    """Create a game in ROLE_SELECTION (BOOT -> NEW_GAME_CREATED), with its first checkpoint, pinned to the model
-    option `model` (see services.model_choice; None: the settings' model). Raises UnknownModelChoice."""
-    scenario = scenario_of(scenario_version)
-    outcomes = _run(scenario, mercury.new_game(seed), "NEW_GAME_CREATED", {})
+    """Create a game of the scenario's kind with its first committed step and checkpoint (a negotiation rests in
+    ROLE_SELECTION), pinned to the model option `model` (see services.model_choice; None: the settings' model).
+    `options` are the kind's start options (e.g. a deliberation's submitted code). Raises UnknownModelChoice."""
+    kind = get_kind(scenario_version.kind)
+    advance = kind.start(parsed_scenario(scenario_version), seed=seed, options=options or {})
     pinned = pinned_fields(model)
     with transaction.atomic():
         game = Game.objects.create(
             owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0, **pinned
         )
-        _write(game, outcomes, ())
+        _write(game, advance, ())
     return game
 
 
@@ -136,77 +132,61 @@ def _commit(
             raise StaleTurn()
         if idempotency_key and Submission.objects.filter(game=game, key=idempotency_key).exists():
             raise StaleTurn()
-        if game.status == Game.Status.FINISHED and event != "AI_SUMMARY_READY":
+        kind = kind_of(game)
+        if game.status == Game.Status.FINISHED and event not in kind.after_finish_events:
             raise GameFinished()
-        scenario = scenario_of(game.scenario)
-        outcomes = _run(scenario, state_of(game), event, payload or {})
-        _write(game, outcomes, model_calls)
+        advance = kind.advance(parsed_scenario(game.scenario), game.state, event, payload or {})
+        _write(game, advance, model_calls)
         if idempotency_key:
-            Submission.objects.create(game=game, key=idempotency_key[:64], event_seq=outcomes[0].seq)
+            Submission.objects.create(game=game, key=idempotency_key[:64], event_seq=advance.events[0].seq)
         faults.point("inside_commit")
         if settings.MERCURY_BROADCAST:
             transaction.on_commit(partial(notify_game_advanced, game.pk))
     return game
 
 
-def _run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> list[Outcome]:
-    """The event, then every system event the machine takes on its own until someone must decide."""
-    outcomes = [mercury.apply(scenario, state, event, payload)]
-    while True:
-        step = mercury.next_step(scenario, outcomes[-1].state)
-        if step.kind != "system":
-            return outcomes
-        outcomes.append(mercury.apply(scenario, outcomes[-1].state, step.events[0]))
-
-
-def write_ledger(game: Game, outcomes: list[Outcome]) -> None:
-    """The append-only rows a run of outcomes produced: transcript entries, events, votes."""
+def write_ledger(game: Game, advance: Advance) -> None:
+    """The append-only rows a committed step produced: transcript entries, events, votes."""
     TranscriptEntry.objects.bulk_create(
         TranscriptEntry(
-            game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker,
-            kind=e.kind, visibility=e.visibility, audience=e.audience, text=e.text,
+            game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue, speaker=e.speaker,
+            kind=e.kind, visibility=e.visibility, audience=list(e.audience), text=e.text,
         )
-        for o in outcomes
+        for o in advance.events
         for e in o.entries
     )  # fmt: skip
     Event.objects.bulk_create(
         Event(
-            game=game, seq=o.seq, name=o.event, from_state=o.source, to_state=o.target, actor=o.actor,
-            payload=o.payload, stance_changes=[c.as_dict() for c in o.stance_changes],
+            game=game, seq=o.seq, name=o.name, from_state=o.source, to_state=o.target, actor=o.actor,
+            payload=o.payload, stance_changes=list(o.changes),
         )
-        for o in outcomes
+        for o in advance.events
     )  # fmt: skip
-    Vote.objects.bulk_create(Vote(game=game, **o.vote) for o in outcomes if o.vote)
+    Vote.objects.bulk_create(Vote(game=game, **o.vote) for o in advance.events if o.vote)
 
 
-def _write(game: Game, outcomes: list[Outcome], model_calls: tuple[ModelCallRecord, ...]) -> None:
-    final = outcomes[-1].state
-    for outcome in outcomes:
-        for seq, judgement in outcome.judgements:
-            if judgement.source == "fallback":  # also in the export's judge_readings, with this note
-                log.warning("game %s entry %s: judged by the rules: %s", game.pk, seq, judgement.note)
-    write_ledger(game, outcomes)
+def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...]) -> None:
+    write_ledger(game, advance)
+    first = advance.events[0]
     if model_calls:
         first_seq = game.model_calls.count() + 1
         ModelCall.objects.bulk_create(
-            ModelCall(game=game, seq=first_seq + n, event_seq=outcomes[0].seq, phase=outcomes[0].source,
-                      **vars(call))
+            ModelCall(game=game, seq=first_seq + n, event_seq=first.seq, phase=first.source, **vars(call))
             for n, call in enumerate(model_calls)
         )  # fmt: skip
-    snapshot = final.model_dump(mode="json")
     Checkpoint.objects.create(
         game=game,
         seq=game.version + 1,
-        after_event=final.event_seq,
-        transcript_seq=final.transcript_seq,
-        schema_version=final.schema_version,
-        state=snapshot,
+        after_event=advance.events[-1].seq,
+        transcript_seq=advance.transcript_seq,
+        schema_version=advance.schema_version,
+        state=advance.state,
     )
-    game.state = snapshot
-    game.phase = final.status
-    game.human_role = final.human_role or ""
+    game.state = advance.state
+    game.phase = advance.phase
+    game.human_role = advance.human_role
     game.version += 1
-    if final.status == "REVIEW" and game.status != Game.Status.FINISHED:
+    if advance.finished and game.status != Game.Status.FINISHED:
         game.status = Game.Status.FINISHED
         game.finished_at = timezone.now()
     game.save(
@@ -233,7 +213,8 @@ def record_uncommitted_calls(*, game: Game, calls: tuple[ModelCallRecord, ...], 
 def record_failed_call(
     *,
     game: Game,
-    step: Step,
+    role: str | None,
+    purpose: str | None,
     model: str,
     error: str,
     context: list[int],
@@ -245,7 +226,7 @@ def record_failed_call(
     """Log a model call that produced no turn (the game itself is untouched). Its prompt was sent, so its tokens
     (estimated: the provider reported none) count against the budget."""
     ModelCall.objects.create(
-        game=game, seq=game.model_calls.count() + 1, role=step.role or "debrief", purpose=step.purpose or "",
+        game=game, seq=game.model_calls.count() + 1, role=role or "debrief", purpose=purpose or "",
         phase=game.phase, context=context, model=model, status="error", error=error[:300],
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, token_count_method=token_count_method,
         cost_usd=cost_usd,

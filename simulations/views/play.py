@@ -9,12 +9,13 @@ from django.views.decorators.http import require_POST
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
+from simulations.kinds.negotiation.games import state_of
 from simulations.models import Game
 from simulations.services.access import can_drive
 from simulations.services.human_turns import PAYLOAD_FIELDS, submit_human_event
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import StaleTurn, games_with_scenario, state_of
+from simulations.services.turns import StaleTurn, games_with_scenario
 
 from .presenters import brief_context, game_context, persona_context, roles_context, transcript
 

@@ -6,13 +6,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from simulations.engine import mercury, rules
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
 from simulations.engine.visibility import visible_to
+from simulations.kinds.negotiation import machine, rules
+from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game, TranscriptEntry
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import state_of
 
 PHASES = {
     "ROLE_SELECTION": "Choose your delegation",
@@ -114,7 +114,7 @@ def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
     }
 
 
-def _action(scenario: Scenario, state: GameState, step: mercury.Step) -> dict[str, Any]:
+def _action(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str, Any]:
     human = state.human_role
     if step.kind == "done" or state.status == "REVIEW":
         return {"kind": "review" if step.kind == "done" else "waiting", "who": "The debrief"}
@@ -137,11 +137,11 @@ def _action(scenario: Scenario, state: GameState, step: mercury.Step) -> dict[st
             "others": [{"id": r, "name": scenario.display_name(r)} for r in others],
         }
     if purpose in ("talk", "talk_final", "talk_open"):
-        return {"kind": "talk", "final": purpose == "talk_final", "limit": mercury.MAX_MESSAGE_CHARS}
+        return {"kind": "talk", "final": purpose == "talk_final", "limit": machine.MAX_MESSAGE_CHARS}
     if purpose == "placement":
         return {"kind": "placement"}
     if purpose == "speech":
-        return {"kind": "speech", "limit": mercury.MAX_MESSAGE_CHARS}
+        return {"kind": "speech", "limit": machine.MAX_MESSAGE_CHARS}
     if purpose == "vote":
         return {"kind": "vote"}
     return {"kind": "waiting", "who": "The chair"}
@@ -166,7 +166,7 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> list[dict
 
 def game_context(game: Game) -> dict[str, Any]:
     scenario, state = scenario_of(game.scenario), state_of(game)
-    step = mercury.next_step(scenario, state)
+    step = machine.next_step(scenario, state)
     human = state.human_role
     return {
         "game": game,

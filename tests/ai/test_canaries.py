@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from simulations.ai import gateway, prompts
-from simulations.bots import Decision, Policy, make_policy
-from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.ai import gateway
+from simulations.kinds.negotiation import prompts
+from simulations.kinds.negotiation.bots import Decision, Policy, make_policy
+from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 from simulations.models import ModelCall, TranscriptEntry
 from simulations.services.play import play_game
 from simulations.services.turns import create_game

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from simulations.ai import llm_judge
-from simulations.engine import mercury
 from simulations.engine.errors import InvalidMove
+from simulations.kinds.negotiation import llm_judge, machine
+from simulations.kinds.negotiation.games import step_of
 from simulations.models import Game, ModelCall, TranscriptEntry
 from simulations.services.ai_turns import BudgetExhausted, play_ai_step
 from simulations.services.human_turns import submit_human_event
-from simulations.services.turns import StaleTurn, step_of
+from simulations.services.turns import StaleTurn
 from tests.helpers import game_at_first_ai_turn
 
 pytestmark = pytest.mark.django_db
@@ -184,7 +184,7 @@ def _submit(game: Game, text: str, **kwargs: Any) -> Game:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("x" * (mercury.MAX_MESSAGE_CHARS + 1), InvalidMove.TEXT_TOO_LONG),
+        ("x" * (machine.MAX_MESSAGE_CHARS + 1), InvalidMove.TEXT_TOO_LONG),
         ("   ", InvalidMove.EMPTY_TEXT),
         ("", InvalidMove.EMPTY_TEXT),
     ],

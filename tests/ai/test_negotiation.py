@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from simulations.bots import Script, Scripted
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario
+from simulations.kinds.negotiation import judge
+from simulations.kinds.negotiation.bots import Script, Scripted
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Checkpoint, Game, TranscriptEntry, Vote
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of

@@ -7,15 +7,17 @@ from typing import Any
 
 import pytest
 
-from simulations.ai import gateway, prompts
+from simulations.ai import gateway
 from simulations.ai.offline import register
-from simulations.bots import make_policy
+from simulations.kinds.negotiation import prompts
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.games import state_of, step_of
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
 from simulations.services.ai_turns import _recent_changes, play_ai_step, seen_entries
 from simulations.services.human_turns import submit_human_event
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import create_game, state_of, step_of
+from simulations.services.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version, repin
 
 

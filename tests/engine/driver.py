@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simulations.ai import offline_writer, prompts
-from simulations.bots import Policy
-from simulations.engine import mercury
-from simulations.engine.mercury import Entry, Outcome
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.kinds.negotiation import machine, offline_writer, prompts
+from simulations.kinds.negotiation.bots import Policy
+from simulations.kinds.negotiation.machine import Entry, Outcome
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 
 
 @dataclass
@@ -21,14 +20,14 @@ class PureGame:
     states: list[GameState] = field(default_factory=list)  # the state after every outcome
 
     def apply(self, event: str, payload: dict[str, object] | None = None) -> Outcome:
-        outcome = mercury.apply(self.scenario, self.state, event, payload)
+        outcome = machine.apply(self.scenario, self.state, event, payload)
         self.state = outcome.state
         self.entries += outcome.entries
         self.outcomes.append(outcome)
         self.states.append(outcome.state)
         return outcome
 
-    def ai_text(self, step: mercury.Step) -> str:
+    def ai_text(self, step: machine.Step) -> str:
         seen = [
             prompts.SeenEntry(e.seq, e.speaker, e.kind, e.visibility, e.audience, e.text)
             for e in self.entries
@@ -37,7 +36,7 @@ class PureGame:
         return offline_writer.write(prompt.facts)
 
     def step(self, policy: Policy) -> Outcome:
-        step = mercury.next_step(self.scenario, self.state)
+        step = machine.next_step(self.scenario, self.state)
         if step.kind == "system":
             return self.apply(step.events[0])
         if step.kind == "ai":
@@ -54,14 +53,14 @@ class PureGame:
 
     def play(self, policy: Policy, until: str | None = None, max_steps: int = 5000) -> PureGame:
         for _ in range(max_steps):
-            if mercury.next_step(self.scenario, self.state).kind == "done" or self.state.status == until:
+            if machine.next_step(self.scenario, self.state).kind == "done" or self.state.status == until:
                 return self
             self.step(policy)
         raise AssertionError("game did not finish")
 
 
 def new_pure_game(scenario: Scenario, seed: int) -> PureGame:
-    game = PureGame(scenario, mercury.new_game(seed))
+    game = PureGame(scenario, machine.new_game(seed))
     game.apply("NEW_GAME_CREATED")
     return game
 

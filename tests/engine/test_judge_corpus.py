@@ -11,9 +11,8 @@ from collections import Counter
 import pytest
 import yaml
 
-from simulations.ai import judge_score
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario
+from simulations.kinds.negotiation import judge, judge_score
+from simulations.kinds.negotiation.scenario import Scenario
 from tests.conftest import SCENARIO_DIR
 
 OVERALL = 0.97

@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
-from simulations.bots import Advocate, Passive
-from simulations.engine import mercury, rules
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError, ResumeError
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.kinds.negotiation import machine, rules
+from simulations.kinds.negotiation.bots import Advocate, Passive
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 from tests.engine.driver import PureGame, new_pure_game
 
 SPEC_STATES = {
@@ -31,11 +31,11 @@ SPEC_EVENTS = {
 
 
 def test_states_and_events_are_named_as_in_the_spec() -> None:
-    assert set(mercury.STATES) == SPEC_STATES
-    assert set(mercury.EVENTS) >= SPEC_EVENTS
+    assert set(machine.STATES) == SPEC_STATES
+    assert set(machine.EVENTS) >= SPEC_EVENTS
     # Our additions: one per-step event for Round 1, the close of a second talk, an AI's skip.
-    assert set(mercury.EVENTS) - SPEC_EVENTS == {"OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED"}
-    reached = {t.target for t in mercury.TRANSITIONS if t.target} | {t.source for t in mercury.TRANSITIONS}
+    assert set(machine.EVENTS) - SPEC_EVENTS == {"OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED"}
+    reached = {t.target for t in machine.TRANSITIONS if t.target} | {t.source for t in machine.TRANSITIONS}
     assert reached == SPEC_STATES
 
 
@@ -52,7 +52,7 @@ def wcpa_passive(scenario: Scenario) -> PureGame:
 def test_whole_games_use_every_transition(eu_advocate: PureGame, wcpa_passive: PureGame) -> None:
     used = {(o.source, o.event) for g in (eu_advocate, wcpa_passive) for o in g.outcomes}
     boot_only = {("BOOT", "LOAD_EXISTING_GAME"), ("RESUME", "RESUME_READY")}  # exercised by resume below
-    assert {(t.source, t.event) for t in mercury.TRANSITIONS} - used == boot_only
+    assert {(t.source, t.event) for t in machine.TRANSITIONS} - used == boot_only
     assert eu_advocate.state.status == "REVIEW" and eu_advocate.state.summary == "Debrief."
 
 
@@ -61,15 +61,15 @@ def test_every_illegal_event_is_refused_and_changes_nothing(
 ) -> None:
     seen_states: set[str] = set()
     for game in (eu_advocate, wcpa_passive):
-        for state in [mercury.new_game(7), *game.states]:
+        for state in [machine.new_game(7), *game.states]:
             seen_states.add(state.status)
-            allowed = mercury.allowed_events(state)
+            allowed = machine.allowed_events(state)
             before = state.model_dump()
-            for event in mercury.EVENTS:
+            for event in machine.EVENTS:
                 if event in allowed:
                     continue
                 with pytest.raises(IllegalEvent) as err:
-                    mercury.apply(scenario, state, event, {"text": "x", "role": "EU", "ballot": "yes"})
+                    machine.apply(scenario, state, event, {"text": "x", "role": "EU", "ballot": "yes"})
                 listed = ", ".join(allowed) or "nothing"
                 assert (
                     str(err.value)
@@ -88,7 +88,7 @@ def _refused(
 ) -> None:
     before = state.model_dump()
     with pytest.raises(InvalidMove) as err:
-        mercury.apply(scenario, state, event, payload)
+        machine.apply(scenario, state, event, payload)
     assert str(err.value) == f"Event {event} rejected in state {state.status}: {reason}."
     assert state.model_dump() == before
 
@@ -141,9 +141,9 @@ def test_talk_guards_and_mechanics(scenario: Scenario) -> None:
     _refused(scenario, st, "CONVO_1_STARTED", {"partner": "EU", "starter": "chair"}, InvalidMove.BAD_STARTER)
     game.apply("CONVO_1_STARTED", {"partner": "EU", "starter": "human"})
     with pytest.raises(IllegalEvent):
-        mercury.apply(scenario, game.state, "AI_MESSAGE_COMMITTED", {"text": "Out of turn."})
+        machine.apply(scenario, game.state, "AI_MESSAGE_COMMITTED", {"text": "Out of turn."})
     _refused(scenario, game.state, "HUMAN_MESSAGE_SUBMITTED", {"text": "   "}, InvalidMove.EMPTY_TEXT)
-    too_long = "x" * (mercury.MAX_MESSAGE_CHARS + 1)
+    too_long = "x" * (machine.MAX_MESSAGE_CHARS + 1)
     _refused(scenario, game.state, "HUMAN_MESSAGE_SUBMITTED", {"text": too_long}, InvalidMove.TEXT_TOO_LONG)
     for n in range(5):
         game.apply("HUMAN_MESSAGE_SUBMITTED", {"text": f"Human message {n}."})
@@ -156,24 +156,24 @@ def test_talk_guards_and_mechanics(scenario: Scenario) -> None:
     assert "Tanzania" in interrupt.text and "European Union" in interrupt.text
     game.apply("HUMAN_MESSAGE_SUBMITTED", {"text": "Human final."})
     with pytest.raises(IllegalEvent):  # exactly one final message each
-        mercury.apply(scenario, game.state, "HUMAN_MESSAGE_SUBMITTED", {"text": "Another."})
+        machine.apply(scenario, game.state, "HUMAN_MESSAGE_SUBMITTED", {"text": "Another."})
     game.apply("AI_MESSAGE_COMMITTED", {"text": "Partner final."})
     assert game.state.round2.conversations[0].phase == "CLOSED"
-    assert mercury.allowed_events(game.state) == ["CONVO_1_CLOSED"]
+    assert machine.allowed_events(game.state) == ["CONVO_1_CLOSED"]
     talk = [e for e in game.entries if e.round == 2 and e.visibility == "private"]
     assert len([e for e in talk if e.kind == "message"]) == 12
     assert all(e.audience == ["EU", "TZA"] for e in talk)
     game.apply("CONVO_1_CLOSED")
     _refused(scenario, game.state, "CONVO_2_STARTED", {"partner": "EU"}, InvalidMove.SAME_PARTNER)
     game.apply("CONVO_2_STARTED", {"partner": "BRA", "starter": "partner"})
-    assert mercury.next_step(scenario, game.state) == mercury.Step(
+    assert machine.next_step(scenario, game.state) == machine.Step(
         "ai", ("AI_MESSAGE_COMMITTED",), "BRA", "talk_open"
     )
 
 
 def test_second_talk_can_be_skipped(scenario: Scenario) -> None:
     game = _at(scenario, Passive("USA"), "ROUND_2_SELECT_CONVO_2")
-    assert mercury.allowed_events(game.state) == ["CONVO_2_STARTED", "CONVO_2_SKIPPED"]
+    assert machine.allowed_events(game.state) == ["CONVO_2_STARTED", "CONVO_2_SKIPPED"]
     assert game.apply("CONVO_2_SKIPPED").target == "ROUND_2_WRAP_UP"
 
 
@@ -216,9 +216,9 @@ def test_placement_guard_and_orders_are_stored_per_round(scenario: Scenario) -> 
 def test_speak_or_skip_on_the_human_turn(scenario: Scenario) -> None:
     game = _at(scenario, Passive("USA"), "ISSUE_INTRO")
     game.apply("ISSUE_INTRO_COMPLETE", {"placement": "first"})
-    assert mercury.allowed_events(game.state) == ["HUMAN_TURN_SPEAK", "HUMAN_TURN_SKIP"]
+    assert machine.allowed_events(game.state) == ["HUMAN_TURN_SPEAK", "HUMAN_TURN_SKIP"]
     with pytest.raises(IllegalEvent):
-        mercury.apply(scenario, game.state, "AI_TURN_COMMITTED", {"text": "Not my turn."})
+        machine.apply(scenario, game.state, "AI_TURN_COMMITTED", {"text": "Not my turn."})
     _refused(scenario, game.state, "HUMAN_TURN_SPEAK", {"text": ""}, InvalidMove.EMPTY_TEXT)
     outcome = game.apply("HUMAN_TURN_SPEAK", {"text": "We support 1.1, a legally binding instrument."})
     call, speech = outcome.entries  # the chair gives the floor, then the student speaks
@@ -226,7 +226,7 @@ def test_speak_or_skip_on_the_human_turn(scenario: Scenario) -> None:
         line.format(speaker="United States") for line in scenario.chair.lines.debate_call
     ]
     assert speech.kind == "speech" and speech.visibility == "public" and speech.seq == call.seq + 1
-    assert mercury.current_speaker(game.state) != "USA"
+    assert machine.current_speaker(game.state) != "USA"
 
 
 def test_the_chair_gives_the_floor_before_every_speech_and_never_before_a_pass(
@@ -259,7 +259,7 @@ def test_text_seq_names_the_entry_a_message_or_speech_is_written_at(eu_advocate:
         ):  # fmt: skip
             continue
         written = next(e for e in outcome.entries if e.kind in ("message", "speech"))
-        assert written.seq == mercury.text_seq(before, outcome.event)
+        assert written.seq == machine.text_seq(before, outcome.event)
         texts += 1
     assert texts > 20
 
@@ -280,14 +280,14 @@ def test_votes_proposal_unanimity_and_no_revote(scenario: Scenario, eu_advocate:
     resolved = next(s for s in eu_advocate.states if s.status == "ISSUE_RESOLUTION")
     for event in ("HUMAN_VOTE_CAST", "AI_VOTE_COMMITTED", "PROPOSAL_MADE", "VOTE_COMPLETE"):
         with pytest.raises(IllegalEvent):
-            mercury.apply(scenario, resolved, event, {"ballot": "yes"})
+            machine.apply(scenario, resolved, event, {"ballot": "yes"})
 
 
 def test_human_vote_guard_and_ngos_never_vote(scenario: Scenario, wcpa_passive: PureGame) -> None:
     game = _at(scenario, Passive("BRA"), "ISSUE_VOTE")
-    while mercury.next_step(scenario, game.state).kind != "human":
+    while machine.next_step(scenario, game.state).kind != "human":
         game.step(Passive("BRA"))
-    assert mercury.next_step(scenario, game.state).events == ("HUMAN_VOTE_CAST",)
+    assert machine.next_step(scenario, game.state).events == ("HUMAN_VOTE_CAST",)
     _refused(scenario, game.state, "HUMAN_VOTE_CAST", {"ballot": "maybe"}, InvalidMove.BAD_BALLOT)
     assert not any(o.event == "HUMAN_VOTE_CAST" for o in wcpa_passive.outcomes)
     for o in wcpa_passive.outcomes:
@@ -330,25 +330,25 @@ def test_resume_goes_boot_resume_stored_status(
     scenario: Scenario, eu_advocate: PureGame, wcpa_passive: PureGame
 ) -> None:
     for state in [*eu_advocate.states, *wcpa_passive.states]:
-        restored = mercury.resume(scenario, state.model_dump(mode="json"))
+        restored = machine.resume(scenario, state.model_dump(mode="json"))
         assert restored == state
     snapshot = eu_advocate.states[40].model_dump(mode="json")
     with pytest.raises(ResumeError, match="Snapshot schema version 99 is not supported"):
-        mercury.resume(scenario, {**snapshot, "schema_version": 99})
+        machine.resume(scenario, {**snapshot, "schema_version": 99})
     with pytest.raises(ResumeError, match="missing required fields: round2"):
-        mercury.resume(scenario, {k: v for k, v in snapshot.items() if k != "round2"})
+        machine.resume(scenario, {k: v for k, v in snapshot.items() if k != "round2"})
     with pytest.raises(ResumeError, match="Snapshot status BOOT cannot be resumed"):
-        mercury.resume(scenario, {**snapshot, "status": "BOOT"})
-    booting = mercury.new_game(1).model_copy(update={"status": "RESUME"})
+        machine.resume(scenario, {**snapshot, "status": "BOOT"})
+    booting = machine.new_game(1).model_copy(update={"status": "RESUME"})
     with pytest.raises(InvalidMove, match=InvalidMove.BAD_STATUS):
-        mercury.apply(scenario, booting, "RESUME_READY", {"status": "NOWHERE"})
+        machine.apply(scenario, booting, "RESUME_READY", {"status": "NOWHERE"})
 
 
 def test_one_actor_at_a_time(eu_advocate: PureGame, scenario: Scenario) -> None:
     for state in eu_advocate.states:
-        kinds = {t.actor for t in mercury.TRANSITIONS if t.source == state.status and t.guard(state)}
+        kinds = {t.actor for t in machine.TRANSITIONS if t.source == state.status and t.guard(state)}
         assert len(kinds - {"system"}) <= 1 or kinds == {"human"}
-        assert mercury.next_step(scenario, state).kind in ("system", "human", "ai", "advance", "done")
+        assert machine.next_step(scenario, state).kind in ("system", "human", "ai", "advance", "done")
 
 
 def test_errors_are_machine_errors() -> None:

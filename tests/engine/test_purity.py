@@ -1,4 +1,4 @@
-"""The engine must import neither django nor litellm (DESIGN.md): it is pure game logic."""
+"""Game logic is pure (DESIGN.md): the shared engine and every kind's machine import neither django nor litellm."""
 
 from __future__ import annotations
 
@@ -6,15 +6,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+SIMULATIONS = ROOT / "simulations"
+
+# Per package: the modules that hold rules, tables and state (a kind's prompts, bots and offline writers may
+# reach for the platform; its machine may not).
+PURE = {
+    "simulations.engine": {"rng", "errors", "visibility"},
+    "simulations.kinds.negotiation": {"machine", "state", "rules", "scenario", "judge", "reading"},
+    "simulations.kinds.deliberation": {"machine", "state", "quorum", "scenario", "report"},
+}
 
 
-def test_engine_imports_neither_django_nor_litellm() -> None:
-    modules = sorted(p.stem for p in (ROOT / "simulations" / "engine").glob("*.py") if p.stem != "__init__")
-    assert {"mercury", "rules", "rng", "state", "scenario", "judge"} <= set(modules)
+@pytest.mark.parametrize("package", sorted(PURE))
+def test_game_logic_imports_neither_django_nor_litellm(package: str) -> None:
+    folder = SIMULATIONS.joinpath(*package.split(".")[1:])
+    present = {p.stem for p in folder.glob("*.py")}
+    assert PURE[package] <= present, f"{package} lost a pure module: {sorted(PURE[package] - present)}"
     code = (
         "import sys\n"
-        + "".join(f"import simulations.engine.{m}\n" for m in modules)
+        + "".join(f"import {package}.{m}\n" for m in sorted(PURE[package]))
         + "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'litellm'))\n"
         + "print(','.join(bad))\n"
     )

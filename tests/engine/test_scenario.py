@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simulations.engine import rules
-from simulations.engine.scenario import Scenario, ScenarioError, load_scenario_dir
+from simulations.kinds.negotiation import rules
+from simulations.kinds.negotiation.scenario import Scenario, ScenarioError, load_scenario_dir
 from tests.conftest import SCENARIO_DIR
 
 

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from simulations.engine import mercury
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
-from simulations.engine.mercury import MAX_MESSAGE_CHARS, Outcome, Step
-from simulations.engine.scenario import load_scenario_dir
-from simulations.engine.state import GameState
+from simulations.kinds.negotiation import machine
+from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS, Outcome, Step
+from simulations.kinds.negotiation.scenario import load_scenario_dir
+from simulations.kinds.negotiation.state import GameState
 
 SCENARIO = load_scenario_dir(Path(__file__).parents[2] / "scenarios" / "mercury")
 ROLE_IDS = SCENARIO.role_ids
@@ -35,9 +35,9 @@ VOTERS = frozenset(SCENARIO.voters)
 CHAIR = SCENARIO.chair.id
 VARIANTS = {role.id: [v.id for v in role.openings] for role in SCENARIO.roles}
 ALL_VARIANTS = sorted({v for ids in VARIANTS.values() for v in ids})
-RANK = mercury.PHASE_ORDER
-ACTOR = {(t.source, t.event): t.actor for t in mercury.TRANSITIONS}
-SELF_LOOPS = frozenset(t.source for t in mercury.TRANSITIONS if t.source == t.target)
+RANK = machine.PHASE_ORDER
+ACTOR = {(t.source, t.event): t.actor for t in machine.TRANSITIONS}
+SELF_LOOPS = frozenset(t.source for t in machine.TRANSITIONS if t.source == t.target)
 TEXT_EVENTS = frozenset(
     {
         "HUMAN_MESSAGE_SUBMITTED",
@@ -148,7 +148,7 @@ PAYLOAD_VALUES = st.one_of(
             "skip",
             "yes",
             "no",
-            *mercury.STATES,
+            *machine.STATES,
         ]
     ),
 )
@@ -182,7 +182,7 @@ def expected_refusal(state: GameState, event: str, payload: dict[str, Any]) -> s
     if event == "HUMAN_VOTE_CAST":
         return None if payload.get("ballot") in ("yes", "no") else InvalidMove.BAD_BALLOT
     if event == "RESUME_READY":
-        return None if payload.get("status") in mercury.RESUMABLE else InvalidMove.BAD_STATUS
+        return None if payload.get("status") in machine.RESUMABLE else InvalidMove.BAD_STATUS
     return None
 
 
@@ -217,7 +217,7 @@ def warp_move(state: GameState, step: Step, rnd: random.Random) -> tuple[str, di
 class MercuryMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.state = mercury.new_game(0)
+        self.state = machine.new_game(0)
         self.history: list[tuple[GameState, Outcome]] = []  # (state before, outcome) per accepted event
         self.cursors: Counter[str] = Counter()  # per invariant: how much of `history` it has checked
         self.last_transcript_seq = 0
@@ -238,10 +238,10 @@ class MercuryMachine(RuleBasedStateMachine):
     def attempt(self, event: str, payload: dict[str, Any]) -> Outcome | None:
         before = self.state
         snapshot = before.model_dump()
-        allowed = mercury.allowed_events(before)
+        allowed = machine.allowed_events(before)
         expected = expected_refusal(before, event, payload) if event in allowed else None
         try:
-            outcome = mercury.apply(SCENARIO, before, event, payload)
+            outcome = machine.apply(SCENARIO, before, event, payload)
         except MachineError as err:
             assert before.model_dump() == snapshot, f"refused {event} changed the state"
             assert before.status in str(err), str(err)
@@ -270,11 +270,11 @@ class MercuryMachine(RuleBasedStateMachine):
     )
     def start(self, seed: int, warp: int, warp_seed: int) -> None:
         """A new game, fast-forwarded by `warp` random legal moves (so later rounds are reached too)."""
-        self.state = mercury.new_game(seed)
+        self.state = machine.new_game(seed)
         assert self.attempt("NEW_GAME_CREATED", {}) is not None
         rnd = random.Random(warp_seed)
         for _ in range(warp):
-            step = mercury.next_step(SCENARIO, self.state)
+            step = machine.next_step(SCENARIO, self.state)
             if step.kind == "done":
                 break
             event, payload = warp_move(self.state, step, rnd)
@@ -284,7 +284,7 @@ class MercuryMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def legal_step(self, data: st.DataObject) -> None:
-        step = mercury.next_step(SCENARIO, self.state)
+        step = machine.next_step(SCENARIO, self.state)
         if step.kind == "done":
             return
         if step.kind == "system":
@@ -298,14 +298,14 @@ class MercuryMachine(RuleBasedStateMachine):
             event = data.draw(st.sampled_from(step.events), label="event")
             self.attempt(event, human_payload(data, event))
 
-    @rule(event=st.sampled_from(mercury.EVENTS), payload=RANDOM_PAYLOADS)
+    @rule(event=st.sampled_from(machine.EVENTS), payload=RANDOM_PAYLOADS)
     def random_event(self, event: str, payload: dict[str, Any]) -> None:
         self.attempt(event, payload)
 
     @rule()
     def resume_roundtrip(self) -> None:
         stored = self.state.model_dump(mode="json")
-        resumed = mercury.resume(SCENARIO, stored)
+        resumed = machine.resume(SCENARIO, stored)
         assert resumed.model_dump(mode="json") == stored
 
     # -- invariants --
@@ -324,9 +324,9 @@ class MercuryMachine(RuleBasedStateMachine):
     @invariant()
     def exactly_one_actor(self) -> None:
         state = self.state
-        step = mercury.next_step(SCENARIO, state)
+        step = machine.next_step(SCENARIO, state)
         assert isinstance(step, Step)
-        allowed = mercury.allowed_events(state)
+        allowed = machine.allowed_events(state)
         actors = {ACTOR[(state.status, e)] for e in allowed}
         assert len(actors) <= 1, f"{state.status}: several actors may act: {allowed}"
         if step.kind == "done":
@@ -419,10 +419,10 @@ def test_resume_ready_into_inconsistent_state_is_refused() -> None:
     """A fresh state claimed to rest in ISSUE_INTRO has no issues: resuming it must be refused as a
     MachineError (or at worst leave a state whose next event is refused), never crash with an
     AssertionError."""
-    state = mercury.apply(SCENARIO, mercury.new_game(1), "LOAD_EXISTING_GAME").state
+    state = machine.apply(SCENARIO, machine.new_game(1), "LOAD_EXISTING_GAME").state
     with pytest.raises(MachineError):
-        resumed = mercury.apply(SCENARIO, state, "RESUME_READY", {"status": "ISSUE_INTRO"}).state
-        mercury.apply(SCENARIO, resumed, "ISSUE_INTRO_COMPLETE", {"placement": "first"})
-    snapshot = mercury.new_game(1).model_copy(update={"status": "ISSUE_INTRO", "human_role": "BRA"})
+        resumed = machine.apply(SCENARIO, state, "RESUME_READY", {"status": "ISSUE_INTRO"}).state
+        machine.apply(SCENARIO, resumed, "ISSUE_INTRO_COMPLETE", {"placement": "first"})
+    snapshot = machine.new_game(1).model_copy(update={"status": "ISSUE_INTRO", "human_role": "BRA"})
     with pytest.raises(MachineError):
-        mercury.resume(SCENARIO, snapshot.model_dump(mode="json"))
+        machine.resume(SCENARIO, snapshot.model_dump(mode="json"))

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from simulations.bots import Decision, Passive
-from simulations.engine import judge, mercury, rules
-from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.kinds.negotiation import judge, machine, rules
+from simulations.kinds.negotiation.bots import Decision, Passive
+from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 from tests.engine.driver import new_pure_game
 
 SAYS_4_2 = "The United States supports 4.2, out of scope pending assessment, once the convention is secure."
@@ -118,5 +118,5 @@ def test_a_schema_1_snapshot_resumes_with_an_empty_statements_record(scenario: S
     snapshot = game.state.model_dump(mode="json")
     del snapshot["stated"], snapshot["stated_in_talks"]
     snapshot["schema_version"] = 1
-    resumed = mercury.resume(scenario, snapshot)
+    resumed = machine.resume(scenario, snapshot)
     assert resumed.schema_version == 2 and resumed.stated == {} and resumed.status == game.state.status

@@ -16,11 +16,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from simulations.ai import gateway
-from simulations.bots import make_policy
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.games import step_of
 from simulations.models import Game, ModelCall, TranscriptEntry
 from simulations.services.ai_turns import play_ai_step
 from simulations.services.play import play_game
-from simulations.services.turns import create_game, step_of
+from simulations.services.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version
 
 from .conftest import DEADLINE, RETRIES

@@ -48,7 +48,7 @@ def main() -> int:
     from django.db import connections
 
     from simulations import faults
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
     from simulations.models import Game
     from simulations.services.export import export_game
     from simulations.services.play import play_game
@@ -64,7 +64,7 @@ def main() -> int:
         data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
         return data
 
-    from simulations.services import drive as drive_module
+    from simulations.services import ai_turns as drive_module  # the kind calls ai_turns.play_ai_step
 
     real_step = drive_module.play_ai_step
 

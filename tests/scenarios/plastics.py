@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 
-from simulations.bots import make_policy
+from simulations.kinds.negotiation.bots import make_policy
 from simulations.models import Game, ScenarioVersion
 from simulations.services.play import play_game
 from simulations.services.scenarios import load_scenario

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from simulations.engine.scenario import Scenario, load_scenario_dir
+from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.export import export_game
 from simulations.services.scenarios import load_scenario, scenario_of

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from simulations.ai import judge_score
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario, load_scenario_dir
+from simulations.kinds.negotiation import judge, judge_score
+from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from tests.scenarios.plastics import PLASTICS_DIR
 
 CORPUS = Path(__file__).resolve().parent / "plastics_judge_corpus.yaml"

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from simulations.bots import make_policy
+from simulations.kinds.negotiation.bots import make_policy
 from simulations.models import Game
 from simulations.services.play import play_game
 from simulations.services.turns import create_game

@@ -40,7 +40,7 @@ SPEAKER_LINE = re.compile(r"^\*\*[^*\n]+\*\*( \(private\))?:$")
 
 
 def _hostile_game() -> tuple[Game, str]:
-    from simulations.bots import make_policy
+    from simulations.kinds.negotiation.bots import make_policy
     from simulations.services.play import play_game
 
     game = create_game(scenario_version=mercury_version(), seed=4)
@@ -62,10 +62,10 @@ def _hostile_game() -> tuple[Game, str]:
 
 
 def _allowed(game: Game) -> list[str]:
-    from simulations.engine import mercury
-    from simulations.services.turns import state_of
+    from simulations.kinds.negotiation import machine
+    from simulations.kinds.negotiation.games import state_of
 
-    return mercury.allowed_events(state_of(game))
+    return machine.allowed_events(state_of(game))
 
 
 def _walk(tokens: list[Token]) -> list[tuple[int, Token]]:

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from simulations.bots import make_policy
-from simulations.engine.scenario import Scenario
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
 from simulations.services.play import play_game
 from simulations.services.turns import create_game

@@ -12,17 +12,17 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from simulations.ai import offline_debrief, offline_writer, prompts
-from simulations.ai.debrief_facts import DebriefFacts
-from simulations.bots import Script, Scripted
-from simulations.engine import mercury
-from simulations.engine.scenario import Scenario
+from simulations.kinds.negotiation import machine, offline_debrief, offline_writer, prompts
+from simulations.kinds.negotiation.bots import Script, Scripted
+from simulations.kinds.negotiation.debrief_facts import DebriefFacts
+from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.debrief import debrief_facts
 from simulations.services.export import export_game, export_markdown
 from simulations.services.play import play_game
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import create_game, state_of
+from simulations.services.turns import create_game
 from tests.helpers import mercury_version, played
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +136,7 @@ def test_influence_counts_who_could_offer_and_grammar(
     game = played(role, human, seed=seed)
     facts, text = _facts(game), _summary(game)
     assert _grammar_problems(text) == []
-    assert len(text) <= mercury.MAX_SUMMARY_CHARS
+    assert len(text) <= machine.MAX_SUMMARY_CHARS
     # Influence, counted from the ledger directly: stance changes caused by the student's own messages.
     mine = set(
         TranscriptEntry.objects.filter(game=game, speaker=role, kind__in=["message", "speech"]).values_list(

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from simulations.ai import prompts
-from simulations.engine import mercury
 from simulations.engine.errors import IllegalEvent, InvalidMove
+from simulations.kinds.negotiation import machine, prompts
+from simulations.kinds.negotiation.games import state_of
 from simulations.models import AppendOnlyError, Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
 from simulations.services.scenarios import scenario_of
-from simulations.services.turns import StaleTurn, commit_event, create_game, state_of
+from simulations.services.turns import StaleTurn, commit_event, create_game
 from tests.helpers import mercury_version, played
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +66,7 @@ def test_a_whole_game_keeps_its_ledger_consistent() -> None:
     # Every checkpoint sits at a turn boundary: the next step is never an automatic system event.
     scenario = scenario_of(game.scenario)
     for checkpoint in checkpoints:
-        step = mercury.next_step(scenario, mercury.resume(scenario, checkpoint.state))
+        step = machine.next_step(scenario, machine.resume(scenario, checkpoint.state))
         assert step.kind != "system"
     votes = list(Vote.objects.filter(game=game).order_by("issue"))
     assert [v.issue for v in votes] == ["1", "2", "3", "4"]

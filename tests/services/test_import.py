@@ -16,9 +16,9 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from simulations.bots import make_policy
 from simulations.engine.errors import InvalidMove
-from simulations.engine.mercury import MAX_MESSAGE_CHARS
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.export import export_game
 from simulations.services.import_game import ExportImportError, import_game
@@ -270,8 +270,8 @@ def test_a_failed_model_call_is_kept_where_it_happened(
     import litellm
 
     from simulations.ai import gateway
+    from simulations.kinds.negotiation.games import step_of
     from simulations.services.ai_turns import play_ai_step
-    from simulations.services.turns import step_of
     from tests.helpers import repin
 
     game = game_at_first_ai_turn(seed=3)

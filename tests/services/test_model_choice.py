@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from simulations.admin import ModelChoiceForm
-from simulations.bots import make_policy
+from simulations.kinds.negotiation.bots import make_policy
 from simulations.models import Game, ModelCall, ModelChoice
 from simulations.services.export import export_game
 from simulations.services.import_game import import_game

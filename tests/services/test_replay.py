@@ -6,11 +6,11 @@ import contextlib
 
 import pytest
 
-from simulations.bots import make_policy
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.games import state_of
 from simulations.models import Checkpoint, Game
 from simulations.services.play import play_game
 from simulations.services.resume import fork_at_checkpoint, resume_game
-from simulations.services.turns import state_of
 from tests.helpers import normalised, played
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mercury.asgi import application
+from simulations.kinds.negotiation.games import step_of
 from simulations.models import Game, TranscriptEntry
-from simulations.services.turns import step_of
 from tests.helpers import game_at_first_ai_turn, repin
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

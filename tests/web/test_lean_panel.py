@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from simulations.bots import Passive
-from simulations.engine.scenario import Scenario
+from simulations.kinds.negotiation.bots import Passive
+from simulations.kinds.negotiation.scenario import Scenario
 from simulations.views import presenters
 from tests.engine.driver import new_pure_game
 

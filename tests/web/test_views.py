@@ -149,8 +149,8 @@ def test_the_students_own_briefs_are_readable_in_every_phase_and_no_one_elses() 
     (escaped), and never another seat's confidential brief; another player cannot open the page at all."""
     from html import escape
 
-    from simulations.bots import make_policy
-    from simulations.engine.scenario import load_scenario_dir
+    from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.scenario import load_scenario_dir
     from simulations.services.play import play_game
     from tests.conftest import SCENARIO_DIR
 

@@ -7,9 +7,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.ai import gateway, llm_judge, prompts
+from simulations.ai import gateway
 from simulations.ai.model_spec import ModelSpec, default_spec, judge_spec
-from simulations.engine.scenario import load_scenario_dir
+from simulations.kinds.negotiation import llm_judge, prompts
+from simulations.kinds.negotiation.scenario import load_scenario_dir
 
 SAMPLE = "We can support a phase-out by 2030 if financing is offered to developing countries."
 SPEAK = [

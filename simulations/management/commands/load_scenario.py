@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.engine.scenario import ScenarioError
+from simulations.kinds.negotiation.scenario import ScenarioError
 from simulations.services.scenarios import load_scenario
 
 

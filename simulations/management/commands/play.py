@@ -6,8 +6,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.ai.gateway import ModelFailure
-from simulations.bots import Policy, describe_policy, make_policy, policy_from_record, policy_record
 from simulations.engine.errors import MachineError
+from simulations.kinds.negotiation.bots import (
+    Policy,
+    describe_policy,
+    make_policy,
+    policy_from_record,
+    policy_record,
+)
 from simulations.models import Game
 from simulations.services.model_choice import UnknownModelChoice, find
 from simulations.services.model_choice import options as options_offered

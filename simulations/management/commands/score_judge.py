@@ -12,9 +12,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.ai import judge_score, llm_judge, model_spec
-from simulations.engine import judge
-from simulations.engine.scenario import ScenarioError, load_scenario_dir
+from simulations.ai import model_spec
+from simulations.kinds.negotiation import judge, judge_score, llm_judge
+from simulations.kinds.negotiation.scenario import ScenarioError, load_scenario_dir
 
 
 class Command(BaseCommand):

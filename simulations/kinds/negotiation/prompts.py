@@ -17,16 +17,14 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from simulations.engine import mercury, rules
-from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
 from simulations.engine.visibility import visible_to
-
-from . import offline_debrief
-from .debrief_facts import DebriefFacts
-from .memory import build_memory
-from .situation import negotiation_facts, option_ref, situation_text
+from simulations.kinds.negotiation import machine, offline_debrief, rules
+from simulations.kinds.negotiation.debrief_facts import DebriefFacts
+from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.memory import build_memory
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.situation import negotiation_facts, option_ref, situation_text
+from simulations.kinds.negotiation.state import GameState
 
 TEMPLATE_SET = "v2"
 TEMPLATE_DIR = Path(__file__).resolve().parent / "prompt_templates" / TEMPLATE_SET
@@ -136,7 +134,7 @@ def build_prompt(
         leading, _ = rules.select_proposal(scenario, state, issue.id)
         facts["issue"] = {"id": issue.id, "title": issue.title}
         facts["leading"] = option_ref(scenario, leading)
-        facts["has_new"] = mercury.ai_has_something_new(scenario, state, role_id)
+        facts["has_new"] = machine.ai_has_something_new(scenario, state, role_id)
         facts["debate_round"] = issue_state.debate_round
         issue_id = issue.id
         values = {

@@ -26,7 +26,7 @@ import hashlib
 import random
 from typing import Any
 
-from .situation import fingerprint, split_sentences
+from simulations.kinds.negotiation.situation import fingerprint, split_sentences
 
 Ref = dict[str, str]
 

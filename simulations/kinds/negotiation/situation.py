@@ -19,11 +19,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from simulations.engine import judge, reading, rules
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState, Stance
-
-from .memory import Seen
+from simulations.kinds.negotiation import judge, reading, rules
+from simulations.kinds.negotiation.memory import Seen
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState, Stance
 
 SPOKEN_KINDS = ("opening", "message", "speech")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

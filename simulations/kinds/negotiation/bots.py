@@ -12,10 +12,11 @@ from typing import Any, Protocol
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulations.engine import rng, rules
-from simulations.engine.mercury import Step
-from simulations.engine.scenario import Scenario
-from simulations.engine.state import GameState
+from simulations.engine import rng
+from simulations.kinds.negotiation import rules
+from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 
 Decision = tuple[str, dict[str, Any]]
 

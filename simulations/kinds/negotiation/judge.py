@@ -7,7 +7,7 @@ support (half weight) add pressure on listeners, up to a cap per speaker; offers
 make them (`can_offer`) and unlock listeners' conditions; trades ("if you support X, we will support Y") are
 considered in private talks, and only a voting country can promise a vote.
 
-A real model may judge a message instead (see ``simulations.ai.llm_judge``); its output arrives as ``Signals`` in
+A real model may judge a message instead (see ``simulations.kinds.negotiation.llm_judge``); its output arrives as ``Signals`` in
 the event payload, is validated again here (`judge_message`: refused signals fall back to the rules, and the
 judgement says so) and is applied by exactly the same code.
 """
@@ -19,9 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import reading, rules
-from .scenario import Scenario
-from .state import Commitment, GameState, IssueState, Stance
+from simulations.kinds.negotiation import reading, rules
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import Commitment, GameState, IssueState, Stance
 
 # Pressure from a conditional "we support X if Y" counts half: it is support, with strings attached.
 CONDITIONAL_WEIGHT = 0.5

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario
-
-from .tokens import estimate_tokens
+from simulations.ai.tokens import estimate_tokens
+from simulations.kinds.negotiation import judge
+from simulations.kinds.negotiation.scenario import Scenario
 
 WINDOW_ENTRIES = 10
 WINDOW_TOKENS = 900

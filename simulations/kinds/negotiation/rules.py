@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import rng
-from .scenario import Scenario
-from .state import Ballot, GameState, IssueState, Placement, Stance
+from simulations.engine import rng
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import Ballot, GameState, IssueState, Placement, Stance
 
 # Pressure needed before a delegation moves, scaled by its firmness (0 = pliant, 1 = immovable-ish).
 ACCEPT_BASE, ACCEPT_PER_FIRMNESS = 1.0, 2.0

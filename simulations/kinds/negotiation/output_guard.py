@@ -17,9 +17,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 
-from simulations.engine.scenario import Scenario
-
-from .gateway import ModelFailure
+from simulations.ai.gateway import ModelFailure
+from simulations.kinds.negotiation.scenario import Scenario
 
 # Voices that are never a delegation's own: the chair's office and the conversation's machinery.
 OFFICES = ["Chair", "Chairman", "Chairwoman", "Chairperson", "President", "Presidency", "Secretariat",

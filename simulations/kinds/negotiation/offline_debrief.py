@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .debrief_facts import DebriefFacts, Holdout, IssueFacts, OfferNeed, OptionFact, Unlock
+from simulations.kinds.negotiation.debrief_facts import (
+    DebriefFacts,
+    Holdout,
+    IssueFacts,
+    OfferNeed,
+    OptionFact,
+    Unlock,
+)
 
 MAX_BULLETS = 6
 MAX_HOLDOUTS = 4

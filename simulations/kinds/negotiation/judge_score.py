@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from simulations.engine.judge import Signals
+from simulations.kinds.negotiation.judge import Signals
 
-CORPUS = Path(__file__).resolve().parents[2] / "tests" / "engine" / "judge_corpus.yaml"
+CORPUS = Path(__file__).resolve().parents[3] / "tests" / "engine" / "judge_corpus.yaml"
 KINDS = ("support", "oppose", "conditional", "offers", "asks", "trades")
 
 

@@ -11,7 +11,7 @@ import hashlib
 import random
 from typing import Any
 
-from . import negotiator, offline_debrief
+from simulations.kinds.negotiation import negotiator, offline_debrief
 
 
 def _rng(facts: dict[str, Any]) -> random.Random:

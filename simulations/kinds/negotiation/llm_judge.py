@@ -17,11 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulations.engine import judge
-from simulations.engine.scenario import Scenario
-
-from . import costs, gateway, model_spec, prompts
-from .model_spec import ModelSpec
+from simulations.ai import costs, gateway, model_spec
+from simulations.ai.model_spec import ModelSpec
+from simulations.kinds.negotiation import judge, prompts
+from simulations.kinds.negotiation.scenario import Scenario
 
 log = logging.getLogger("mercury.judge")
 

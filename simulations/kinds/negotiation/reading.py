@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .scenario import Scenario
+from simulations.kinds.negotiation.scenario import Scenario
 
 # --- lexicon --------------------------------------------------------------------------------------------------
 

@@ -17,10 +17,18 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from . import judge, rng, rules
-from .errors import IllegalEvent, InvalidMove, ResumeError
-from .scenario import Scenario
-from .state import SCHEMA_VERSION, Conversation, GameState, IssueState, PendingCondition, Stance
+from simulations.engine import rng
+from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
+from simulations.kinds.negotiation import judge, rules
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import (
+    SCHEMA_VERSION,
+    Conversation,
+    GameState,
+    IssueState,
+    PendingCondition,
+    Stance,
+)
 
 MAX_MESSAGE_CHARS = 2000
 MAX_SUMMARY_CHARS = 8000  # the debrief is a handout in sections (one per issue), not a message

@@ -1,0 +1,125 @@
+"""The negotiation kind as the platform sees it: `KIND` answers the ledger's, the driver's, the consumer's and the
+offline model's questions from the negotiation machine's table and services."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep
+
+from . import machine, offline_writer, prompts
+from .machine import Outcome, Step
+from .scenario import Scenario
+from .state import GameState
+
+if TYPE_CHECKING:
+    from simulations.models import Game
+
+log = logging.getLogger("simulations.services.turns")
+
+# The machine's step kinds in the platform's terms: "advance" is a step the student's page confirms; "system"
+# steps are taken inside the commit that reaches them, so a stored game never rests on one.
+_ACTORS = {
+    "ai": Actor.AI,
+    "human": Actor.HUMAN,
+    "advance": Actor.SYSTEM,
+    "system": Actor.SYSTEM,
+    "done": Actor.DONE,
+}
+
+
+def run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> list[Outcome]:
+    """The event, then every system event the machine takes on its own until someone must decide."""
+    outcomes = [machine.apply(scenario, state, event, payload)]
+    while True:
+        step = machine.next_step(scenario, outcomes[-1].state)
+        if step.kind != "system":
+            return outcomes
+        outcomes.append(machine.apply(scenario, outcomes[-1].state, step.events[0]))
+
+
+def ledger_events(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
+    return tuple(
+        LedgerEvent(
+            seq=o.seq, name=o.event, source=o.source, target=o.target, actor=o.actor, payload=o.payload,
+            entries=tuple(
+                LedgerEntry(
+                    seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker, kind=e.kind,
+                    visibility=e.visibility, audience=tuple(e.audience), text=e.text,
+                )
+                for e in o.entries
+            ),
+            changes=tuple(c.as_dict() for c in o.stance_changes),
+            vote=o.vote,
+        )
+        for o in outcomes
+    )  # fmt: skip
+
+
+def _advance(outcomes: list[Outcome]) -> Advance:
+    for outcome in outcomes:
+        for seq, judgement in outcome.judgements:
+            if judgement.source == "fallback":  # also in the export's judge_readings, with this note
+                log.warning("entry %s: judged by the rules: %s", seq, judgement.note)
+    final = outcomes[-1].state
+    return Advance(
+        events=ledger_events(outcomes), state=final.model_dump(mode="json"), phase=final.status,
+        human_role=final.human_role or "", finished=final.status == "REVIEW", schema_version=final.schema_version,
+        transcript_seq=final.transcript_seq,
+    )  # fmt: skip
+
+
+class Negotiation:
+    name = "negotiation"
+    title = "Treaty negotiation"
+    # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
+    after_finish_events = frozenset({"AI_SUMMARY_READY"})
+
+    def parse_scenario(self, document: dict[str, Any]) -> Scenario:
+        return Scenario.model_validate(document)
+
+    def start(self, scenario: Scenario, *, seed: int, options: dict[str, Any]) -> Advance:
+        if options:
+            raise ValueError(f"a negotiation takes no start options (got {sorted(options)})")
+        return _advance(run(scenario, machine.new_game(seed), "NEW_GAME_CREATED", {}))
+
+    def advance(
+        self, scenario: Scenario, state: dict[str, Any], event: str, payload: dict[str, Any]
+    ) -> Advance:
+        return _advance(run(scenario, GameState.model_validate(state), event, payload))
+
+    def next_step(self, game: Game) -> NextStep:
+        from .games import scenario_of, step_of
+
+        step = step_of(game)
+        actor = _ACTORS[step.kind]
+        if actor is Actor.DONE:
+            speaker = ""
+        elif step.role:
+            speaker = scenario_of(game).display_name(step.role)
+        else:
+            speaker = "The debrief"  # the one AI step with no seat: the debrief's summary
+        return NextStep(actor=actor, speaker=speaker, detail=step)
+
+    def play_ai_step(
+        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
+    ) -> Game:
+        from simulations.services.ai_turns import play_ai_step
+
+        assert isinstance(step.detail, Step)
+        return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
+
+    def is_silent(self, text: str) -> bool:
+        return prompts.PASS.startswith(text.strip().upper())
+
+    def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        try:
+            facts = prompts.read_facts(list(messages))
+        except ValueError:
+            return None  # not a negotiation prompt
+        return offline_writer.write(facts)
+
+
+KIND = Negotiation()

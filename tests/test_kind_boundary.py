@@ -1,0 +1,87 @@
+"""The platform is kind-blind (DESIGN.md): no shared module imports a kind, and no kind imports another.
+
+A kind is reached only through the registry (`simulations.kinds.get_kind` / `kind_of`). The modules listed in
+`NOT_YET_ON_THE_CONTRACT` still import the negotiation kind directly: they are the part of issue #10 that is not
+done (the negotiation's own services, pages and commands, to move into its folder or behind the contract). The list
+may only shrink: a module that no longer imports a kind must leave it, and any other shared module that starts to
+import one fails this test.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = ROOT / "simulations" / "kinds"
+
+NOT_YET_ON_THE_CONTRACT = {
+    # the negotiation's CLI commands (to become kind-blind `play --scenario`, `load_scenario`, per-kind checks)
+    "simulations/management/commands/check_model.py",
+    "simulations/management/commands/deliberate.py",
+    "simulations/management/commands/load_scenario.py",
+    "simulations/management/commands/play.py",
+    "simulations/management/commands/score_judge.py",
+    # the negotiation's services: its AI and human turns, debrief, headless play and resume use its machine
+    "simulations/services/ai_turns.py",
+    "simulations/services/debrief.py",
+    "simulations/services/human_turns.py",
+    "simulations/services/play.py",
+    "simulations/services/resume.py",
+    "simulations/services/scenarios.py",
+    # the export envelope still writes the negotiation's section itself
+    "simulations/services/export.py",
+    "simulations/services/export_schema.py",
+    # the game pages (the kind's page partials are still the shared templates/game/)
+    "simulations/views/presenters.py",
+    "simulations/views/play.py",
+}
+
+
+def _kind_names() -> set[str]:
+    return {p.name for p in KINDS.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+
+
+def _imported_kinds(path: Path) -> set[str]:
+    """The kinds a module imports (absolute imports of simulations.kinds.<name>, anywhere in the module)."""
+    names = _kind_names()
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [node.module]
+            if node.module == "simulations.kinds":
+                modules += [f"simulations.kinds.{alias.name}" for alias in node.names]
+        for module in modules:
+            parts = module.split(".")
+            if parts[:2] == ["simulations", "kinds"] and len(parts) > 2 and parts[2] in names:
+                found.add(parts[2])
+    return found
+
+
+def _shared_modules() -> list[Path]:
+    return sorted(
+        p
+        for p in (ROOT / "simulations").rglob("*.py")
+        if KINDS not in p.parents and "migrations" not in p.parts
+    ) + sorted((ROOT / "mercury").rglob("*.py"))
+
+
+def test_no_shared_module_imports_a_kind() -> None:
+    coupled = {str(p.relative_to(ROOT)) for p in _shared_modules() if _imported_kinds(p)}
+    assert coupled - NOT_YET_ON_THE_CONTRACT == set(), "shared modules must reach kinds through the registry"
+    assert NOT_YET_ON_THE_CONTRACT - coupled == set(), "these no longer import a kind: take them off the list"
+
+
+def test_no_kind_imports_another() -> None:
+    for name in _kind_names():
+        for path in (KINDS / name).rglob("*.py"):
+            assert _imported_kinds(path) <= {name}, f"{path.relative_to(ROOT)} imports another kind"
+
+
+def test_the_check_sees_an_import() -> None:
+    """The scanner itself: a module importing a kind is found (so the assertions above can fail)."""
+    assert _imported_kinds(KINDS / "negotiation" / "platform.py") == set()  # it imports only the registry
+    assert _imported_kinds(ROOT / "simulations" / "services" / "ai_turns.py") == {"negotiation"}
