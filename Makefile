@@ -10,10 +10,10 @@ HTMX_WS_VERSION := 2.0.4
 
 .PHONY: serve install test lint types pytest pytest-core pytest-browser bench clean chromium
 
-# serve loads every negotiation under scenarios/ (a folder with a chair.yaml); other kinds load their own way.
+# serve loads every scenario under scenarios/ (each kind knows its own files).
 serve: install
 	$(BIN)/python manage.py migrate --noinput
-	for d in scenarios/*/; do if [ -f "$${d}chair.yaml" ]; then $(BIN)/python manage.py load_scenario "$$d" || exit 1; fi; done
+	for d in scenarios/*/; do $(BIN)/python manage.py load_scenario "$$d" || exit 1; done
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 install: $(STAMP) $(VENDOR)/htmx.min.js $(VENDOR)/ws.js

@@ -199,7 +199,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # --- Mercury ------------------------------------------------------------------------------------------------
 # The simulation kinds this server plays: each is a folder simulations/kinds/<name>/ (see simulations/kinds).
-MERCURY_KINDS = ("negotiation",)
+MERCURY_KINDS = ("negotiation", "deliberation")
 # Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
 MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
 MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))

@@ -19,7 +19,6 @@ NOT_YET_ON_THE_CONTRACT = {
     # the negotiation's CLI commands (to become kind-blind `play --scenario`, `load_scenario`, per-kind checks)
     "simulations/management/commands/check_model.py",
     "simulations/management/commands/deliberate.py",
-    "simulations/management/commands/load_scenario.py",
     "simulations/management/commands/play.py",
     "simulations/management/commands/score_judge.py",
     # the negotiation's services: its AI and human turns, debrief, headless play and resume use its machine

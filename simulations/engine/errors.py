@@ -39,3 +39,7 @@ class InvalidMove(MachineError):
 
 class ResumeError(MachineError):
     """A stored snapshot cannot be resumed (wrong schema version or missing fields)."""
+
+
+class ScenarioError(Exception):
+    """A scenario file or folder is not valid; the message names the file and the field."""

@@ -17,7 +17,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from simulations.models import Game
+    from pathlib import Path
+
+    from simulations.models import Game, ScenarioVersion
 
 DEFAULT_KIND = "negotiation"
 
@@ -41,6 +43,17 @@ class NextStep:
 
 
 ChunkSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ScenarioSource:
+    """One scenario a kind found on disk, validated, ready to be stored as a version."""
+
+    slug: str
+    title: str
+    content_hash: str  # same content, same hash: loading it again stores nothing new
+    document: dict[str, Any]  # what is stored (ScenarioVersion.document) and parsed back by `parse_scenario`
+    model: Any  # the kind's scenario model
 
 
 # --- what a kind hands the ledger -------------------------------------------------------------------------------
@@ -98,6 +111,15 @@ class Kind(Protocol):
     title: str
     after_finish_events: frozenset[str]  # events still accepted once finished (e.g. the debrief's summary)
 
+    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+        """The scenarios of this kind at `path` (a folder or a file); [] if it holds none of this kind.
+        Raises `ScenarioError` if one of them is invalid."""
+        ...
+
+    def index_scenario(self, version: ScenarioVersion, scenario: Any) -> None:
+        """Rows the admin lists beside a newly stored version (e.g. a negotiation's roles and issues)."""
+        ...
+
     def parse_scenario(self, document: dict[str, Any]) -> Any:
         """A stored scenario document back as the kind's scenario model."""
         ...
@@ -122,8 +144,9 @@ class Kind(Protocol):
         Raises `StaleTurn` if another driver committed first and `ModelFailure` if the model failed."""
         ...
 
-    def is_silent(self, text: str) -> bool:
-        """Streamed text that is (so far) a decision rather than words to show, e.g. a seat's PASS."""
+    def stream_view(self, text: str) -> str:
+        """What a page may show of a reply streamed so far ("" for nothing yet): e.g. not a seat's PASS, which is
+        a decision rather than words, or only the opinion inside a persona's JSON reply."""
         ...
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:

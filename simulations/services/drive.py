@@ -88,10 +88,11 @@ class StreamRelay:
             self._timer = None
 
     def _send(self) -> None:
-        if self.kind.is_silent(self.text):
-            return  # nothing yet, or a decision (a seat's PASS) rather than words to show
+        shown = self.kind.stream_view(self.text)
+        if not shown:
+            return  # nothing to show yet, or a decision (a seat's PASS) rather than words
         self.sent_at = time.monotonic()
-        notify_stream(self.game_id, speaker=self.speaker, text=self.text)
+        notify_stream(self.game_id, speaker=self.speaker, text=shown)
 
 
 StepCallback = Callable[[Game, NextStep], None]

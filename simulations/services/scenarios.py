@@ -1,4 +1,4 @@
-"""Loading scenario folders into immutable versions, and reading a version back as an engine Scenario."""
+"""Loading scenarios (of any kind) into immutable versions, and reading a version back as its kind's scenario."""
 
 from __future__ import annotations
 
@@ -8,42 +8,58 @@ from typing import Any, cast
 
 from django.db import transaction
 
-from simulations.kinds import get_kind
-from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
-from simulations.models import ScenarioIssue, ScenarioRole, ScenarioVersion
+from simulations.engine.errors import ScenarioError
+from simulations.kinds import Kind, ScenarioSource, all_kinds, get_kind
+from simulations.kinds.negotiation.scenario import Scenario
+from simulations.models import ScenarioVersion
+
+
+class NoScenarioHere(ScenarioError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path}: no scenario of any installed kind here (a negotiation folder has a chair.yaml)"
+        )
+
+
+def find_scenarios(path: str | Path) -> list[tuple[Kind, ScenarioSource]]:
+    """Every scenario at `path`, validated by its kind. Raises ScenarioError (invalid, or none at all)."""
+    found = [(kind, source) for kind in all_kinds() for source in kind.read_scenarios(Path(path))]
+    if not found:
+        raise NoScenarioHere(Path(path))
+    return found
+
+
+def load_scenarios(*, path: str | Path) -> list[tuple[ScenarioVersion, bool]]:
+    """Validate and store every scenario at `path`; same content gives the same version, changed content a new one."""
+    return [
+        store_scenario(kind=kind, source=source, origin=str(path)) for kind, source in find_scenarios(path)
+    ]
 
 
 def load_scenario(*, folder: str | Path) -> tuple[ScenarioVersion, bool]:
-    """Validate a folder and store it; same content gives the same version, changed content a new one."""
-    scenario = load_scenario_dir(folder)
-    digest = scenario.content_hash()
+    """The one scenario at `folder` (see `load_scenarios`)."""
+    loaded = load_scenarios(path=folder)
+    if len(loaded) != 1:
+        raise ScenarioError(f"{folder}: holds {len(loaded)} scenarios; name one file")
+    return loaded[0]
+
+
+def store_scenario(*, kind: Kind, source: ScenarioSource, origin: str) -> tuple[ScenarioVersion, bool]:
     with transaction.atomic():
-        existing = ScenarioVersion.objects.filter(slug=scenario.slug, content_hash=digest).first()
+        existing = ScenarioVersion.objects.filter(slug=source.slug, content_hash=source.content_hash).first()
         if existing:
             return existing, False
-        last = ScenarioVersion.objects.filter(slug=scenario.slug).order_by("-version").first()
+        last = ScenarioVersion.objects.filter(slug=source.slug).order_by("-version").first()
         version = ScenarioVersion.objects.create(
-            slug=scenario.slug,
+            slug=source.slug,
+            kind=kind.name,
             version=(last.version + 1) if last else 1,
-            title=scenario.title,
-            content_hash=digest,
-            document=scenario.model_dump(mode="json"),
-            source=str(folder),
+            title=source.title,
+            content_hash=source.content_hash,
+            document=source.document,
+            source=origin,
         )
-        ScenarioRole.objects.bulk_create(
-            ScenarioRole(
-                scenario=version, role_id=r.id, name=r.name, kind=r.kind, votes=r.votes,
-                public_brief=r.public_brief, position=n,
-            )
-            for n, r in enumerate(scenario.roles)
-        )  # fmt: skip
-        ScenarioIssue.objects.bulk_create(
-            ScenarioIssue(
-                scenario=version, issue_id=i.id, title=i.title, position=n,
-                options=[o.model_dump() for o in i.options],
-            )
-            for n, i in enumerate(scenario.issues)
-        )  # fmt: skip
+        kind.index_scenario(version, source.model)
     return version, True
 
 

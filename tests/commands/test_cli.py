@@ -37,8 +37,19 @@ def test_load_scenario_reports_new_then_unchanged() -> None:
 
 
 def test_load_scenario_names_the_faulty_file(tmp_path: Path) -> None:
+    (tmp_path / "chair.yaml").write_text((SCENARIO_DIR / "chair.yaml").read_text())  # a negotiation, half there
     with pytest.raises(CommandError, match=f"{tmp_path}/scenario.yaml: file not found"):
         _run("load_scenario", str(tmp_path))
+
+
+def test_load_scenario_says_when_a_folder_holds_no_scenario(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=f"{tmp_path}: no scenario of any installed kind here"):
+        _run("load_scenario", str(tmp_path))
+
+
+def test_load_scenario_loads_a_deliberation() -> None:
+    out, _ = _run("load_scenario", str(SCENARIO_DIR.parent / "deliberation"))
+    assert out.startswith("Loaded new version code-review v1 (deliberation, ")
 
 
 def test_play_needs_a_loaded_scenario() -> None:

@@ -167,3 +167,31 @@ def compromise_from_reply(raw: str) -> tuple[Event, Payload]:
     if reply.offer:
         return Event.COMPROMISE_OFFERED, CompromiseOffer(text=reply.text, conditions=reply.conditions)
     return Event.COMPROMISE_DECLINED, CompromiseDeclined(text=reply.text)
+
+
+_TEXT_FIELD = re.compile(r'"text"\s*:\s*"')
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t", "r": "", "b": "", "f": ""}
+
+
+def streamed_text(partial: str) -> str:
+    """The part of the `text` field that has arrived in a reply still streaming (a page shows the persona's words
+    as they come, not the JSON around them); "" until the field begins."""
+    found = _TEXT_FIELD.search(partial)
+    if not found:
+        return ""
+    out: list[str] = []
+    chars = iter(partial[found.end() :])
+    for ch in chars:
+        if ch == '"':
+            break
+        if ch == "\\":
+            nxt = next(chars, "")
+            if nxt == "u":  # a \\uXXXX escape: shown once complete
+                digits = "".join(next(chars, "") for _ in range(4))
+                if len(digits) == 4 and all(c in "0123456789abcdefABCDEF" for c in digits):
+                    out.append(chr(int(digits, 16)))
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            continue
+        out.append(ch)
+    return "".join(out)

@@ -14,12 +14,14 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simulations.engine.errors import ScenarioError as BaseScenarioError
+
 from .state import Severity
 
 Tool = Literal["detect-secrets", "bandit", "ruff"]
 
 
-class ScenarioError(Exception):
+class ScenarioError(BaseScenarioError):
     """A scenario file is missing or invalid; the message names the file and the problem."""
 
 

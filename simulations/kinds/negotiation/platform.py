@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep
+from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
 
 from . import machine, offline_writer, prompts
 from .machine import Outcome, Step
-from .scenario import Scenario
+from .scenario import Scenario, load_scenario_dir
 from .state import GameState
 
 if TYPE_CHECKING:
-    from simulations.models import Game
+    from simulations.models import Game, ScenarioVersion
 
 log = logging.getLogger("simulations.services.turns")
 
@@ -77,6 +78,35 @@ class Negotiation:
     # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
     after_finish_events = frozenset({"AI_SUMMARY_READY"})
 
+    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+        if not (path.is_dir() and (path / "chair.yaml").is_file()):
+            return []  # a negotiation is a folder with a chair.yaml (docs/scenario-format.md)
+        scenario = load_scenario_dir(path)
+        return [
+            ScenarioSource(
+                slug=scenario.slug, title=scenario.title, content_hash=scenario.content_hash(),
+                document=scenario.model_dump(mode="json"), model=scenario,
+            )
+        ]  # fmt: skip
+
+    def index_scenario(self, version: ScenarioVersion, scenario: Scenario) -> None:
+        from simulations.models import ScenarioIssue, ScenarioRole
+
+        ScenarioRole.objects.bulk_create(
+            ScenarioRole(
+                scenario=version, role_id=r.id, name=r.name, kind=r.kind, votes=r.votes,
+                public_brief=r.public_brief, position=n,
+            )
+            for n, r in enumerate(scenario.roles)
+        )  # fmt: skip
+        ScenarioIssue.objects.bulk_create(
+            ScenarioIssue(
+                scenario=version, issue_id=i.id, title=i.title, position=n,
+                options=[o.model_dump() for o in i.options],
+            )
+            for n, i in enumerate(scenario.issues)
+        )  # fmt: skip
+
     def parse_scenario(self, document: dict[str, Any]) -> Scenario:
         return Scenario.model_validate(document)
 
@@ -111,8 +141,8 @@ class Negotiation:
         assert isinstance(step.detail, Step)
         return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
 
-    def is_silent(self, text: str) -> bool:
-        return prompts.PASS.startswith(text.strip().upper())
+    def stream_view(self, text: str) -> str:
+        return "" if prompts.PASS.startswith(text.strip().upper()) else text
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         try:

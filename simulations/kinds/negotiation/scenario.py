@@ -19,10 +19,12 @@ from pydantic import (
     model_validator,
 )
 
+from simulations.engine.errors import ScenarioError as BaseScenarioError
+
 RoleKind = Literal["country", "ngo", "chair"]
 
 
-class ScenarioError(Exception):
+class ScenarioError(BaseScenarioError):
     """A scenario file is missing or invalid; the message names the file and the field."""
 
 

@@ -4,20 +4,26 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.kinds.negotiation.scenario import ScenarioError
-from simulations.services.scenarios import load_scenario
+from simulations.engine.errors import ScenarioError
+from simulations.services.scenarios import load_scenarios
 
 
 class Command(BaseCommand):
-    help = "Validate a scenario folder and store it as a version (idempotent: same content, same version)."
+    help = (
+        "Validate the scenarios at a path (a negotiation's folder, a deliberation's YAML file or a folder of them) "
+        "and store each as a version (idempotent: same content, same version)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("folder", help="e.g. scenarios/mercury")
+        parser.add_argument("folder", help="e.g. scenarios/mercury or scenarios/deliberation")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            version, created = load_scenario(folder=options["folder"])
+            loaded = load_scenarios(path=options["folder"])
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
-        verb = "Loaded new version" if created else "Unchanged, already stored as"
-        self.stdout.write(f"{verb} {version.slug} v{version.version} ({version.content_hash[:12]})")
+        for version, created in loaded:
+            verb = "Loaded new version" if created else "Unchanged, already stored as"
+            self.stdout.write(
+                f"{verb} {version.slug} v{version.version} ({version.kind}, {version.content_hash[:12]})"
+            )

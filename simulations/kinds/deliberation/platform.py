@@ -1,0 +1,225 @@
+"""The deliberation kind as the platform sees it: `KIND` plays a code-review committee through the shared ledger,
+driver and offline model.
+
+Who acts comes from the machine's table (`machine.next_step`). The chairperson's steps (tabling the code, closing a
+round, concluding) are taken inside the commit that reaches them, as the negotiation's system steps are: they follow
+from the guards and need no model. Members and the business driver are AI steps: a model call whose JSON reply is
+validated twice (the reply model, then the machine's payload and guards). The AI proposer answers a veto without a
+model: with the sample's amended code when the sample has one (checked by the real tools first), else it declines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+
+from . import checks, machine, offline, prompts, run
+from .machine import Event, Outcome, Step
+from .scenario import DeliberationScenario, load_scenario
+from .state import DeliberationState, State
+
+if TYPE_CHECKING:
+    from simulations.models import Game, ScenarioVersion
+
+FACTS_OPEN, FACTS_CLOSE = "<deliberation-facts>", "</deliberation-facts>"
+
+
+# --- the machine, in the ledger's terms -------------------------------------------------------------------------
+
+
+def run_chair(scenario: DeliberationScenario, outcomes: list[Outcome]) -> list[Outcome]:
+    """After a move: every chairperson step the table opens, until a member, the proposer, the business driver
+    or nobody (CONCLUSION) holds the floor."""
+    while True:
+        state = outcomes[-1].state
+        step = machine.next_step(scenario, state)
+        if step.done or step.actor != machine.Actor.CHAIR:
+            return outcomes
+        move = offline.decide(scenario, state, step)
+        outcomes.append(machine.apply(scenario, state, move.event, move.payload))
+
+
+def _ledger(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
+    events = []
+    for o in outcomes:
+        first = (
+            len(o.state.log) - len(o.entries) + 1
+        )  # the log is cumulative: its index is the transcript seq
+        entries = tuple(
+            LedgerEntry(
+                seq=first + n, round=e.round, phase=e.state.value, speaker=e.speaker, kind=e.kind, text=e.text
+            )
+            for n, e in enumerate(o.entries)
+        )
+        events.append(
+            LedgerEvent(
+                seq=o.seq,
+                name=o.event.value,
+                source=o.source.value,
+                target=o.target.value,
+                actor=o.seat or "",
+                payload=o.payload,
+                entries=entries,
+            )  # fmt: skip
+        )
+    return tuple(events)
+
+
+def _advance(outcomes: list[Outcome]) -> Advance:
+    final = outcomes[-1].state
+    return Advance(
+        events=_ledger(outcomes), state=final.model_dump(mode="json"), phase=final.status.value,
+        human_role=final.human_seat or "", finished=final.status == State.CONCLUSION,
+        schema_version=final.schema_version, transcript_seq=len(final.log),
+    )  # fmt: skip
+
+
+def start_submission(scenario: DeliberationScenario, options: dict[str, Any]) -> Any:
+    """The first submission, checked by the real tools: a sample, or pasted/uploaded code or a unified diff.
+    Raises `checks.CheckError` (the message says what is wrong with the input)."""
+    if options.get("sample"):
+        try:
+            return checks.check_sample(scenario, str(options["sample"]))
+        except KeyError:
+            raise checks.CheckError(f"There is no sample {options['sample']!r}.") from None
+    source = options.get("source", "paste")
+    if source not in ("paste", "file", "diff"):
+        raise checks.CheckError("Submit code by pasting it, uploading a file or a unified diff.")
+    data = options.get("code", "")
+    filename = str(options.get("filename") or "submission.py")
+    report = checks.run_checks(scenario, data=data, source=source, filename=filename)
+    return report.submission(source=source, label=report.filename)
+
+
+def proposer_amendment(
+    scenario: DeliberationScenario, state: DeliberationState
+) -> offline.AmendedCode | None:
+    """What the AI proposer submits after a veto: the sample's own amended code, when the deliberation began with
+    a sample that has one."""
+    first = state.submissions[0]
+    if first.source != "sample":
+        return None
+    sample = next((s for s in scenario.samples if s.label == first.label), None)
+    return run.sample_amendment(scenario, sample.id) if sample else None
+
+
+# --- the offline model's side ------------------------------------------------------------------------------------
+
+
+def facts_message(scenario: DeliberationScenario, state: DeliberationState, seat: str) -> dict[str, str]:
+    """What only the offline model reads: the whole deliberation, so its personas decide from the real findings."""
+    facts = {
+        "seat": seat,
+        "scenario": scenario.model_dump(mode="json"),
+        "state": state.model_dump(mode="json"),
+    }
+    return {"role": "user", "content": f"{FACTS_OPEN}{json.dumps(facts)}{FACTS_CLOSE}"}
+
+
+def offline_answer(messages: Sequence[dict[str, Any]]) -> str | None:
+    for message in messages:
+        content = str(message.get("content", ""))
+        start, end = content.find(FACTS_OPEN), content.find(FACTS_CLOSE)
+        if start != -1 and end > start:
+            facts = json.loads(content[start + len(FACTS_OPEN) : end])
+            break
+    else:
+        return None
+    scenario = DeliberationScenario.model_validate(facts["scenario"])
+    state = DeliberationState.model_validate(facts["state"])
+    step = machine.next_step(scenario, state)
+    move = offline.decide(scenario, state, step)
+    assert move.payload is not None
+    reply: dict[str, Any] = move.payload.model_dump(mode="json")
+    if move.event == Event.OPINION_GIVEN:
+        reply.pop("seat", None)
+    elif move.event == Event.COMPROMISE_OFFERED:
+        reply["offer"] = True
+    else:
+        reply = {"offer": False, "text": reply["text"]}
+    return json.dumps(reply)
+
+
+# --- the kind -----------------------------------------------------------------------------------------------------
+
+
+class Deliberation:
+    name = "deliberation"
+    title = "Code review committee"
+    after_finish_events: frozenset[str] = frozenset()
+
+    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+        """A committee is one YAML file with `personas`: that file, or every such file of a folder."""
+        if path.is_dir():
+            if (path / "chair.yaml").exists():
+                return []  # a negotiation's folder
+            files = sorted(path.glob("*.yaml"))
+        else:
+            files = [path] if path.suffix in (".yaml", ".yml") else []
+        found = []
+        for file in files:
+            scenario = load_scenario(file)
+            document = scenario.model_dump(mode="json")
+            digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+            found.append(
+                ScenarioSource(
+                    slug=scenario.id,
+                    title=scenario.title,
+                    content_hash=digest,
+                    document=document,
+                    model=scenario,
+                )
+            )
+        return found
+
+    def index_scenario(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
+        return None  # the admin shows the document itself; personas have no rows of their own
+
+    def parse_scenario(self, document: dict[str, Any]) -> DeliberationScenario:
+        return DeliberationScenario.model_validate(document)
+
+    def start(self, scenario: DeliberationScenario, *, seed: int, options: dict[str, Any]) -> Advance:
+        submission = start_submission(scenario, options)
+        seat = options.get("seat") or None
+        state = machine.new_deliberation(scenario, seed=seed, submission=submission, human_seat=seat)
+        step = machine.next_step(scenario, state)
+        move = offline.decide(scenario, state, step)  # the chair tables the code
+        return _advance(run_chair(scenario, [machine.apply(scenario, state, move.event, move.payload)]))
+
+    def advance(
+        self, scenario: DeliberationScenario, state: dict[str, Any], event: str, payload: dict[str, Any]
+    ) -> Advance:
+        current = machine.restore(state)
+        return _advance(run_chair(scenario, [machine.apply(scenario, current, event, payload)]))
+
+    def next_step(self, game: Game) -> NextStep:
+        from .games import scenario_of, state_of
+
+        scenario, state = scenario_of(game), state_of(game)
+        step = machine.next_step(scenario, state)
+        if step.done:
+            return NextStep(actor=Actor.DONE, detail=step)
+        speaker = scenario.persona(step.seat).label if step.seat else ""
+        return NextStep(actor=Actor.HUMAN if step.human else Actor.AI, speaker=speaker, detail=step)
+
+    def play_ai_step(
+        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
+    ) -> Game:
+        from .turns import play_ai_step
+
+        assert isinstance(step.detail, Step)
+        return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
+
+    def stream_view(self, text: str) -> str:
+        return prompts.streamed_text(text)
+
+    def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        return offline_answer(messages)
+
+
+KIND = Deliberation()
