@@ -22,7 +22,6 @@ from simulations.services.broadcast import group_name
 from simulations.services.lease import lease_expires_in
 from simulations.services.turns import games_with_scenario
 from simulations.tasks import enqueue_drive
-from simulations.views.presenters import game_context, transcript
 
 
 class GameConsumer(AsyncWebsocketConsumer):
@@ -87,16 +86,7 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     def _render(self, full: bool) -> tuple[str, int]:
         game = games_with_scenario().get(pk=self.game_id)
-        since = 0 if full else self.last_seq
-        entries = transcript(game, since_seq=since)
-        context = game_context(game) | {"entries": entries, "oob": True}
-        parts = [render_to_string("game/_panels.html", context)]
-        template = "game/_transcript.html" if full else "game/_new_entries.html"
-        if full or entries:
-            parts.append(render_to_string(template, context))
-        parts.append(render_to_string("game/_stream.html", {}))
-        last = entries[-1].seq if entries else since
-        return "".join(parts), last
+        return kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
 
     async def send_update(self, full: bool) -> None:
         html, self.last_seq = await database_sync_to_async(self._render)(full)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from django.http import HttpRequest, HttpResponse
+
     from simulations.models import Game, ScenarioVersion
 
 DEFAULT_KIND = "negotiation"
@@ -151,6 +153,40 @@ class Kind(Protocol):
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         """The built-in offline model's answer to one of this kind's prompts; None if the prompt is not one."""
+        ...
+
+    # --- pages: the shared views check who may see or drive a game, then hand it to its kind ---------------
+
+    def phase_label(self, phase: str) -> str:
+        """The machine state a game rests in, in words for the lobby."""
+        ...
+
+    def new_game(
+        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
+    ) -> HttpResponse:
+        """The lobby's "start a new game" (`model`: the model option chosen there): create the game and show it,
+        or show the kind's set-up form first. May raise `UnknownModelChoice`."""
+        ...
+
+    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
+        """The game page, for its owner."""
+        ...
+
+    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
+        """A move posted by the game's owner (rate and ownership already checked)."""
+        ...
+
+    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+        """What the game's websocket sends after a change: HTML fragments (swapped out of band) for everything
+        after transcript seq `since_seq` (all of it when `full`), and the last seq they show."""
+        ...
+
+    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+        """The review page, for whoever may read the game (its owner, staff, a share link's holder)."""
+        ...
+
+    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
+        """A download of the game as (body, content type, file name), or None if the kind has no such format."""
         ...
 
 

@@ -10,13 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from simulations.kinds import get_kind
 from simulations.models import Game, ScenarioVersion
 from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import latest_version
-from simulations.services.turns import create_game
-
-from .presenters import phase_label
 
 
 def latest_scenarios() -> list[dict[str, object]]:
@@ -40,7 +38,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         .select_related("scenario")
         .defer("state", "scenario__document")
     )
-    rows = [{"game": g, "phase": phase_label(g.phase)} for g in games]
+    rows = [{"game": g, "phase": get_kind(g.scenario.kind).phase_label(g.phase)} for g in games]
     return render(
         request,
         "lobby.html",
@@ -70,11 +68,9 @@ def new_game(request: HttpRequest) -> HttpResponse:
             messages.error(request, "Choose a scenario to play.")
         return redirect("lobby")
     try:
-        game = create_game(
-            scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-            model=request.POST.get("model") or None,
-        )  # fmt: skip
+        return get_kind(version.kind).new_game(
+            request, version, seed=secrets.randbelow(2**31), model=request.POST.get("model") or None
+        )
     except UnknownModelChoice as exc:  # disabled or deleted since the lobby was rendered
         messages.error(request, str(exc))
         return redirect("lobby")
-    return redirect("game", game_id=game.pk)

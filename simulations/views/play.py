@@ -1,4 +1,7 @@
-"""The game page and the student's moves (HTMX posts; plain posts work too, without JavaScript)."""
+"""The game page and the user's moves (HTMX posts; plain posts work too, without JavaScript).
+
+`game_page` and `move` are the kind-blind shell: they check the game is the user's (and the move rate), then hand
+it to its kind. The negotiation's own page and move follow (`negotiation_page`, `negotiation_move`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
+from simulations.kinds import kind_of
 from simulations.kinds.negotiation.games import state_of
 from simulations.models import Game
 from simulations.services.access import can_drive
@@ -30,6 +34,17 @@ def _own_game(request: HttpRequest, game_id: int) -> Game:
 @login_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_game(request, game_id)
+    return kind_of(game).page(request, game)
+
+
+@login_required
+@require_POST
+def move(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _own_game(request, game_id)
+    return kind_of(game).move(request, game)
+
+
+def negotiation_page(request: HttpRequest, game: Game) -> HttpResponse:
     context = game_context(game)
     if game.phase == "ROLE_SELECTION":
         scenario = scenario_of(game.scenario)
@@ -66,10 +81,7 @@ def _posted_version(request: HttpRequest) -> int:
     return int(raw)
 
 
-@login_required
-@require_POST
-def move(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _own_game(request, game_id)
+def negotiation_move(request: HttpRequest, game: Game) -> HttpResponse:
     event = request.POST.get("event", "")
     payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
     error, status = "", 200

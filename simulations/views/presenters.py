@@ -251,3 +251,19 @@ def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None
         "persona": variant.persona,
         "posture": variant.summary,
     }
+
+
+def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    """The websocket's update of a negotiation page: the panels, the new transcript entries (all on a full
+    render), and an empty stream box (the turn that streamed is now an entry)."""
+    from django.template.loader import render_to_string
+
+    entries = transcript(game, since_seq=since_seq)
+    context = game_context(game) | {"entries": entries, "oob": True}
+    parts = [render_to_string("game/_panels.html", context)]
+    template = "game/_transcript.html" if full else "game/_new_entries.html"
+    if full or entries:
+        parts.append(render_to_string(template, context))
+    parts.append(render_to_string("game/_stream.html", {}))
+    last = entries[-1].seq if entries else since_seq
+    return "".join(parts), last

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from simulations.kinds import kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read, revoke_share, share_game, share_link_live
 from simulations.services.export import dollars, export_markdown, reader_export
@@ -56,6 +57,10 @@ def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
 
 
 def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
+    return kind_of(game).review(request, game, token=token)
+
+
+def negotiation_review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
     data = reader_export(game=game)
     section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
@@ -124,12 +129,18 @@ def shared_review(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
-    if fmt not in ("json", "md"):
+    if fmt not in ("json", "md"):  # every kind's formats (a kind answers for its own, see Kind.download)
         raise Http404("No such format.")
     token = request.GET.get("token")
     if not token and not request.user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
     game = _readable(request, game_id, token)
+    own = kind_of(game).download(game, fmt)
+    if own is not None:
+        body, kind, name = own
+        response = HttpResponse(body, content_type=kind)
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
     if fmt == "json":
         body, kind = json.dumps(reader_export(game=game), indent=2, ensure_ascii=False), "application/json"
     else:

@@ -37,7 +37,9 @@ def test_load_scenario_reports_new_then_unchanged() -> None:
 
 
 def test_load_scenario_names_the_faulty_file(tmp_path: Path) -> None:
-    (tmp_path / "chair.yaml").write_text((SCENARIO_DIR / "chair.yaml").read_text())  # a negotiation, half there
+    (tmp_path / "chair.yaml").write_text(
+        (SCENARIO_DIR / "chair.yaml").read_text()
+    )  # a negotiation, half there
     with pytest.raises(CommandError, match=f"{tmp_path}/scenario.yaml: file not found"):
         _run("load_scenario", str(tmp_path))
 

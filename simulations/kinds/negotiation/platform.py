@@ -8,7 +8,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Actor,
+    Advance,
+    ChunkSink,
+    Kind,
+    LedgerEntry,
+    LedgerEvent,
+    NextStep,
+    ScenarioSource,
+)
 
 from . import machine, offline_writer, prompts
 from .machine import Outcome, Step
@@ -16,6 +25,8 @@ from .scenario import Scenario, load_scenario_dir
 from .state import GameState
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
+
     from simulations.models import Game, ScenarioVersion
 
 log = logging.getLogger("simulations.services.turns")
@@ -151,5 +162,45 @@ class Negotiation:
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
 
+    # --- pages (the negotiation's views and templates: simulations/views/, templates/game/, review.html) ------
 
-KIND = Negotiation()
+    def phase_label(self, phase: str) -> str:
+        from simulations.views.presenters import phase_label
+
+        return phase_label(phase)
+
+    def new_game(
+        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
+    ) -> HttpResponse:
+        from django.shortcuts import redirect
+
+        from simulations.services.turns import create_game
+
+        game = create_game(scenario_version=version, seed=seed, owner=request.user, model=model)  # type: ignore[arg-type]
+        return redirect("game", game_id=game.pk)  # it opens on the choice of a delegation
+
+    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from simulations.views.play import negotiation_page
+
+        return negotiation_page(request, game)
+
+    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from simulations.views.play import negotiation_move
+
+        return negotiation_move(request, game)
+
+    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+        from simulations.views.presenters import render_update
+
+        return render_update(game, since_seq=since_seq, full=full)
+
+    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+        from simulations.views.review import negotiation_review
+
+        return negotiation_review(request, game, token)
+
+    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
+        return None  # the platform's JSON and Markdown exports are the negotiation's
+
+
+KIND: Kind = Negotiation()  # mypy checks the class against the contract
