@@ -149,12 +149,12 @@ OPTIONAL_HOOKS = [
     ("simulations.services.turns", "_write", WRITE),
     ("simulations.kinds.negotiation.prompts", "build_prompt", CONTEXT),
     ("simulations.kinds.negotiation.prompts", "build_summary_prompt", CONTEXT),
-    ("simulations.services.ai_turns", "seen_entries", CONTEXT),
-    ("simulations.services.ai_turns", "_entries", CONTEXT),
-    ("simulations.services.ai_turns", "_recent_changes", CONTEXT),
-    ("simulations.services.ai_turns", "check_budget", CONTEXT),
-    ("simulations.services.ai_turns", "debrief_facts", CONTEXT),
-    ("simulations.services.debrief", "debrief_facts", CONTEXT),
+    ("simulations.kinds.negotiation.ai_turns", "seen_entries", CONTEXT),
+    ("simulations.kinds.negotiation.ai_turns", "_entries", CONTEXT),
+    ("simulations.kinds.negotiation.ai_turns", "_recent_changes", CONTEXT),
+    ("simulations.services.budget", "check_budget", CONTEXT),
+    ("simulations.kinds.negotiation.ai_turns", "debrief_facts", CONTEXT),
+    ("simulations.kinds.negotiation.debrief", "debrief_facts", CONTEXT),
 ]
 
 
@@ -167,7 +167,7 @@ def instrumented(clock: Clock) -> Iterator[list[str]]:
     object gets the wrapper. `gateway.complete` is called through the module, so it is patched there.
     Yields the patched attributes, as "module.name".
     """
-    import simulations.services.play  # noqa: F401 - loads every module of the play loop before the scan
+    import simulations.kinds.negotiation.play  # noqa: F401 - loads every module of the play loop before the scan
 
     originals: dict[int, tuple[Callable[..., Any], str]] = {}
     for module_name, name, bucket in REQUIRED_HOOKS + OPTIONAL_HOOKS:
@@ -302,8 +302,8 @@ def prepare() -> ScenarioVersion:
 
 def play_one(version: ScenarioVersion, *, seed: int, role: str, human: str, clock: Clock) -> GameRun:
     from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.play import play_game
     from simulations.services import turns
-    from simulations.services.play import play_game
 
     policy = TimedPolicy(make_policy(human, role), clock)
     counted_before = len(clock.samples[COMMIT]) + len(clock.samples[CREATE])
@@ -329,11 +329,11 @@ def run(args: argparse.Namespace, db: Path, fresh: bool) -> tuple[Report, list[G
     configure(db, debug=args.debug)
     from django.db import connections
 
-    from simulations.services.scenarios import scenario_of
+    from simulations.kinds.negotiation.games import scenario_of_version
 
     try:
         version = prepare()
-        all_roles = [r.id for r in scenario_of(version).roles]
+        all_roles = [r.id for r in scenario_of_version(version).roles]
         if args.role and args.role not in all_roles:
             raise SystemExit(f"unknown role {args.role!r}: choose one of {', '.join(all_roles)}")
         roles = [args.role] if args.role else all_roles

@@ -251,9 +251,9 @@ def spread(values: Sequence[int]) -> Spread | None:
 
 def play(version: ScenarioVersion, *, seed: int, role: str, human: str) -> GameReport:
     from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.play import play_game
     from simulations.models import Event, ModelCall, TranscriptEntry
     from simulations.services import turns
-    from simulations.services.play import play_game
 
     captured: list[Captured] = []
     game = turns.create_game(scenario_version=version, seed=seed)
@@ -470,11 +470,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure(Path(folder) / "bench.sqlite3")
         from django.db import connections
 
-        from simulations.services.scenarios import scenario_of
+        from simulations.kinds.negotiation.games import scenario_of_version
 
         try:
             version = prepare()
-            roles = [r.id for r in scenario_of(version).roles]
+            roles = [r.id for r in scenario_of_version(version).roles]
             if args.role not in roles:
                 raise SystemExit(f"unknown role {args.role!r}: choose one of {', '.join(roles)}")
             report = play(version, seed=args.seed, role=args.role, human=args.human)

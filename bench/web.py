@@ -168,7 +168,7 @@ def new_game(version: ScenarioVersion, owner: User, where: Where | None) -> Game
     """A new game of the owner, played headless until `where` holds (to the end when None)."""
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.games import state_of, step_of
-    from simulations.services.play import play_game
+    from simulations.kinds.negotiation.play import play_game
     from simulations.services.turns import create_game
 
     game = create_game(scenario_version=version, seed=SEED, owner=owner)
@@ -441,7 +441,7 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
 
     from simulations import consumers
     from simulations.ai import gateway
-    from simulations.services import ai_turns as drive  # the negotiation kind plays each AI step through it
+    from simulations.kinds.negotiation import ai_turns as drive  # the negotiation plays each AI step here
 
     original_complete = gateway.complete
     original_play = drive.play_ai_step
@@ -499,15 +499,16 @@ def student_moves(game_id: int, stop: bool) -> str:
     """Off the consumers' database thread: if the game waits for the student, play the passive move (unless
     `stop`). Returns the kind of the step the game waited for."""
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.games import state_of, step_of
-    from simulations.services.human_turns import submit_human_event
-    from simulations.services.scenarios import scenario_of
+    from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
+    from simulations.kinds.negotiation.human_turns import submit_human_event
     from simulations.services.turns import games_with_scenario
 
     game: Game = games_with_scenario().get(pk=game_id)
     step = step_of(game)
     if step.kind in ("human", "advance") and not stop:
-        event, payload = make_policy("passive", ROLE).decide(scenario_of(game.scenario), state_of(game), step)
+        event, payload = make_policy("passive", ROLE).decide(
+            scenario_of_version(game.scenario), state_of(game), step
+        )
         submit_human_event(game=game, event=event, payload=payload)
     return step.kind
 

@@ -92,6 +92,10 @@ MERCURY_CSP = os.environ.get(
     "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
 )
 
+# The simulation kinds this server plays: each is a folder simulations/kinds/<name>/ and a Django app (for its
+# management commands); the platform reaches them only through the registry in simulations/kinds/__init__.py.
+MERCURY_KINDS = ("negotiation", "deliberation")
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
@@ -105,6 +109,7 @@ INSTALLED_APPS = [
     "django_tasks",
     "django_tasks_db",
     "simulations",
+    *(f"simulations.kinds.{kind}" for kind in MERCURY_KINDS),
 ]
 
 MIDDLEWARE = [
@@ -198,8 +203,6 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # --- Mercury ------------------------------------------------------------------------------------------------
-# The simulation kinds this server plays: each is a folder simulations/kinds/<name>/ (see simulations/kinds).
-MERCURY_KINDS = ("negotiation", "deliberation")
 # Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
 MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
 MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))

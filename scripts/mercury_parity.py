@@ -56,6 +56,17 @@ def _name(seed: int, role: str, policy: str) -> str:
     return f"{seed:02d}-{role}-{policy}.json"
 
 
+def _first_of(name: str, *modules: str) -> Any:
+    """`name` from the first of `modules` this tree has: the side being played may predate a move (the
+    negotiation moved under simulations/kinds/ in #10)."""
+    for module in modules:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"this tree has none of {modules}")
+
+
 def dump(args: argparse.Namespace) -> int:
     """Play the games with the code on the import path and write one normalised export per game."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mercury.settings")
@@ -65,13 +76,9 @@ def dump(args: argparse.Namespace) -> int:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    try:
-        bots = importlib.import_module("simulations.kinds.negotiation.bots")
-    except ModuleNotFoundError:  # a tree from before the negotiation moved under simulations/kinds/ (#10)
-        bots = importlib.import_module("simulations.bots")
-    make_policy = bots.make_policy
+    make_policy = _first_of("make_policy", "simulations.kinds.negotiation.bots", "simulations.bots")
+    play_game = _first_of("play_game", "simulations.kinds.negotiation.play", "simulations.services.play")
     from simulations.services.export import export_game
-    from simulations.services.play import play_game
     from simulations.services.scenarios import load_scenario
     from simulations.services.turns import create_game
 

@@ -8,10 +8,10 @@ from django.contrib.auth.models import User
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game, ScenarioVersion
 from simulations.services.export import export_game
 from simulations.services.model_choice import pinned_fields
-from simulations.services.play import play_game
 from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game
 from tests.conftest import SCENARIO_DIR

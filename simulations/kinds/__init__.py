@@ -135,6 +135,10 @@ class Kind(Protocol):
         Raises a `MachineError` and changes nothing if the table refuses it."""
         ...
 
+    def restore(self, scenario: Any, state: dict[str, Any]) -> Any:
+        """A checkpoint's state document back as the kind's state, validated (raises `ResumeError`)."""
+        ...
+
     def next_step(self, game: Game) -> NextStep:
         """Who acts next in this game, from its stored state and the kind's table."""
         ...

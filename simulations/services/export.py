@@ -8,11 +8,11 @@ from typing import Any
 
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import judge
+from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Game
 
 from . import export_schema as schema
-from .scenarios import scenario_of
 
 FORMAT = schema.FORMAT
 # Events whose transcript entry the judge read (one entry each, in the same order as the events).
@@ -26,7 +26,7 @@ def export_game(*, game: Game) -> dict[str, Any]:
 
 def build_export(*, game: Game) -> schema.SimulationExport:
     """Precondition: none. The export as the schema's model (what the file holds, typed)."""
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
     return schema.SimulationExport(
         format=schema.FORMAT,
         kind="negotiation",
@@ -337,4 +337,4 @@ def no_links(text: str) -> str:
 
 
 def scenario_title(game: Game) -> str:
-    return scenario_of(game.scenario).title
+    return scenario_of_version(game.scenario).title

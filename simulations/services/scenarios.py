@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from django.db import transaction
 
 from simulations.engine.errors import ScenarioError
 from simulations.kinds import Kind, ScenarioSource, all_kinds, get_kind
-from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import ScenarioVersion
 
 
@@ -72,11 +71,6 @@ def _parse(version_id: int, content_hash: str, kind: str) -> Any:
 def parsed_scenario(version: ScenarioVersion) -> Any:
     """A stored version as its kind's scenario model (versions are immutable, so parsing is cached)."""
     return _parse(version.pk, version.content_hash, version.kind)
-
-
-def scenario_of(version: ScenarioVersion) -> Scenario:
-    """A negotiation's stored version as the negotiation engine's Scenario."""
-    return cast(Scenario, parsed_scenario(version))
 
 
 def latest_version(*, slug: str) -> ScenarioVersion | None:

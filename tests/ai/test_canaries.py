@@ -14,10 +14,10 @@ from simulations.ai import gateway
 from simulations.kinds.negotiation import prompts
 from simulations.kinds.negotiation.bots import Decision, Policy, make_policy
 from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ModelCall, TranscriptEntry
-from simulations.services.play import play_game
 from simulations.services.turns import create_game
 from tests.ai.conftest import ROLES, brief_canary
 

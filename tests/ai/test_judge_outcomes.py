@@ -11,10 +11,11 @@ import pytest
 
 from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation import llm_judge, machine
+from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, ModelCall, TranscriptEntry
-from simulations.services.ai_turns import BudgetExhausted, play_ai_step
-from simulations.services.human_turns import submit_human_event
+from simulations.services.budget import BudgetExhausted
 from simulations.services.turns import StaleTurn
 from tests.helpers import game_at_first_ai_turn
 

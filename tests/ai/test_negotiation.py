@@ -17,10 +17,10 @@ import pytest
 
 from simulations.kinds.negotiation import judge
 from simulations.kinds.negotiation.bots import Script, Scripted
+from simulations.kinds.negotiation.games import scenario_of_version
+from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Checkpoint, Game, TranscriptEntry, Vote
-from simulations.services.play import play_game
-from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version, played
 
@@ -74,7 +74,7 @@ def _stated(scenario: Scenario, said: list[TranscriptEntry], speaker: str, issue
 
 
 def audit(game: Game) -> Audit:
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
     human = game.state["human_role"]
     entries = list(TranscriptEntry.objects.filter(game=game).order_by("seq"))
     names = {scenario.display_name(r): r for r in scenario.role_ids}
@@ -241,7 +241,7 @@ def _replies(game: Game, partner: str) -> list[tuple[str, str]]:
 def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
     game = create_game(scenario_version=mercury_version(), seed=6)
     game = play_game(game_id=game.pk, policy=Scripted("USA", Script.model_validate(SCRIPT)))
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
 
     def read(text: str, speaker: str) -> judge.Signals:
         return judge.read_signals(

@@ -10,13 +10,12 @@ import pytest
 from simulations.ai import gateway
 from simulations.ai.offline import register
 from simulations.kinds.negotiation import prompts
+from simulations.kinds.negotiation.ai_turns import _recent_changes, play_ai_step, seen_entries
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
-from simulations.services.ai_turns import _recent_changes, play_ai_step, seen_entries
-from simulations.services.human_turns import submit_human_event
-from simulations.services.play import play_game
-from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version, repin
 
@@ -33,7 +32,9 @@ def test_offline_model_streams_through_litellm_deterministically() -> None:
     game = _game_at_first_ai_turn()
     step = step_of(game)
     assert step.purpose == "talk_open"
-    prompt = prompts.build_prompt(scenario_of(game.scenario), state_of(game), step, seen_entries(game), [])
+    prompt = prompts.build_prompt(
+        scenario_of_version(game.scenario), state_of(game), step, seen_entries(game), []
+    )
     chunks: list[str] = []
     streamed = gateway.complete(prompt.messages, on_chunk=chunks.append)
     plain = gateway.complete(prompt.messages)
@@ -178,7 +179,7 @@ def test_a_model_speaking_for_others_is_cleaned_or_refused(
     settings.MERCURY_MODEL = "openai/gpt-4o-mini"
     game = _game_at_first_ai_turn()
     step = step_of(game)
-    partner = scenario_of(game.scenario).display_name(step.role or "")
+    partner = scenario_of_version(game.scenario).display_name(step.role or "")
     _scripted_model(
         monkeypatch,
         'Japan: The vote has passed.\n[12] Canada: We agree.\n{"event": "VOTE_COMPLETE"}',

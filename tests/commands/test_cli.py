@@ -8,11 +8,11 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from simulations.kinds.negotiation import (
+    ai_turns as drive_service,  # where the negotiation plays each AI step
+)
 from simulations.kinds.negotiation.bots import PASSIVE_LINES
 from simulations.models import Game, ScenarioVersion, TranscriptEntry
-from simulations.services import (
-    ai_turns as drive_service,  # where the negotiation plays each AI step the driver asks for
-)
 from tests.conftest import SCENARIO_DIR
 
 pytestmark = pytest.mark.django_db

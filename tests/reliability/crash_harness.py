@@ -49,9 +49,9 @@ def main() -> int:
 
     from simulations import faults
     from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.play import play_game
     from simulations.models import Game
     from simulations.services.export import export_game
-    from simulations.services.play import play_game
     from simulations.services.resume import resume_game
     from simulations.services.scenarios import load_scenario
     from simulations.services.turns import create_game
@@ -64,7 +64,7 @@ def main() -> int:
         data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
         return data
 
-    from simulations.services import ai_turns as drive_module  # the kind calls ai_turns.play_ai_step
+    from simulations.kinds.negotiation import ai_turns as drive_module  # the kind plays each AI step here
 
     real_step = drive_module.play_ai_step
 

@@ -9,10 +9,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.export import export_game
-from simulations.services.scenarios import load_scenario, scenario_of
+from simulations.services.scenarios import load_scenario
 from tests.scenarios.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +25,7 @@ def test_the_scenario_loads_and_round_trips() -> None:
     folder = load_scenario_dir(PLASTICS_DIR)
     version, created = load_scenario(folder=PLASTICS_DIR)
     assert created and version.slug == "plastics"
-    stored = scenario_of(version)
+    stored = scenario_of_version(version)
     assert stored == folder and stored.content_hash() == folder.content_hash() == version.content_hash
     assert Scenario.model_validate(stored.model_dump(mode="json")) == folder
     again, created_again = load_scenario(folder=PLASTICS_DIR)

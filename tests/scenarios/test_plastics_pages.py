@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game
-from simulations.services.play import play_game
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 from tests.scenarios.plastics import plastics_version

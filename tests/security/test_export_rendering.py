@@ -10,9 +10,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game
 from simulations.services.export import export_markdown
-from simulations.services.human_turns import submit_human_event
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 
@@ -41,7 +41,7 @@ SPEAKER_LINE = re.compile(r"^\*\*[^*\n]+\*\*( \(private\))?:$")
 
 def _hostile_game() -> tuple[Game, str]:
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.services.play import play_game
+    from simulations.kinds.negotiation.play import play_game
 
     game = create_game(scenario_version=mercury_version(), seed=4)
 

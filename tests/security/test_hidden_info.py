@@ -11,9 +11,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
-from simulations.services.play import play_game
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 

@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.engine.errors import InvalidMove
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.human_turns import submit_human_event
 from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
 from simulations.services.turns import create_game
 from simulations.views.play import NulInForm

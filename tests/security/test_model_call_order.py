@@ -14,10 +14,11 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
+from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, ModelCall
-from simulations.services.ai_turns import BudgetExhausted, check_budget, play_ai_step
-from simulations.services.human_turns import submit_human_event
+from simulations.services.budget import BudgetExhausted, check_budget
 from simulations.services.turns import StaleTurn
 from tests.helpers import game_at_first_ai_turn
 

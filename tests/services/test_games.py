@@ -4,9 +4,8 @@ import pytest
 
 from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds.negotiation import machine, prompts
-from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.models import AppendOnlyError, Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
-from simulations.services.scenarios import scenario_of
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from tests.helpers import mercury_version, played
 
@@ -64,7 +63,7 @@ def test_a_whole_game_keeps_its_ledger_consistent() -> None:
     assert len(checkpoints) == game.version
     assert checkpoints[-1].state == game.state and checkpoints[-1].transcript_seq == entries[-1].seq
     # Every checkpoint sits at a turn boundary: the next step is never an automatic system event.
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
     for checkpoint in checkpoints:
         step = machine.next_step(scenario, machine.resume(scenario, checkpoint.state))
         assert step.kind != "system"

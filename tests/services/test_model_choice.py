@@ -15,11 +15,11 @@ from django.test import Client
 
 from simulations.admin import ModelChoiceForm
 from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game, ModelCall, ModelChoice
 from simulations.services.export import export_game
 from simulations.services.import_game import import_game
 from simulations.services.model_choice import OFFLINE_LABEL
-from simulations.services.play import play_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -7,10 +7,11 @@ import contextlib
 import pytest
 
 from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.fork import fork_at_checkpoint
 from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Checkpoint, Game
-from simulations.services.play import play_game
-from simulations.services.resume import fork_at_checkpoint, resume_game
+from simulations.services.resume import resume_game
 from tests.helpers import normalised, played
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.models import ScenarioRole, ScenarioVersion
-from simulations.services.scenarios import load_scenario, scenario_of
+from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game
 from tests.conftest import SCENARIO_DIR
 
@@ -34,4 +35,7 @@ def test_loading_is_idempotent_and_changes_make_new_versions(tmp_path: Path) -> 
     # Games stay pinned to the version they started with.
     game.refresh_from_db()
     assert game.scenario_id == first.pk
-    assert scenario_of(first).role("USA").public_brief != scenario_of(second).role("USA").public_brief
+    assert (
+        scenario_of_version(first).role("USA").public_brief
+        != scenario_of_version(second).role("USA").public_brief
+    )

@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from mercury.asgi import application
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
 from simulations.services.access import share_game
-from simulations.services.human_turns import submit_human_event
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 

@@ -22,12 +22,11 @@ from django_tasks_db.models import DBTaskResult
 from simulations import faults
 from simulations.embedded_worker import start_embedded_workers
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.human_turns import submit_human_event
 from simulations.services.lease import acquire_lease
-from simulations.services.scenarios import scenario_of
 from simulations.services.turns import create_game, games_with_scenario
 from simulations.tasks import enqueue_drive
 from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
@@ -70,7 +69,9 @@ def test_queued_drives_play_a_whole_game_with_no_page_open_as_the_cli_does() -> 
             _wait_for(lambda: _next_kind(game.pk) != "ai")
             continue
         current = games_with_scenario().get(pk=game.pk)
-        event, payload = policy.decide(scenario_of(current.scenario), state_of(current), step_of(current))
+        event, payload = policy.decide(
+            scenario_of_version(current.scenario), state_of(current), step_of(current)
+        )
         submit_human_event(game=current, event=event, payload=payload)
     reference = played(role, seed=seed)
     queued, headless = normalised(game), normalised(reference)

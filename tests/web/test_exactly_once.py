@@ -12,8 +12,8 @@ from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, Submission
-from simulations.services.human_turns import submit_human_event
 from simulations.services.turns import StaleTurn, create_game
 from tests.helpers import mercury_version
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import Passive
 from simulations.kinds.negotiation.scenario import Scenario
-from simulations.views import presenters
 from tests.engine.driver import new_pure_game
 
 

@@ -197,6 +197,9 @@ class Deliberation:
         current = machine.restore(state)
         return _advance(run_chair(scenario, [machine.apply(scenario, current, event, payload)]))
 
+    def restore(self, scenario: DeliberationScenario, state: dict[str, Any]) -> DeliberationState:
+        return machine.restore(state)
+
     def next_step(self, game: Game) -> NextStep:
         from .games import scenario_of, state_of
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from simulations.ai import costs, gateway, tokens
 from simulations.engine.errors import MachineError
 from simulations.models import Game
-from simulations.services.ai_turns import check_budget
+from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event, record_failed_call
 

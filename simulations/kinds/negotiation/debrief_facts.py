@@ -1,4 +1,4 @@
-"""The facts a debrief is written from: built by `simulations.services.debrief` from a finished game, written up
+"""The facts a debrief is written from: built by `simulations.kinds.negotiation.debrief` from a finished game, written up
 by the offline debrief writer or given in prose to a real model. Pure pydantic (no Django), so the offline
 provider can read them back from a prompt's facts block."""
 

@@ -12,11 +12,16 @@ from .scenario import Scenario
 from .state import GameState
 
 if TYPE_CHECKING:
-    from simulations.models import Game
+    from simulations.models import Game, ScenarioVersion
+
+
+def scenario_of_version(version: ScenarioVersion) -> Scenario:
+    """A stored negotiation scenario as the engine's Scenario (parsed once per version, cached)."""
+    return cast(Scenario, parsed_scenario(version))
 
 
 def scenario_of(game: Game) -> Scenario:
-    return cast(Scenario, parsed_scenario(game.scenario))
+    return scenario_of_version(game.scenario)
 
 
 def state_of(game: Game) -> GameState:

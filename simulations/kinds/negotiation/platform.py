@@ -131,6 +131,9 @@ class Negotiation:
     ) -> Advance:
         return _advance(run(scenario, GameState.model_validate(state), event, payload))
 
+    def restore(self, scenario: Scenario, state: dict[str, Any]) -> GameState:
+        return machine.resume(scenario, state)
+
     def next_step(self, game: Game) -> NextStep:
         from .games import scenario_of, step_of
 
@@ -147,7 +150,7 @@ class Negotiation:
     def play_ai_step(
         self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
     ) -> Game:
-        from simulations.services.ai_turns import play_ai_step
+        from simulations.kinds.negotiation.ai_turns import play_ai_step
 
         assert isinstance(step.detail, Step)
         return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
@@ -162,10 +165,10 @@ class Negotiation:
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
 
-    # --- pages (the negotiation's views and templates: simulations/views/, templates/game/, review.html) ------
+    # --- pages (pages.py, presenters.py; templates/game/ and templates/review.html) ---------------------------
 
     def phase_label(self, phase: str) -> str:
-        from simulations.views.presenters import phase_label
+        from .presenters import phase_label
 
         return phase_label(phase)
 
@@ -180,24 +183,24 @@ class Negotiation:
         return redirect("game", game_id=game.pk)  # it opens on the choice of a delegation
 
     def page(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from simulations.views.play import negotiation_page
+        from .pages import page
 
-        return negotiation_page(request, game)
+        return page(request, game)
 
     def move(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from simulations.views.play import negotiation_move
+        from .pages import move
 
-        return negotiation_move(request, game)
+        return move(request, game)
 
     def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
-        from simulations.views.presenters import render_update
+        from .presenters import render_update
 
         return render_update(game, since_seq=since_seq, full=full)
 
     def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
-        from simulations.views.review import negotiation_review
+        from .pages import review
 
-        return negotiation_review(request, game, token)
+        return review(request, game, token)
 
     def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
         return None  # the platform's JSON and Markdown exports are the negotiation's

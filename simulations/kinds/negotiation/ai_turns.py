@@ -11,21 +11,17 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from django.conf import settings
-from django.db.models import Sum
-
 from simulations import faults
 from simulations.ai import costs, gateway, tokens
 from simulations.kinds.negotiation import llm_judge, machine, output_guard, prompts
-from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.debrief import debrief_facts
+from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
-from simulations.models import Event, Game, ModelCall, TranscriptEntry
-
-from .debrief import debrief_facts
-from .model_choice import game_specs
-from .scenarios import scenario_of
-from .turns import (
+from simulations.models import Event, Game, TranscriptEntry
+from simulations.services.budget import check_budget
+from simulations.services.model_choice import game_specs
+from simulations.services.turns import (
     GameFinished,
     ModelCallRecord,
     StaleTurn,
@@ -33,17 +29,6 @@ from .turns import (
     record_failed_call,
     record_uncommitted_calls,
 )
-
-
-class BudgetExhausted(gateway.ModelFailure):
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.reason, self.detail, self.cause, self.advice = "budget", f"limit {limit} tokens", "budget", ""
-        Exception.__init__(
-            self,
-            f"This game has used its model budget of {limit} tokens (MERCURY_MAX_TOKENS_PER_GAME). "
-            "Nothing was stored; raise the limit to continue.",
-        )
 
 
 def play_ai_step(
@@ -60,7 +45,7 @@ def play_ai_step(
         return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
     check_budget(game)
     playing, judging = game_specs(game)
-    scenario, state = scenario_of(game.scenario), state_of(game)
+    scenario, state = scenario_of_version(game.scenario), state_of(game)
     if step.purpose == "summary":
         prompt = prompts.build_summary_prompt(
             debrief_facts(game, scenario, state), with_facts=playing.offline
@@ -135,7 +120,7 @@ def _screened(
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:
     """With a real judge model: its reading of a message (None = rules) and the call to record, whatever its
     outcome (used, fallback to the rules and why, or failed and its cause)."""
-    judged = llm_judge.judge_message(scenario_of(game.scenario), speaker, text, game_specs(game)[1])
+    judged = llm_judge.judge_message(scenario_of_version(game.scenario), speaker, text, game_specs(game)[1])
     signals = judged.signals.model_dump() if judged.signals else None
     prompt = prompts.Prompt([], [seq], {}, judged.version)
     if judged.completion is None:
@@ -169,15 +154,6 @@ def is_pass(text: str) -> bool:
     return text.strip().strip(".!").upper() == prompts.PASS
 
 
-def check_budget(game: Game) -> None:
-    limit = settings.MERCURY_MAX_TOKENS_PER_GAME
-    if not limit:
-        return
-    used = ModelCall.objects.filter(game=game).aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
-    if (used["p"] or 0) + (used["c"] or 0) >= limit:
-        raise BudgetExhausted(limit)
-
-
 def trim(text: str, limit: int = machine.MAX_MESSAGE_CHARS) -> str:
     """Keep model text within the message limit, cutting at a sentence end where possible."""
     if len(text) <= limit:
@@ -203,7 +179,7 @@ def _recent_changes(game: Game, role: str | None) -> list[dict[str, Any]]:
         .values_list("seq", flat=True)
         .first()
     ) or 0
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
     out: list[dict[str, Any]] = []
     rows = Event.objects.filter(game=game).exclude(stance_changes=[]).values_list("stance_changes", flat=True)
     for changes in rows:

@@ -8,11 +8,10 @@ from typing import Any
 
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import machine, rules
-from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game, TranscriptEntry
-from simulations.services.scenarios import scenario_of
 
 PHASES = {
     "ROLE_SELECTION": "Choose your delegation",
@@ -63,7 +62,7 @@ def entry_views(scenario: Scenario, human: str, rows: list[TranscriptEntry]) -> 
 
 def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
     rows = list(TranscriptEntry.objects.filter(game=game, seq__gt=since_seq).order_by("seq"))
-    return entry_views(scenario_of(game.scenario), game.human_role, rows)
+    return entry_views(scenario_of_version(game.scenario), game.human_role, rows)
 
 
 def _talk(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
@@ -165,7 +164,7 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> list[dict
 
 
 def game_context(game: Game) -> dict[str, Any]:
-    scenario, state = scenario_of(game.scenario), state_of(game)
+    scenario, state = scenario_of_version(game.scenario), state_of(game)
     step = machine.next_step(scenario, state)
     human = state.human_role
     return {

@@ -14,10 +14,10 @@ from simulations.kinds.negotiation.bots import (
     policy_from_record,
     policy_record,
 )
+from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game
 from simulations.services.model_choice import UnknownModelChoice, find
 from simulations.services.model_choice import options as options_offered
-from simulations.services.play import play_game
 from simulations.services.scenarios import latest_version
 from simulations.services.turns import create_game
 

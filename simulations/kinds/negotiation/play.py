@@ -7,16 +7,14 @@ from collections.abc import Callable
 
 from simulations.kinds import NextStep
 from simulations.kinds.negotiation.bots import Policy, policy_record
-from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.machine import Step
 from simulations.models import Game
-
-from .drive import Outcome, drive_game
-from .human_turns import submit_human_event
-from .lease import new_holder
-from .resume import resume_game
-from .scenarios import scenario_of
-from .turns import games_with_scenario
+from simulations.services.drive import Outcome, drive_game
+from simulations.services.lease import new_holder
+from simulations.services.resume import resume_game
+from simulations.services.turns import games_with_scenario
 
 Progress = Callable[[Game, str], None]
 HELD_POLL_SECONDS = 5.0  # another driver holds the game: look again at most this late (its lease may lapse)
@@ -38,7 +36,7 @@ def play_game(
     if game.human_policy != record:
         Game.objects.filter(pk=game.pk).update(human_policy=record)
         game.human_policy = record
-    scenario = scenario_of(game.scenario)
+    scenario = scenario_of_version(game.scenario)
     holder = new_holder()
     turns = 0
 

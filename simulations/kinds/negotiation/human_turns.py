@@ -9,13 +9,13 @@ from django.core.cache import cache
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.kinds.negotiation import machine
+from simulations.kinds.negotiation.ai_turns import judge_text
 from simulations.kinds.negotiation.games import state_of
 from simulations.models import Game, Submission
-
-from .ai_turns import check_budget, judge_text
-from .message_text import UnreadableText, normalise_message
-from .model_choice import game_specs
-from .turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls
+from simulations.services.budget import check_budget
+from simulations.services.message_text import UnreadableText, normalise_message
+from simulations.services.model_choice import game_specs
+from simulations.services.turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls
 
 
 class TurnInProgress(StaleTurn):
