@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
 
     from simulations.models import Game, ScenarioVersion
+    from simulations.services.export_schema import SimulationExport
 
 DEFAULT_KIND = "negotiation"
 
@@ -157,6 +158,29 @@ class Kind(Protocol):
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         """The built-in offline model's answer to one of this kind's prompts; None if the prompt is not one."""
+        ...
+
+    # --- the export: the shared envelope (services/export.py) plus the kind's own part -----------------------
+
+    @property
+    def export_model(self) -> type[SimulationExport]:
+        """The file's schema for this kind (a subclass of the envelope): it writes the file and reads it back."""
+        ...
+
+    def export(self, game: Game) -> SimulationExport:
+        """The whole export (`services.export.common_fields` plus the kind's section)."""
+        ...
+
+    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
+        """The `start` options that recreate an exported game (its import starts from them)."""
+        ...
+
+    def reader_view(self, doc: SimulationExport) -> SimulationExport:
+        """What people may read of it: while a game runs, only what its user may know."""
+        ...
+
+    def export_markdown(self, game: Game) -> str:
+        """The game for people to read, as Markdown (user and model text made inert)."""
         ...
 
     # --- pages: the shared views check who may see or drive a game, then hand it to its kind ---------------

@@ -1,4 +1,7 @@
-"""The game export (format "simulation-export/3", see `export_schema`; other tools read it) and a Markdown view."""
+"""The game export (format "simulation-export/3", see `export_schema`; other tools read it), for every kind.
+
+This module writes the envelope every kind shares (`common_fields`) and the helpers a kind's Markdown view uses;
+the kind adds its own part (`Kind.export`, `Kind.reader_view`, `Kind.export_markdown`)."""
 
 from __future__ import annotations
 
@@ -6,17 +9,12 @@ import html
 import re
 from typing import Any
 
-from simulations.engine.visibility import visible_to
-from simulations.kinds.negotiation import judge
-from simulations.kinds.negotiation.games import scenario_of_version
-from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds import kind_of
 from simulations.models import Game
 
 from . import export_schema as schema
 
 FORMAT = schema.FORMAT
-# Events whose transcript entry the judge read (one entry each, in the same order as the events).
-JUDGED_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "AI_MESSAGE_COMMITTED", "HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED")
 
 
 def export_game(*, game: Game) -> dict[str, Any]:
@@ -25,11 +23,25 @@ def export_game(*, game: Game) -> dict[str, Any]:
 
 
 def build_export(*, game: Game) -> schema.SimulationExport:
-    """Precondition: none. The export as the schema's model (what the file holds, typed)."""
-    scenario = scenario_of_version(game.scenario)
-    return schema.SimulationExport(
+    """Precondition: none. The export as its kind's schema model (what the file holds, typed)."""
+    return kind_of(game).export(game)
+
+
+def reader_export(*, game: Game) -> dict[str, Any]:
+    """Precondition: none. The export as people may read it (review page, downloads): see `hide_running`."""
+    return kind_of(game).reader_view(build_export(game=game)).model_dump(mode="json")
+
+
+def export_markdown(*, game: Game) -> str:
+    """Precondition: none. The game for people to read (while it runs, only what its user may know)."""
+    return kind_of(game).export_markdown(game)
+
+
+def common_fields(*, game: Game) -> dict[str, Any]:
+    """The envelope's fields every kind's export has (see `export_schema.SimulationExport`)."""
+    return dict(
         format=schema.FORMAT,
-        kind="negotiation",
+        kind=game.scenario.kind,
         game=schema.GameInfo(
             id=game.pk,
             scenario=schema.ScenarioRef(
@@ -46,7 +58,7 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             judge_model=game.judge_model or None,
             created_at=game.created_at,
             finished_at=game.finished_at,
-        ),  # fmt: skip
+        ),
         events=ledger_events(game=game),
         transcript=ledger_entries(game=game),
         checkpoints=[
@@ -59,7 +71,6 @@ def build_export(*, game: Game) -> schema.SimulationExport:
             schema.VoteInfo(issue=v.issue, proposal=v.proposal, ballots=v.ballots, adopted=v.adopted)
             for v in game.votes.order_by("issue")
         ],
-        judge_readings=judge_readings(game=game, scenario=scenario),
         model_calls=[
             schema.ModelCallInfo(
                 seq=m.seq,
@@ -83,47 +94,7 @@ def build_export(*, game: Game) -> schema.SimulationExport:
         ],  # fmt: skip
         token_usage=token_usage(game=game),
         judge_calls=judge_calls(game=game),
-        negotiation=schema.NegotiationSection(
-            roles=_roles(scenario),
-            issues=[
-                schema.IssueInfo(
-                    id=i.id,
-                    title=i.title,
-                    options=[schema.OptionInfo(id=o.id, label=o.label) for o in i.options],
-                )
-                for i in scenario.issues
-            ],
-            stance_changes=[
-                schema.StanceChangeInfo(event_seq=e.seq, **change)
-                for e in game.events.exclude(stance_changes=[]).order_by("seq")
-                for change in e.stance_changes
-            ],
-            commitments=game.state.get("commitments", []),
-            summary=game.state.get("summary"),
-        ),
     )
-
-
-def reader_export(*, game: Game) -> dict[str, Any]:
-    """Precondition: none. The export as people may read it (review page, downloads): see `hide_running`."""
-    return hide_running(build_export(game=game)).model_dump(mode="json")
-
-
-def hide_running(doc: schema.SimulationExport) -> schema.SimulationExport:
-    """While a game is still being played, what its student may know: the transcript they can see, no AI seat's
-    stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything.
-    (The complete document, for import and the `export_game` command, is `build_export`.)"""
-    if doc.game.phase == "REVIEW" or doc.negotiation is None:
-        return doc
-    human = doc.game.human_role or ""
-    section = doc.negotiation.model_copy(
-        update={
-            "stance_changes": [c for c in doc.negotiation.stance_changes if human and c.role == human],
-            "commitments": [],
-        }
-    )
-    entries = [e for e in doc.transcript if human and visible_to(e, human)]
-    return doc.model_copy(update={"negotiation": section, "transcript": entries})
 
 
 def ledger_events(*, game: Game, after: int = 0) -> list[schema.EventInfo]:
@@ -144,27 +115,6 @@ def ledger_entries(*, game: Game, after: int = 0) -> list[schema.EntryInfo]:
         )
         for e in game.entries.filter(seq__gt=after).order_by("seq")
     ]  # fmt: skip
-
-
-def judge_readings(*, game: Game, scenario: Scenario) -> list[schema.ReadingInfo]:
-    """How the judge read each message and speech: what it took the speaker to back, oppose, offer, ask for or
-    trade, and whether that reading is the rules', a model's (accepted) or the rules' after a refused model
-    answer. The engine's own function, given the event's stored payload, so it is the reading that moved stances."""
-    events = game.events.filter(name__in=JUDGED_EVENTS).order_by("seq").values_list("seq", "payload")
-    entries = game.entries.filter(kind__in=("message", "speech")).order_by("seq")
-    out: list[schema.ReadingInfo] = []
-    for (event_seq, payload), entry in zip(events, entries, strict=False):
-        judgement = judge.judge_message(
-            scenario, speaker=entry.speaker, text=entry.text, payload=payload,
-            issue=(entry.issue or None) if entry.kind == "speech" else None,
-        )  # fmt: skip
-        out.append(
-            schema.ReadingInfo.model_validate(
-                {"seq": entry.seq, "event_seq": event_seq, "speaker": entry.speaker,
-                 **judge.describe(scenario, entry.speaker, judgement)}
-            )
-        )  # fmt: skip
-    return out
 
 
 def token_usage(*, game: Game) -> schema.TokenUsage:
@@ -223,79 +173,6 @@ def _dollars(value: float | None) -> float | None:
     return None if value is None else round(value, 10)
 
 
-def _roles(scenario: Scenario) -> list[schema.RoleInfo]:
-    roles = [schema.RoleInfo(id=r.id, name=r.name, kind=r.kind, votes=r.votes) for r in scenario.roles]
-    roles.append(schema.RoleInfo(id=scenario.chair.id, name=scenario.chair.name, kind="chair", votes=False))
-    return roles
-
-
-def export_markdown(*, game: Game) -> str:
-    """Precondition: none. The game for people to read: votes, transcript by round, stance shifts, usage (while
-    the game runs, only what its student may know: `hide_running`)."""
-    data = hide_running(build_export(game=game))
-    section = data.negotiation
-    assert section is not None  # the schema requires the section of the document's kind
-    names = {r.id: r.name for r in section.roles}
-    g = data.game
-    out = [
-        f"# {scenario_title(game)} — game {g.id}",
-        "",
-        f"- Scenario: {g.scenario.slug} v{g.scenario.version}, seed {g.seed}",
-        f"- Student's seat: {names.get(g.human_role or '', '—')}",
-        f"- Status: {g.phase}",
-        "",
-    ]
-    titles = {i.id: i.title for i in section.issues}
-    labels = {o.id: o.label for i in section.issues for o in i.options}
-    if data.votes:
-        out += ["## Votes", "", "| Issue | Proposal | Result | Against |", "|---|---|---|---|"]
-        for v in data.votes:
-            against = ", ".join(names[r] for r, b in v.ballots.items() if b == "no") or "—"
-            result = "adopted" if v.adopted else "rejected"
-            out.append(f"| {titles[v.issue]} | {v.proposal} {labels[v.proposal]} | {result} | {against} |")
-        out.append("")
-    current = None
-    headings = {
-        1: "Round 1: opening statements",
-        2: "Round 2: private talks",
-        3: "Round 3: public debate and votes",
-    }
-    for e in data.transcript:
-        if e.round != current:
-            current = e.round
-            out += [f"## {headings.get(current, 'Session')}", ""]
-        flag = " (private)" if e.visibility == "private" else ""
-        out += [f"**{names[e.speaker]}**{flag}:", *quoted(e.text), ""]
-    if section.stance_changes:
-        out += ["## Stance shifts", ""]
-        verbs = {"acceptable": "can now accept", "preferred": "now prefers", "withdrawn": "withdrew"}
-        for change in section.stance_changes:
-            what = change.after or change.before
-            out.append(f"- {names[change.role]} {verbs[change.field]} {what} {labels[what]}: {change.reason}")
-        out.append("")
-    if section.summary:
-        out += ["## Debrief", "", no_links(inert(section.summary)), ""]
-    usage, judged = data.token_usage, data.judge_calls
-    out += [
-        "## Model usage",
-        "",
-        f"Model: {g.model or 'the settings at the time'}"
-        + (f"; judge: {g.judge_model}" if g.judge_model and g.judge_model != g.model else "")
-        + ".",
-        "",
-        f"{usage.prompt_tokens} prompt and {usage.completion_tokens} completion tokens "
-        f"(counted by {', '.join(usage.counted_by) or 'nothing'}); cost: {dollars(usage.cost_usd)}.",
-        "",
-    ]
-    if judged.calls:
-        out += [
-            f"Judge: {judged.calls} calls, {judged.used} used, {judged.fallback} fell back to the rules "
-            f"(rate {judged.fallback_rate or 0:.0%}), {judged.failed} failed.",
-            "",
-        ]
-    return "\n".join(out)
-
-
 def dollars(value: float | None) -> str:
     """A cost for people: unknown where litellm has no price; fractions of a cent kept visible."""
     if value is None:
@@ -334,7 +211,3 @@ def _unblocked(line: str) -> str:
 def no_links(text: str) -> str:
     """Model-written Markdown (the debrief) keeps its headings and lists but can link to nothing, load no image."""
     return text.replace("[", "\\[").replace("]", "\\]")
-
-
-def scenario_title(game: Game) -> str:
-    return scenario_of_version(game.scenario).title

@@ -2,10 +2,11 @@
 
 `services.export` builds a `SimulationExport` from the database and dumps it; `services.import_game` validates a
 file against the same classes, so the two can never drift apart. The document is an envelope any simulation kind
-shares (who, what, when, the ledger in order with every event's payload, transcript, votes, judge readings,
-model calls and their cost) plus one section named after the kind (`"kind": "negotiation"` -> the `negotiation` key)
-holding what only that kind has. A new kind adds its section class, widens `KIND`, and adds an optional field
-named after itself; the validator below requires the section the document's kind names.
+shares (who, what, when, the ledger in order with every event's payload, transcript, votes, model calls and their
+cost), defined here, plus what only the kind has, defined by the kind: a subclass of `SimulationExport` (its
+`Kind.export_model`, e.g. `simulations/kinds/negotiation/export.py`) with one section named after the kind
+(`"kind": "negotiation"` -> the `negotiation` key). An import reads `kind` and validates the whole file with that
+kind's class.
 
 Changes from "mercury-game/2" (which, like "mercury-game/1", is refused on import: export the game again):
 - `format` is "simulation-export/3" and a new top-level `kind` ("negotiation": Mercury, Plastics and any other negotiation scenario) says which
@@ -25,34 +26,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-    model_validator,
-)
-
-from simulations.kinds.negotiation.state import Commitment
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 FORMAT = "simulation-export/3"
 OLD_FORMATS = ("mercury-game/1", "mercury-game/2")
-KIND = Literal["negotiation"]
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
     # Unknown fields are refused: a file that says more than the schema knows is not this format.
     model_config = ConfigDict(extra="forbid", validate_by_name=True, serialize_by_alias=True)
 
 
-class ScenarioRef(_Strict):
+class ScenarioRef(Strict):
     slug: str
     version: int = Field(ge=1)
     content_hash: str
 
 
-class GameInfo(_Strict):
+class GameInfo(Strict):
     id: int
     scenario: ScenarioRef
     seed: int
@@ -66,7 +57,7 @@ class GameInfo(_Strict):
     finished_at: datetime | None
 
 
-class EventInfo(_Strict):
+class EventInfo(Strict):
     seq: int = Field(ge=1)
     name: str
     from_: str = Field(alias="from")
@@ -75,7 +66,7 @@ class EventInfo(_Strict):
     payload: dict[str, Any]  # checked by the machine when applied, as any move is
 
 
-class EntryInfo(_Strict):
+class EntryInfo(Strict):
     seq: int = Field(ge=1)
     round: int = Field(ge=0)
     phase: str
@@ -87,7 +78,7 @@ class EntryInfo(_Strict):
     text: str
 
 
-class CheckpointInfo(_Strict):
+class CheckpointInfo(Strict):
     """Where each committed step ended; a checkpoint's state is large and rebuilt by the import."""
 
     seq: int = Field(ge=1)
@@ -95,40 +86,14 @@ class CheckpointInfo(_Strict):
     transcript_seq: int = Field(ge=0)
 
 
-class VoteInfo(_Strict):
+class VoteInfo(Strict):
     issue: str
     proposal: str
     ballots: dict[str, Literal["yes", "no"]]
     adopted: bool
 
 
-class ReadingItem(_Strict):
-    kind: Literal["support", "oppose", "conditional", "offer", "ask", "trade"]
-    issue: str | None = None
-    option: str | None = None
-    offer: str | None = None
-    credible: bool | None = None
-    want: str | None = None
-    promise: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _only_what_it_names(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """An offer has no option, a trade no issue: the file shows each item's own fields only."""
-        return {k: v for k, v in handler(self).items() if v is not None}
-
-
-class ReadingInfo(_Strict):
-    """How the judge read one message: the rules', a model's (accepted), or the rules' after a refused answer."""
-
-    seq: int = Field(ge=1)
-    event_seq: int = Field(ge=1)
-    speaker: str
-    source: Literal["rules", "llm", "fallback"]
-    items: list[ReadingItem]
-    note: str | None = None
-
-
-class ModelCallInfo(_Strict):
+class ModelCallInfo(Strict):
     seq: int = Field(ge=1)
     event_seq: int | None  # None: the call produced no event (it failed; the game did not move)
     role: str
@@ -147,14 +112,14 @@ class ModelCallInfo(_Strict):
     outcome_reason: str | None
 
 
-class RoleUsage(_Strict):
+class RoleUsage(Strict):
     calls: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
 
 
-class TokenUsage(_Strict):
+class TokenUsage(Strict):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -162,7 +127,7 @@ class TokenUsage(_Strict):
     counted_by: list[str]
 
 
-class JudgeCalls(_Strict):
+class JudgeCalls(Strict):
     calls: int
     used: int
     fallback: int
@@ -170,68 +135,27 @@ class JudgeCalls(_Strict):
     fallback_rate: float | None
 
 
-# --- Mercury's section ------------------------------------------------------------------------------------------
-
-
-class RoleInfo(_Strict):
-    id: str
-    name: str
-    kind: Literal["country", "ngo", "chair"]
-    votes: bool
-
-
-class OptionInfo(_Strict):
-    id: str
-    label: str
-
-
-class IssueInfo(_Strict):
-    id: str
-    title: str
-    options: list[OptionInfo]
-
-
-class StanceChangeInfo(_Strict):
-    event_seq: int = Field(ge=1)
-    role: str
-    issue: str
-    field: Literal["acceptable", "preferred", "withdrawn"]
-    before: str
-    after: str
-    reason: str
-    cause_seq: int | None
-
-
-class NegotiationSection(_Strict):
-    roles: list[RoleInfo]
-    issues: list[IssueInfo]
-    stance_changes: list[StanceChangeInfo]
-    commitments: list[Commitment]
-    summary: str | None
-
-
 # --- the envelope -----------------------------------------------------------------------------------------------
 
 
-class SimulationExport(_Strict):
+class SimulationExport(Strict):
+    """What every kind's export holds. A kind's export class (its `Kind.export_model`) adds its own fields: its
+    section, named after the kind, and anything else only it has (the negotiation's `judge_readings`)."""
+
     format: Literal["simulation-export/3"]
-    kind: KIND
+    kind: str
     game: GameInfo
     events: list[EventInfo]
     transcript: list[EntryInfo]
     checkpoints: list[CheckpointInfo]
     votes: list[VoteInfo]
-    judge_readings: list[ReadingInfo]
     model_calls: list[ModelCallInfo]
     token_usage: TokenUsage
     judge_calls: JudgeCalls
-    negotiation: NegotiationSection | None = None
 
     @model_validator(mode="after")
     def _one_ledger(self) -> SimulationExport:
-        """The kind's section is there, and the ledger is numbered as the database numbers it, in file order."""
-        if getattr(self, self.kind) is None:
-            raise ValueError(f"the {self.kind!r} section is missing")
+        """The ledger is numbered as the database numbers it, in file order."""
         for name, seqs in (
             ("events", [e.seq for e in self.events]),
             ("transcript", [e.seq for e in self.transcript]),

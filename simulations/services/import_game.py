@@ -19,6 +19,7 @@ from django.db import transaction
 from pydantic import ValidationError
 
 from simulations.engine.errors import MachineError
+from simulations.kinds import UnknownKind, get_kind
 from simulations.models import Game, ModelCall, ScenarioVersion
 
 from . import export_schema as schema
@@ -58,7 +59,11 @@ def parse_export(data: Any) -> schema.SimulationExport:
             f"expected {schema.FORMAT!r}, got {repr(got) if 'format' in data else 'no format field'}.",
         )
     try:
-        return schema.SimulationExport.model_validate(data)
+        model = get_kind(str(data.get("kind"))).export_model
+    except UnknownKind as exc:
+        raise ExportImportError(ExportImportError.BAD_SHAPE, f"kind: {exc}") from exc
+    try:
+        return model.model_validate(data)
     except ValidationError as exc:
         problems = [
             f"{'.'.join(str(part) for part in err['loc']) or '(document)'}: {err['msg']}"
@@ -80,6 +85,11 @@ def import_game(*, data: Any, owner: User | None = None) -> Game:
             f"{ref.slug} v{ref.version} is not loaded here. Run `python manage.py load_scenario "
             f"scenarios/{ref.slug}` first (the version the export names must be the one it loads as).",
         )
+    if version.kind != doc.kind:
+        raise ExportImportError(
+            ExportImportError.SCENARIO_MISMATCH,
+            f"{ref.slug} v{ref.version} here is a {version.kind}, the export a {doc.kind}.",
+        )
     if version.content_hash != ref.content_hash:
         raise ExportImportError(
             ExportImportError.SCENARIO_MISMATCH,
@@ -94,7 +104,8 @@ def import_game(*, data: Any, owner: User | None = None) -> Game:
 
 def _apply(doc: schema.SimulationExport, version: ScenarioVersion, owner: User | None) -> Game:
     """Every committed step of the file, in order: its first event with its payload and its model calls."""
-    game = create_game(scenario_version=version, seed=doc.game.seed, owner=owner)
+    options = get_kind(version.kind).start_options(doc)
+    game = create_game(scenario_version=version, seed=doc.game.seed, owner=owner, options=options)
     Game.objects.filter(pk=game.pk).update(
         model_choice=None, model=doc.game.model or "", judge_model=doc.game.judge_model or "",
         model_access={}, human_policy=doc.game.human_policy,  # pinned to the model strings, as imported games are
@@ -195,7 +206,7 @@ def _differences(file: Any, ours: Any, path: tuple[Any, ...]) -> list[tuple[tupl
 
 def _event_of(doc: schema.SimulationExport, path: tuple[Any, ...]) -> int:
     """The event a differing item belongs to, where the file says (0: the game as a whole)."""
-    section, path = (doc.negotiation, path[1:]) if path[0] == "negotiation" else (doc, path)
+    section, path = (getattr(doc, doc.kind), path[1:]) if path[0] == doc.kind else (doc, path)
     items = getattr(section, str(path[0]), None)
     if not isinstance(items, list) or len(path) < 2 or not isinstance(path[1], int) or path[1] >= len(items):
         return 0

@@ -163,8 +163,12 @@ def test_a_missing_mistyped_or_unknown_field_is_named(exported: dict[str, Any]) 
     exported["transcript"][0]["visibility"] = "public"
     exported["events"][0]["extra"] = 1
     _refused(exported, "Invalid export: events.0.extra: Extra inputs are not permitted")
-    del exported["events"][0]["extra"], exported["negotiation"]
-    _refused(exported, "Invalid export: .*the 'negotiation' section is missing")
+    del exported["events"][0]["extra"]
+    section = exported.pop("negotiation")
+    _refused(exported, "Invalid export: negotiation: Field required")  # the kind's section
+    exported["negotiation"] = section
+    exported["kind"] = "chess"
+    _refused(exported, "Invalid export: kind: no simulation kind named 'chess' is installed")
 
 
 def test_a_reordered_event_is_refused(exported: dict[str, Any]) -> None:

@@ -21,10 +21,11 @@ from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEven
 from . import checks, machine, offline, prompts, run
 from .machine import Event, Outcome, Step
 from .scenario import DeliberationScenario, load_scenario
-from .state import DeliberationState, State
+from .state import DeliberationState, State, Submission
 
 if TYPE_CHECKING:
     from simulations.models import Game, ScenarioVersion
+    from simulations.services.export_schema import SimulationExport
 
 FACTS_OPEN, FACTS_CLOSE = "<deliberation-facts>", "</deliberation-facts>"
 
@@ -80,8 +81,11 @@ def _advance(outcomes: list[Outcome]) -> Advance:
 
 
 def start_submission(scenario: DeliberationScenario, options: dict[str, Any]) -> Any:
-    """The first submission, checked by the real tools: a sample, or pasted/uploaded code or a unified diff.
-    Raises `checks.CheckError` (the message says what is wrong with the input)."""
+    """The first submission, checked by the real tools: a sample, or pasted/uploaded code or a unified diff; or, for
+    an import, the exported first submission as it was checked then. Raises `checks.CheckError` (the message says
+    what is wrong with the input)."""
+    if options.get("submission"):
+        return Submission.model_validate(options["submission"])
     if options.get("sample"):
         try:
             return checks.check_sample(scenario, str(options["sample"]))
@@ -217,6 +221,34 @@ class Deliberation:
 
         assert isinstance(step.detail, Step)
         return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
+
+    # --- the export ------------------------------------------------------------------------------------------
+
+    @property
+    def export_model(self) -> type[SimulationExport]:
+        from .export import DeliberationExport
+
+        return DeliberationExport
+
+    def export(self, game: Game) -> SimulationExport:
+        from .export import build
+
+        return build(game)
+
+    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
+        from .export import DeliberationExport
+
+        assert isinstance(doc, DeliberationExport)
+        section = doc.deliberation
+        return {"submission": section.submissions[0].model_dump(mode="json"), "seat": section.human_seat}
+
+    def reader_view(self, doc: SimulationExport) -> SimulationExport:
+        return doc  # nothing is hidden in a committee: every opinion is given in the open
+
+    def export_markdown(self, game: Game) -> str:
+        from .export import markdown
+
+        return markdown(game)
 
     def stream_view(self, text: str) -> str:
         return prompts.streamed_text(text)

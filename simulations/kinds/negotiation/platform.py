@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
 
     from simulations.models import Game, ScenarioVersion
+    from simulations.services.export_schema import SimulationExport
 
 log = logging.getLogger("simulations.services.turns")
 
@@ -201,6 +202,31 @@ class Negotiation:
         from .pages import review
 
         return review(request, game, token)
+
+    @property
+    def export_model(self) -> type[SimulationExport]:
+        from .export import NegotiationExport
+
+        return NegotiationExport
+
+    def export(self, game: Game) -> SimulationExport:
+        from .export import build
+
+        return build(game)
+
+    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
+        return {}  # a negotiation starts the same for everyone: the student's seat is its first event
+
+    def reader_view(self, doc: SimulationExport) -> SimulationExport:
+        from .export import NegotiationExport, hide_running
+
+        assert isinstance(doc, NegotiationExport)
+        return hide_running(doc)
+
+    def export_markdown(self, game: Game) -> str:
+        from .export import markdown
+
+        return markdown(game)
 
     def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
         return None  # the platform's JSON and Markdown exports are the negotiation's

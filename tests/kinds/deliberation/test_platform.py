@@ -106,3 +106,37 @@ def test_start_refuses_code_the_tools_cannot_review(version: ScenarioVersion) ->
             scenario_version=version, seed=SEED, options={"code": b"\x00\x01binary", "source": "paste"}
         )
     assert not Game.objects.exists()
+
+
+@pytest.mark.parametrize("sample", ["secret", "deadlock"])
+def test_a_deliberation_exports_and_imports_back_the_same(version: ScenarioVersion, sample: str) -> None:
+    import json
+
+    from simulations.services.export import export_game, export_markdown
+    from simulations.services.import_game import import_game
+
+    game = drive_to_end(create_game(scenario_version=version, seed=SEED, options={"sample": sample}))
+    data = json.loads(json.dumps(export_game(game=game)))  # as a file would hold it
+    assert data["kind"] == "deliberation" and data["deliberation"]["verdict"] == state_of(game).verdict
+    assert len(data["events"]) == state_of(game).event_seq and len(data["transcript"]) == len(
+        state_of(game).log
+    )
+    copy = import_game(data=data)
+    assert copy.pk != game.pk and copy.state == game.state
+    again = export_game(game=copy)
+    again["game"]["id"] = data["game"]["id"]
+    assert json.loads(json.dumps(again)) == data
+    report = export_markdown(game=copy)
+    assert report.startswith("#") and str(state_of(game).verdict) in report
+
+
+def test_an_import_refuses_a_file_whose_kind_is_not_its_scenarios(version: ScenarioVersion) -> None:
+    from simulations.services.export import export_game
+    from simulations.services.import_game import ExportImportError, import_game
+
+    data = export_game(
+        game=drive_to_end(create_game(scenario_version=version, seed=SEED, options={"sample": "clean"}))
+    )
+    data = {**data, "kind": "negotiation"}
+    with pytest.raises(ExportImportError, match="Invalid export"):
+        import_game(data=data)  # the negotiation's schema has no deliberation section
