@@ -160,6 +160,28 @@ class Kind(Protocol):
         """The built-in offline model's answer to one of this kind's prompts; None if the prompt is not one."""
         ...
 
+    # --- the command line (`manage.py play`) --------------------------------------------------------------
+
+    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
+        """`start` options from `play`'s `--role`, `--human` and `--option KEY=VALUE`s; ValueError (a sentence
+        for the terminal) if they do not fit, before any game is created."""
+        ...
+
+    def play_headless(
+        self,
+        game: Game,
+        *,
+        role: str | None,
+        human: str | None,
+        resumed: bool,
+        say: Callable[[str], Any],
+        on_progress: Callable[[Game, str], None] | None,
+    ) -> Game:
+        """Play the game to its end, the kind's bot `human` in the user's seat `role` (on resume, None means the
+        bot it was played with), the driver playing every AI step. Raises ModelFailure / MachineError /
+        ValueError and leaves the game resumable."""
+        ...
+
     # --- the export: the shared envelope (services/export.py) plus the kind's own part -----------------------
 
     @property

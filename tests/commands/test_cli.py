@@ -283,3 +283,17 @@ def test_resume_with_human_overrides_the_stored_student_and_says_so(monkeypatch:
     assert game.human_policy == {"kind": "passive"}
     later = TranscriptEntry.objects.filter(game=game, speaker="CAN", seq__gt=seen, kind="message")
     assert later and all(text in PASSIVE_LINES for text in later.values_list("text", flat=True))
+
+
+def test_play_plays_a_deliberation_with_a_bot_in_the_proposers_seat() -> None:
+    _run("load_scenario", str(SCENARIO_DIR.parent / "deliberation"))
+    out, _ = _run("play", "--scenario", "code-review", "--option", "sample=secret", "--role", "proposer", "--quiet")
+    result = json.loads(out.strip().splitlines()[-1])
+    game = Game.objects.get(pk=result["game_id"])
+    assert result["status"] == "CONCLUSION" and game.human_role == "proposer"
+    assert game.state["verdict"] == "APPROVED" and len(game.state["submissions"]) == 2  # the bot amended
+    with pytest.raises(CommandError, match="A deliberation starts from one --option"):
+        _run("play", "--scenario", "code-review", "--quiet")
+    with pytest.raises(CommandError, match="A negotiation takes no --option"):
+        _run("load_scenario", str(SCENARIO_DIR))
+        _run("play", "--role", "EU", "--option", "sample=secret", "--quiet")

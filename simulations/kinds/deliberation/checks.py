@@ -26,7 +26,7 @@ from .state import Finding, Severity, Submission
 Source = Literal["sample", "paste", "file", "diff"]
 
 
-class CheckError(Exception):
+class CheckError(ValueError):
     """The input cannot be reviewed (binary, oversized, not a diff...); the message says why. Nothing is stored."""
 
 

@@ -222,6 +222,42 @@ class Deliberation:
         assert isinstance(step.detail, Step)
         return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
 
+    # --- the command line --------------------------------------------------------------------------------------
+
+    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
+        if human not in (None, "offline"):
+            raise ValueError(
+                "In a deliberation the bot in your seat is the offline persona: --human offline."
+            )
+        unknown = set(options) - {"sample", "file", "diff"}
+        if unknown or len(options) != 1:
+            raise ValueError("A deliberation starts from one --option: sample=ID, file=PATH or diff=PATH.")
+        ((key, value),) = options.items()
+        start: dict[str, Any] = {"seat": role}
+        if key == "sample":
+            start["sample"] = value
+        else:
+            try:
+                data = Path(value).read_bytes()
+            except OSError as exc:
+                raise ValueError(f"Cannot read {value}: {exc.strerror}.") from exc
+            start |= {"code": data, "filename": Path(value).name, "source": key}
+        return start
+
+    def play_headless(
+        self,
+        game: Game,
+        *,
+        role: str | None,
+        human: str | None,
+        resumed: bool,
+        say: Callable[[str], Any],
+        on_progress: Callable[[Game, str], None] | None,
+    ) -> Game:
+        from .turns import play_headless
+
+        return play_headless(game, on_progress=on_progress)
+
     # --- the export ------------------------------------------------------------------------------------------
 
     @property

@@ -4,6 +4,7 @@ only as an event the machine accepts."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from simulations.ai import costs, gateway, tokens
@@ -13,7 +14,7 @@ from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event, record_failed_call
 
-from . import offline, prompts, run
+from . import machine, offline, prompts, run
 from .games import scenario_of, state_of
 from .machine import Actor, Event, Step
 from .platform import facts_message, proposer_amendment
@@ -99,3 +100,34 @@ def submit_human_move(*, game: Game, move: offline.Move) -> Game:
         game_id=game.pk, expected_version=game.version, event=move.event.value,
         payload=payload.model_dump(mode="json") if payload is not None else {},
     )  # fmt: skip
+
+
+def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None = None) -> Game:
+    """To the verdict: the driver plays the personas; in the person's seat, the offline persona decides as the
+    seat's own bot would (the AI proposer's amendment included). Safe to call again after any interruption."""
+    from simulations.services.drive import Outcome, drive_game
+
+    def progress(g: Game, step: object) -> None:
+        if on_progress:
+            on_progress(g, g.phase)
+
+    for _ in range(run.MAX_STEPS):
+        drive = drive_game(game_id=game.pk, stream=False, on_step=progress)
+        if drive.outcome is Outcome.FAILED:
+            assert drive.failure is not None
+            raise drive.failure
+        if drive.outcome is Outcome.HELD:  # another driver is on it: look again when its lease lapses
+            time.sleep(min(drive.retry_in + 0.1, 5.0))
+            continue
+        game = Game.objects.select_related("scenario").get(pk=game.pk)
+        scenario, state = scenario_of(game), state_of(game)
+        step = machine.next_step(scenario, state)
+        if step.done:
+            return game
+        if not step.human:
+            continue
+        move = offline.decide(scenario, state, step, amended=proposer_amendment(scenario, state))
+        game = submit_human_move(game=game, move=move)
+        if on_progress:
+            on_progress(game, game.phase)
+    raise RuntimeError(f"deliberation {game.pk} did not conclude within {run.MAX_STEPS} steps")

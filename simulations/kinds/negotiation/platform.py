@@ -203,6 +203,53 @@ class Negotiation:
 
         return review(request, game, token)
 
+    # --- the command line --------------------------------------------------------------------------------------
+
+    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
+        from .bots import make_policy
+
+        if options:
+            raise ValueError(f"A negotiation takes no --option (got {', '.join(sorted(options))}).")
+        if not role:
+            raise ValueError("--role is required for a new game.")
+        make_policy(human or "passive", role)  # refuses an unknown bot or script before the game exists
+        return {}
+
+    def play_headless(
+        self,
+        game: Game,
+        *,
+        role: str | None,
+        human: str | None,
+        resumed: bool,
+        say: Callable[[str], Any],
+        on_progress: Callable[[Game, str], None] | None,
+    ) -> Game:
+        from .bots import describe_policy, make_policy, policy_from_record, policy_record
+        from .play import play_game
+
+        if not role:
+            raise ValueError("--role is required for a new game.")
+        stored = game.human_policy or {}
+        if not resumed:
+            policy = make_policy(human or "passive", role)
+        elif human:
+            policy = make_policy(human, role)
+            if stored and policy_record(policy) != stored:
+                say(
+                    f"Game {game.pk} was played with --human {describe_policy(stored)}; "
+                    f"continuing with --human {human} as asked."
+                )
+        elif stored:
+            try:
+                policy = policy_from_record(stored, role)
+            except ValueError as exc:
+                raise ValueError(f"Game {game.pk}: {exc}.") from exc
+        else:
+            say(f"Game {game.pk} has no stored student; continuing with --human passive.")
+            policy = make_policy("passive", role)
+        return play_game(game_id=game.pk, policy=policy, on_progress=on_progress)
+
     @property
     def export_model(self) -> type[SimulationExport]:
         from .export import NegotiationExport
