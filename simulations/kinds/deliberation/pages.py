@@ -171,7 +171,8 @@ def page(
     form: Any = None,
     status: int = 200,
 ) -> HttpResponse:
-    """The game page; after a refused move, with the sentence saying why and the person's input `kept`."""
+    """The game page; after a refused move, with the sentence saying why and the person's input `kept`.
+    An HTMX post gets the live parts instead (its panels, the rest out of band)."""
     field_errors = (
         [(form.fields[name].label or name.replace("_", " ").capitalize(), list(messages))
          for name, messages in form.errors.items()]
@@ -179,20 +180,29 @@ def page(
         else []
     )  # fmt: skip
     context = _context(game) | {"error": error, "kept": kept or {}, "field_errors": field_errors}
+    if getattr(request, "htmx", False):
+        # htmx swaps only 2xx and 409 responses here (base.html's responseHandling): a refusal is sent as 409
+        # so the sentence shows; a plain post keeps 400 for input the committee could not read.
+        return HttpResponse(_live_parts(context, request=request), status=409 if status >= 400 else status)
     return render(request, "deliberation/page.html", context, status=status)
+
+
+def _live_parts(context: dict[str, Any], *, request: HttpRequest | None, oob_panels: bool = False) -> str:
+    parts = [render_to_string("deliberation/_panels.html", context | {"oob": oob_panels}, request=request)]
+    parts += [
+        render_to_string(name, context | {"oob": True}, request=request)
+        for name in ("deliberation/_submission.html", "deliberation/_rounds.html")
+    ]
+    return "".join(parts)
 
 
 def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
     """Every live part of the page, swapped out of band (a deliberation's log is short: each update redraws it
     whole), and an empty stream box: the turn that streamed is now in the rounds."""
-    context = _context(game) | {"oob": True}
-    parts = [
-        render_to_string("deliberation/_panels.html", context),
-        render_to_string("deliberation/_submission.html", context),
-        render_to_string("deliberation/_rounds.html", context),
-        render_to_string("game/_stream.html", {}),
-    ]
-    return "".join(parts), len(state_of(game).log)
+    html = _live_parts(_context(game), request=None, oob_panels=True) + render_to_string(
+        "game/_stream.html", {}
+    )
+    return html, len(state_of(game).log)
 
 
 # --- moves ----------------------------------------------------------------------------------------------------
@@ -296,6 +306,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return page(request, game, error=str(exc), kept=_kept(request), status=status)
     except MachineError as exc:
         return page(request, game, error=str(MoveRefused.from_machine(exc)), kept=_kept(request), status=409)
+    if getattr(request, "htmx", False):
+        return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
     return redirect("game", game_id=game.pk)
 
 

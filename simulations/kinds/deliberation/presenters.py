@@ -11,9 +11,9 @@ from itertools import groupby
 from typing import Any
 
 from . import machine
-from .report import CAUSES, ballot_label
+from .report import CAUSES
 from .scenario import DeliberationScenario, PersonaRole
-from .state import MAX_ROUNDS, DeliberationState, RoundRecord, Severity, Stance, State, Submission
+from .state import MAX_ROUNDS, Ballot, DeliberationState, RoundRecord, Severity, Stance, State, Submission
 
 # The seed's state names, in words for the lobby and the page (a person never reads a bare state name).
 PHASES = {
@@ -45,6 +45,35 @@ ROLE_WORDS = {
 }
 # The vote chart's bar, in SVG units (presentation attributes: no inline style under the CSP).
 CHART_WIDTH = 300
+
+
+# Short names of the states, for a transition line ("Debate → Veto").
+STATE_WORDS = {
+    State.PROPOSAL: "Proposal",
+    State.DEBATE: "Debate",
+    State.VETO: "Veto",
+    State.SYNTHESIS: "Synthesis",
+    State.ABSTAIN: "Abstention",
+    State.CONCLUSION: "Conclusion",
+}
+
+
+def transition_words(text: str) -> str:
+    """A logged transition ("DEBATE → VETO", the report's form) in words for the page."""
+    names = [part.strip() for part in text.split("→")]
+    try:
+        return " → ".join(STATE_WORDS[State(name)] for name in names)
+    except ValueError:
+        return text
+
+
+def ballot_words(ballot: Ballot, threshold: float) -> str:
+    """How a vote was counted, in words: a vote below its seat's threshold counts as an abstention."""
+    if ballot.stance != ballot.declared:
+        asked = STANCE_WORDS[ballot.declared].lower()
+        return (f"Confidence {ballot.confidence:.2f}, below this seat's threshold {threshold:.2f}: counted as an "
+                f"abstention (it {asked}).")  # fmt: skip
+    return f"Confidence {ballot.confidence:.2f}."
 
 
 def phase_label(phase: str) -> str:
@@ -105,11 +134,12 @@ def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> lis
             for e in entries:
                 persona = scenario.persona(e.speaker)
                 ballot = records[number].ballots.get(e.speaker) if e.kind == "opinion" else None
+                text = transition_words(e.text) if e.kind == "transition" else e.text
                 section.entries.append({
-                    "speaker": persona.label, "kind": e.kind, "text": e.text,
+                    "speaker": persona.label, "kind": e.kind, "text": text,
                     "chair": e.speaker == scenario.chair, "you": e.speaker == state.human_seat,
                     "stance": STANCE_WORDS[ballot.stance] if ballot else "",
-                    "ballot": ballot_label(ballot, persona.confidence_threshold) if ballot else "",
+                    "ballot": ballot_words(ballot, persona.confidence_threshold) if ballot else "",
                 })  # fmt: skip
             sections.append(section)
         out.append(RoundView(number=number, sections=sections, record=records.get(number)))
@@ -163,7 +193,7 @@ def chart(scenario: DeliberationScenario, record: RoundRecord) -> dict[str, Any]
         x += width
     ballots = [
         {"member": scenario.persona(seat).label, "stance": STANCE_WORDS[b.stance],
-         "detail": ballot_label(b, scenario.persona(seat).confidence_threshold)}
+         "detail": ballot_words(b, scenario.persona(seat).confidence_threshold)}
         for seat in scenario.members
         if (b := record.ballots.get(seat))
     ]  # fmt: skip

@@ -211,6 +211,7 @@ def test_watching_the_planted_secret_to_its_verdict(
     vetoes = [b for b in state.rounds[0].ballots.values() if b.stance == Stance.VETO]
     assert vetoes and all(escape(b.text) in page for b in vetoes)  # each persona's words, escaped
     assert len(state.submissions) == 2 and "Earlier: version 1" in page
+    assert "Debate → Veto" in page and "DEBATE → VETO" not in page  # transitions in words, not state names
 
 
 def test_a_person_as_proposer_amends_after_the_veto_and_it_is_approved(
@@ -404,7 +405,7 @@ def test_a_majority_abstain_warning_shows_in_the_review(client: Client, version:
     assert quorum is not None and (quorum.abstain, quorum.effective) == (3, 1) and state.warnings
     html = client.get(f"/games/{game.pk}/review/").content.decode()
     assert all(f"Warning: {escape(w)}" in html for w in state.warnings)
-    assert "asked SYNTHESIS; confidence 0.20 below threshold 0.55" in html
+    assert "below this seat&#x27;s threshold 0.55: counted as an abstention" in html
     assert state.verdict is not None and state.verdict.value in html
 
 
@@ -425,3 +426,23 @@ def test_the_websocket_update_redraws_the_live_parts(client: Client, version: Sc
     for part in ('id="panels"', 'id="submission"', 'id="rounds"', 'id="stream"'):
         assert part in html
     assert html.count('hx-swap-oob="outerHTML"') == 3 and 'data-action="amend"' in html
+
+
+def test_an_htmx_move_gets_the_live_parts_back(client: Client, version: ScenarioVersion) -> None:
+    """With JavaScript the forms post with HTMX: the answer is the panels (and the rest out of band), a refusal
+    as 409 so that HTMX shows its sentence."""
+    game = drive(started(client, version, sample="secret", seat="proposer"))
+    refused = client.post(
+        f"/games/{game.pk}/move/", {"event": "AMENDMENT_DECLINED", "version": game.version, "text": ""},
+        HTTP_HX_REQUEST="true",
+    )  # fmt: skip
+    html = refused.content.decode()
+    assert refused.status_code == 409 and html.startswith('<div id="panels"') and "<html" not in html
+    assert panel(html)["action"] == "amend" and 'class="error"' in html
+    done = client.post(
+        f"/games/{game.pk}/move/", {"event": "AMENDMENT_DECLINED", "version": game.version, "text": "Not now."},
+        HTTP_HX_REQUEST="true",
+    )  # fmt: skip
+    html = done.content.decode()
+    assert done.status_code == 200 and panel(html)["version"] == str(game.version + 1)
+    assert 'id="rounds" hx-swap-oob="outerHTML"' in html and "Not now." in html
