@@ -53,7 +53,11 @@ def server(tmp_path: Path) -> Iterator[str]:
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
     subprocess.run(
-        [*manage, "load_scenario", "scenarios/deliberation"], env=env, check=True, cwd=ROOT, capture_output=True
+        [*manage, "load_scenario", "scenarios/deliberation"],
+        env=env,
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
     )
     port = _free_port()
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
