@@ -446,3 +446,19 @@ def test_an_htmx_move_gets_the_live_parts_back(client: Client, version: Scenario
     html = done.content.decode()
     assert done.status_code == 200 and panel(html)["version"] == str(game.version + 1)
     assert 'id="rounds" hx-swap-oob="outerHTML"' in html and "Not now." in html
+
+
+def test_a_share_link_reads_the_review_and_the_report(client: Client, version: ScenarioVersion) -> None:
+    game = drive(started(client, version, sample="style"))
+    assert client.post(f"/games/{game.pk}/share/").status_code == 302
+    game.refresh_from_db()
+    reader = Client()  # anonymous: only the link
+    html = reader.get(f"/shared/{game.share_token}/").content.decode()
+    assert (
+        "REQUEST_CHANGES" in html
+        and f"?token={game.share_token}" in html
+        and "Create a read-only link" not in html
+    )
+    report = reader.get(f"/games/{game.pk}/export.md?token={game.share_token}")
+    assert report.status_code == 200 and "**Verdict**: REQUEST_CHANGES" in report.content.decode()
+    assert reader.get(f"/games/{game.pk}/").status_code == 302  # the game page itself: log in first
