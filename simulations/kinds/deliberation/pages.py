@@ -96,7 +96,7 @@ def setup_url(version: ScenarioVersion, model: str | None) -> str:
     return f"{url}?model={model}" if model else url
 
 
-def start_options(form: forms.StartForm, request: HttpRequest) -> dict[str, Any]:
+def start_options(form: forms.StartForm) -> dict[str, Any]:
     """The kind's start options from a valid set-up form (uploads read here, after their size is checked)."""
     data, limit = form.cleaned_data, form.scenario.checks.max_bytes
     source: str = data["source"]
@@ -137,7 +137,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                 check_rate(user_id=int(request.user.pk or 0), action="new_game")
                 game = create_game(
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-                    model=form.cleaned_data["model"] or None, options=start_options(form, request),
+                    model=form.cleaned_data["model"] or None, options=start_options(form),
                 )  # fmt: skip
                 return redirect("game", game_id=game.pk)
             status = 400
@@ -279,6 +279,9 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     step = machine.next_step(scenario, state)
     try:
         _refuse_oversized_post(request, scenario)
+    except checks.CheckError as exc:
+        return page(request, game, error=str(exc), status=400)  # the body is not read, so nothing can be kept
+    try:
         check_rate(user_id=int(request.user.pk or 0), action="move")
         version = _posted_version(request)
         if version != game.version:

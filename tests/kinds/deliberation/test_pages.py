@@ -190,6 +190,18 @@ def test_an_oversized_upload_is_refused_by_its_size(
     assert not Game.objects.exists()
 
 
+def test_a_post_too_large_to_hold_a_reviewable_submission_is_not_read(
+    client: Client, version: ScenarioVersion, scenario: DeliberationScenario
+) -> None:
+    huge = "x = 1\n" * (scenario.checks.max_bytes // 2)  # three times the limit
+    response = start(client, version, source="paste", code=huge)
+    assert response.status_code == 400
+    assert MoveRefused.POST_TOO_LARGE.format(limit=scenario.checks.max_bytes) in response.content.decode()
+    game = drive(started(client, version, sample="secret", seat="proposer"))
+    response = move(client, game, "AMENDED_CODE_SUBMITTED", code=huge)
+    assert response.status_code == 400 and Game.objects.get(pk=game.pk).version == game.version
+
+
 def test_the_lobby_model_choice_must_be_offered(client: Client, version: ScenarioVersion) -> None:
     response = start(client, version, sample="clean", model="999")
     assert response.status_code == 400 and "That model is not offered" in response.content.decode()
