@@ -36,9 +36,13 @@ def seat_choices(scenario: DeliberationScenario) -> list[tuple[str, str]]:
 class StartForm(forms.Form):
     source = forms.ChoiceField(choices=SOURCES, initial="sample", widget=forms.RadioSelect)
     sample = forms.ChoiceField(required=False, widget=forms.RadioSelect)
-    code = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    code = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 8, "class": "code"})
+    )
     filename = forms.CharField(required=False, max_length=100)
-    diff = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    diff = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 6, "class": "code"})
+    )
     upload = forms.FileField(required=False)
     seat = forms.ChoiceField(required=False, initial="", widget=forms.RadioSelect)
     model = forms.CharField(required=False, widget=forms.HiddenInput)
