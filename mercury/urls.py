@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from simulations.views import accounts, lobby, play, review
 
@@ -20,4 +20,5 @@ urlpatterns = [
     path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
     path("shared/<str:token>/", review.shared_review, name="shared_review"),
+    path("deliberation/", include("simulations.kinds.deliberation.urls")),
 ]

@@ -21,12 +21,19 @@ def latest_scenarios() -> list[dict[str, object]]:
     """Every loaded scenario's latest version, by slug, with the summary its document carries (games in progress
     keep the version they started with; a new game always takes the latest)."""
     rows = ScenarioVersion.objects.order_by("slug", "-version").values_list(
-        "pk", "slug", "version", "title", "document__summary"
+        "pk", "slug", "version", "title", "document__summary", "document__description"
     )
     latest: dict[str, dict[str, object]] = {}
-    for pk, slug, version, title, summary in rows:
+    for pk, slug, version, title, summary, description in rows:  # a deliberation describes itself instead
         latest.setdefault(
-            slug, {"pk": pk, "slug": slug, "version": version, "title": title, "summary": summary or ""}
+            slug,
+            {
+                "pk": pk,
+                "slug": slug,
+                "version": version,
+                "title": title,
+                "summary": summary or description or "",
+            },
         )
     return list(latest.values())
 

@@ -16,7 +16,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Actor,
+    Advance,
+    ChunkSink,
+    Kind,
+    LedgerEntry,
+    LedgerEvent,
+    NextStep,
+    ScenarioSource,
+)
 
 from . import checks, machine, offline, prompts, run
 from .machine import Event, Outcome, Step
@@ -24,6 +33,8 @@ from .scenario import DeliberationScenario, load_scenario
 from .state import DeliberationState, State, Submission
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
+
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
 
@@ -292,5 +303,44 @@ class Deliberation:
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return offline_answer(messages)
 
+    # --- pages (pages.py, presenters.py, forms.py; templates/deliberation/) ------------------------------------
 
-KIND = Deliberation()
+    def phase_label(self, phase: str) -> str:
+        from .presenters import phase_label
+
+        return phase_label(phase)
+
+    def new_game(
+        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
+    ) -> HttpResponse:
+        from .pages import new_game
+
+        return new_game(request, version, model=model)  # the set-up form draws its own seed when it creates
+
+    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from .pages import page
+
+        return page(request, game)
+
+    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from .pages import move
+
+        return move(request, game)
+
+    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+        from .pages import render_update
+
+        return render_update(game, since_seq=since_seq, full=full)
+
+    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+        from .pages import review
+
+        return review(request, game, token=token)
+
+    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
+        from .pages import download
+
+        return download(game, fmt)
+
+
+KIND: Kind = Deliberation()  # mypy checks the class against the contract

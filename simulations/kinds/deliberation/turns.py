@@ -90,15 +90,24 @@ def _proposer(game: Game, step: Step) -> Game:
     )  # fmt: skip
 
 
-def submit_human_move(*, game: Game, move: offline.Move) -> Game:
+def submit_human_move(
+    *,
+    game: Game,
+    move: offline.Move,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+) -> Game:
     """Precondition: the person holds the floor. Amended code is checked by the tools first (outside the
     transaction); the move then commits only if the machine accepts it (else a MachineError, nothing stored).
-    Raises `checks.CheckError` for code that cannot be reviewed."""
+    `expected_version`: the game version the person's page showed (default: the game's); a move from an older
+    page, or a second use of `idempotency_key`, raises StaleTurn. Raises `checks.CheckError` for code that
+    cannot be reviewed."""
     scenario = scenario_of(game)
     payload = run.payload_for(scenario, move)
     return commit_event(
-        game_id=game.pk, expected_version=game.version, event=move.event.value,
-        payload=payload.model_dump(mode="json") if payload is not None else {},
+        game_id=game.pk, expected_version=game.version if expected_version is None else expected_version,
+        event=move.event.value, payload=payload.model_dump(mode="json") if payload is not None else {},
+        idempotency_key=idempotency_key,
     )  # fmt: skip
 
 

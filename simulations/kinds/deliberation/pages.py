@@ -1,0 +1,393 @@
+"""The deliberation's pages, reached through the kind contract (`Deliberation` in platform.py): the set-up form,
+the game page and its websocket updates, the person's moves, the review and the downloads.
+
+The shared shells have already checked who may see or drive the game. Moves and the set-up are plain form posts
+(files and code travel as multipart; an error re-renders the whole page with the input kept); the page's
+websocket (the shared consumer) pushes every committed step and the streamed words of the persona speaking."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.files.uploadedfile import UploadedFile
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from simulations.engine.errors import IllegalEvent, MachineError
+from simulations.models import Event as EventRow
+from simulations.models import Game, ScenarioVersion, TranscriptEntry
+from simulations.services.access import can_drive, share_link_live
+from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.scenarios import parsed_scenario
+from simulations.services.turns import StaleTurn, create_game
+
+from . import checks, forms, machine
+from .games import scenario_of, state_of
+from .machine import Event, Refusal
+from .offline import AmendedCode, Move
+from .presenters import chart, page_context, rounds_view, stance_choices, submission_view, verdict_view
+from .report import render_report
+from .scenario import DeliberationScenario
+from .state import DeliberationState
+from .turns import submit_human_move
+
+# Room around the code fields in a set-up post (the other fields, multipart boundaries): a post larger than this
+# cannot hold a reviewable submission and is refused before Django reads its body.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+class MoveRefused(Exception):
+    """A move the person cannot make now; the message is a sentence for them."""
+
+    NOT_YOUR_TURN = "That move is not open now: the committee has moved on. The page shows where it stands."
+    MISSING_VERSION = "This move did not say which turn it answers; reload the page and try again."
+    NO_VETO_RIGHT = "Your seat holds no veto: object or abstain instead."
+    NO_CRITICAL_FLAW = (
+        "A veto needs a critical finding in the verification results: object or abstain instead."
+    )
+    BAD_MOVE = "The committee cannot take this move as written: check each field and send it again."
+    TOO_LARGE = "The upload is {size:,} bytes; the limit is {limit:,} bytes."
+    POST_TOO_LARGE = "The submission is larger than the {limit:,}-byte limit."
+
+    @classmethod
+    def from_machine(cls, exc: MachineError) -> MoveRefused:
+        if isinstance(exc, Refusal):
+            for reason, sentence in (
+                (Refusal.NO_VETO_RIGHT, cls.NO_VETO_RIGHT),
+                (Refusal.NO_CRITICAL_FLAW, cls.NO_CRITICAL_FLAW),
+                (Refusal.WRONG_SEAT, cls.NOT_YOUR_TURN),
+            ):
+                if exc.reason.startswith(reason):
+                    return cls(sentence)
+            return cls(cls.BAD_MOVE)
+        return cls(cls.NOT_YOUR_TURN if isinstance(exc, IllegalEvent) else cls.BAD_MOVE)
+
+
+def _read_upload(upload: UploadedFile, *, limit: int) -> bytes:
+    """The uploaded bytes, refused by their declared size before any is read."""
+    if upload.size is not None and upload.size > limit:
+        raise checks.CheckError(MoveRefused.TOO_LARGE.format(size=upload.size, limit=limit))
+    return upload.read(limit + 1)
+
+
+def _refuse_oversized_post(request: HttpRequest, scenario: DeliberationScenario) -> None:
+    limit = scenario.checks.max_bytes
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > 2 * limit + FORM_OVERHEAD_BYTES:
+        raise checks.CheckError(MoveRefused.POST_TOO_LARGE.format(limit=limit))
+
+
+def _pasted(text: str) -> str:
+    return text.replace("\r\n", "\n")  # browsers send a textarea's lines with CRLF; the code had LF
+
+
+# --- set-up ---------------------------------------------------------------------------------------------------
+
+
+def setup_url(version: ScenarioVersion, model: str | None) -> str:
+    url = reverse("deliberation_setup", args=[version.pk])
+    return f"{url}?model={model}" if model else url
+
+
+def start_options(form: forms.StartForm) -> dict[str, Any]:
+    """The kind's start options from a valid set-up form (uploads read here, after their size is checked)."""
+    data, limit = form.cleaned_data, form.scenario.checks.max_bytes
+    source: str = data["source"]
+    options: dict[str, Any]
+    if source == "sample":
+        options = {"sample": data["sample"]}
+    elif source == "paste":
+        options = {"code": _pasted(data["code"]), "filename": data["filename"] or "submission.py",
+                   "source": "paste"}  # fmt: skip
+    elif source == "file":
+        upload = data["upload"]
+        options = {"code": _read_upload(upload, limit=limit), "filename": upload.name or "", "source": "file"}
+    elif (data.get("diff") or "").strip():
+        options = {"code": _pasted(data["diff"]), "filename": "change.diff", "source": "diff"}
+    else:
+        upload = data["upload"]
+        options = {"code": _read_upload(upload, limit=limit), "filename": upload.name or "", "source": "diff"}
+    if data.get("seat"):
+        options["seat"] = data["seat"]
+    return options
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def setup(request: HttpRequest, version_id: int) -> HttpResponse:
+    """GET: the set-up form. POST: check the code with the tools, create the deliberation, open it."""
+    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="deliberation")
+    scenario: DeliberationScenario = parsed_scenario(version)
+    error, status = "", 200
+    if request.method == "GET":
+        form = forms.StartForm(scenario=scenario, initial={"model": request.GET.get("model", "")})
+    else:
+        form = forms.StartForm(scenario=scenario)  # replaced below once the size is known to be reviewable
+        try:
+            _refuse_oversized_post(request, scenario)
+            form = forms.StartForm(request.POST, request.FILES, scenario=scenario)
+            if form.is_valid():
+                check_rate(user_id=int(request.user.pk or 0), action="new_game")
+                game = create_game(
+                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
+                    model=form.cleaned_data["model"] or None, options=start_options(form),
+                )  # fmt: skip
+                return redirect("game", game_id=game.pk)
+            status = 400
+        except (checks.CheckError, UnknownModelChoice) as exc:
+            error, status = str(exc), 400
+        except RateLimited as exc:
+            error, status = str(exc), 429
+    context = {"version": version, "scenario": scenario, "form": form, "error": error,
+               "max_bytes": scenario.checks.max_bytes}  # fmt: skip
+    return render(request, "deliberation/setup.html", context, status=status)
+
+
+def new_game(request: HttpRequest, version: ScenarioVersion, *, model: str | None) -> HttpResponse:
+    """The lobby's start: the set-up form first (what to review, which seat), with the lobby's model choice."""
+    return redirect(setup_url(version, model))
+
+
+# --- the game page and its updates ----------------------------------------------------------------------------
+
+
+def _context(game: Game) -> dict[str, Any]:
+    return page_context(scenario_of(game), state_of(game), game=game)
+
+
+def page(
+    request: HttpRequest,
+    game: Game,
+    *,
+    error: str = "",
+    kept: dict[str, str] | None = None,
+    form: Any = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The game page; after a refused move, with the sentence saying why and the person's input `kept`.
+    An HTMX post gets the live parts instead (its panels, the rest out of band)."""
+    field_errors = (
+        [(form.fields[name].label or name.replace("_", " ").capitalize(), list(messages))
+         for name, messages in form.errors.items()]
+        if form is not None
+        else []
+    )  # fmt: skip
+    context = _context(game) | {"error": error, "kept": kept or {}, "field_errors": field_errors}
+    if getattr(request, "htmx", False):
+        # htmx swaps only 2xx and 409 responses here (base.html's responseHandling): a refusal is sent as 409
+        # so the sentence shows; a plain post keeps 400 for input the committee could not read.
+        return HttpResponse(_live_parts(context, request=request), status=409 if status >= 400 else status)
+    return render(request, "deliberation/page.html", context, status=status)
+
+
+def _live_parts(context: dict[str, Any], *, request: HttpRequest | None, oob_panels: bool = False) -> str:
+    parts = [render_to_string("deliberation/_panels.html", context | {"oob": oob_panels}, request=request)]
+    parts += [
+        render_to_string(name, context | {"oob": True}, request=request)
+        for name in ("deliberation/_submission.html", "deliberation/_rounds.html")
+    ]
+    return "".join(parts)
+
+
+def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    """Every live part of the page, swapped out of band (a deliberation's log is short: each update redraws it
+    whole), and an empty stream box: the turn that streamed is now in the rounds."""
+    html = _live_parts(_context(game), request=None, oob_panels=True) + render_to_string(
+        "game/_stream.html", {}
+    )
+    return html, len(state_of(game).log)
+
+
+# --- moves ----------------------------------------------------------------------------------------------------
+
+
+def _posted_version(request: HttpRequest) -> int:
+    raw = request.POST.get("version", "").strip()
+    if not raw.isdigit():
+        raise MoveRefused(MoveRefused.MISSING_VERSION)
+    return int(raw)
+
+
+def amended_filename(scenario: DeliberationScenario, state: DeliberationState) -> str:
+    """Pasted amended code keeps the first submission's file name, so the tools read it as the same file."""
+    first = state.submissions[0]
+    sample = next((s for s in scenario.samples if s.label == first.label), None)
+    if first.source == "sample" and sample is not None:
+        return sample.filename
+    return first.label if first.label.endswith(".py") else "submission.py"
+
+
+class InvalidForm(Exception):
+    """A field of the move is wrong; the bound form says which, next to the field."""
+
+    def __init__(self, form: Any) -> None:
+        super().__init__("a field of the move is invalid")
+        self.form = form
+
+
+def _valid(form: Any) -> dict[str, Any]:
+    if not form.is_valid():
+        raise InvalidForm(form)
+    data: dict[str, Any] = form.cleaned_data
+    return data
+
+
+def _build_move(
+    request: HttpRequest,
+    scenario: DeliberationScenario,
+    state: DeliberationState,
+    step: machine.Step,
+    event: Event,
+) -> Move:
+    """The person's move from the posted form; raises InvalidForm (a field is wrong) or CheckError (an upload
+    that cannot be reviewed)."""
+    assert step.seat is not None
+    post, files, limit = request.POST, request.FILES, scenario.checks.max_bytes
+    if event == Event.OPINION_GIVEN:
+        data = _valid(forms.OpinionForm(post, stances=stance_choices(scenario, step.seat)))
+        return Move(event, machine.Opinion(seat=step.seat, stance=data["stance"], confidence=data["confidence"],
+                                           text=data["text"], fix_items=data["fix_items"]))  # fmt: skip
+    if event == Event.AMENDED_CODE_SUBMITTED:
+        data = _valid(forms.AmendForm(post, files))
+        upload = data.get("upload")
+        if upload:
+            code = checks.decode_input(_read_upload(upload, limit=limit), max_bytes=limit)
+            filename = upload.name or amended_filename(scenario, state)
+        else:
+            code, filename = _pasted(data["code"]), amended_filename(scenario, state)
+        label = f"{filename}, amended by the proposer"
+        return Move(event, amended=AmendedCode(code=code, filename=filename, label=label))
+    if event in (Event.AMENDMENT_DECLINED, Event.COMPROMISE_DECLINED):
+        data = _valid(forms.StatementForm(post))
+        return Move(event, machine.PAYLOADS[event].model_validate({"text": data["text"]}))
+    if event == Event.COMPROMISE_OFFERED:
+        data = _valid(forms.CompromiseForm(post))
+        return Move(event, machine.CompromiseOffer(text=data["text"], conditions=data["conditions"]))
+    raise MoveRefused(MoveRefused.NOT_YOUR_TURN)
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    """A move by the person who holds the floor; any other post is refused with a sentence and nothing stored."""
+    scenario, state = scenario_of(game), state_of(game)
+    step = machine.next_step(scenario, state)
+    try:
+        _refuse_oversized_post(request, scenario)
+    except checks.CheckError as exc:
+        return page(request, game, error=str(exc), status=400)  # the body is not read, so nothing can be kept
+    try:
+        check_rate(user_id=int(request.user.pk or 0), action="move")
+        version = _posted_version(request)
+        if version != game.version:
+            raise StaleTurn()  # a page (or a double click) older than the game: say so before anything else
+        try:
+            event = Event(request.POST.get("event", ""))
+        except ValueError:
+            raise MoveRefused(MoveRefused.NOT_YOUR_TURN) from None
+        if not step.human or event not in step.events:
+            raise MoveRefused(MoveRefused.NOT_YOUR_TURN)
+        submit_human_move(
+            game=game, move=_build_move(request, scenario, state, step, event), expected_version=version,
+            idempotency_key=(request.POST.get("idem") or None),
+        )  # fmt: skip
+    except InvalidForm as exc:
+        return page(request, game, form=exc.form, kept=_kept(request), status=400)
+    except RateLimited as exc:
+        return page(request, game, error=str(exc), status=429)
+    except StaleTurn as exc:
+        return page(request, game, error=str(exc), status=409)
+    except checks.CheckError as exc:
+        return page(request, game, error=str(exc), kept=_kept(request), status=400)
+    except MoveRefused as exc:
+        status = 400 if str(exc) == MoveRefused.MISSING_VERSION else 409
+        return page(request, game, error=str(exc), kept=_kept(request), status=status)
+    except MachineError as exc:
+        return page(request, game, error=str(MoveRefused.from_machine(exc)), kept=_kept(request), status=409)
+    if getattr(request, "htmx", False):
+        return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
+    return redirect("game", game_id=game.pk)
+
+
+def _kept(request: HttpRequest) -> dict[str, str]:
+    """What the person typed, to fill the form again after a refusal (uploads cannot be kept by a browser)."""
+    return {k: str(v) for k, v in request.POST.items() if k not in ("csrfmiddlewaretoken", "version", "idem")}
+
+
+# --- review and downloads -------------------------------------------------------------------------------------
+
+
+def review(request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+    scenario, state = scenario_of(game), state_of(game)
+    share_url = (
+        request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
+        if share_link_live(game)
+        else ""
+    )
+    context = {
+        "game": game, "scenario": scenario, "state": state, "rounds": rounds_view(scenario, state),
+        "charts": [chart(scenario, r) for r in state.rounds if r.ballots],
+        "verdict": verdict_view(scenario, state), "submissions": [submission_view(s) for s in state.submissions],
+        "query": f"?token={token}" if token else "", "owner": can_drive(request.user, game),
+        "share_url": share_url, "finished": state.verdict is not None,
+    }  # fmt: skip
+    return render(request, "deliberation/review.html", context)
+
+
+def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
+    if fmt == "md":
+        body = render_report(scenario_of(game), state_of(game))
+        return body, "text/markdown; charset=utf-8", "review-report.md"
+    if fmt == "json":
+        return (
+            json.dumps(export(game), indent=2, ensure_ascii=False),
+            "application/json",
+            f"deliberation-{game.pk}.json",
+        )
+    return None
+
+
+def export(game: Game) -> dict[str, Any]:
+    """The deliberation's state and ledger (events with payloads, log lines) as one JSON document."""
+    events = EventRow.objects.filter(game=game).order_by("seq")
+    entries = TranscriptEntry.objects.filter(game=game).order_by("seq")
+    return {
+        "format": "deliberation-ledger/1",
+        "game": {
+            "id": game.pk,
+            "scenario": {"slug": game.scenario.slug, "version": game.scenario.version},
+            "seed": game.seed,
+            "status": game.status,
+            "phase": game.phase,
+            "human_seat": game.human_role,
+            "model": game.model,
+        },  # fmt: skip
+        "state": game.state,
+        "events": [
+            {
+                "seq": e.seq,
+                "name": e.name,
+                "from": e.from_state,
+                "to": e.to_state,
+                "actor": e.actor,
+                "payload": e.payload,
+            }
+            for e in events
+        ],  # fmt: skip
+        "transcript": [
+            {
+                "seq": t.seq,
+                "round": t.round,
+                "state": t.phase,
+                "speaker": t.speaker,
+                "kind": t.kind,
+                "text": t.text,
+            }
+            for t in entries
+        ],
+    }

@@ -1,0 +1,12 @@
+"""The deliberation's own URL (included under deliberation/ by mercury/urls.py): the set-up form, which creates
+the game. Everything else goes through the shared game, move, review and download URLs."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import pages
+
+urlpatterns = [
+    path("new/<int:version_id>/", pages.setup, name="deliberation_setup"),
+]
