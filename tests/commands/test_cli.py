@@ -287,7 +287,9 @@ def test_resume_with_human_overrides_the_stored_student_and_says_so(monkeypatch:
 
 def test_play_plays_a_deliberation_with_a_bot_in_the_proposers_seat() -> None:
     _run("load_scenario", str(SCENARIO_DIR.parent / "deliberation"))
-    out, _ = _run("play", "--scenario", "code-review", "--option", "sample=secret", "--role", "proposer", "--quiet")
+    out, _ = _run(
+        "play", "--scenario", "code-review", "--option", "sample=secret", "--role", "proposer", "--quiet"
+    )
     result = json.loads(out.strip().splitlines()[-1])
     game = Game.objects.get(pk=result["game_id"])
     assert result["status"] == "CONCLUSION" and game.human_role == "proposer"

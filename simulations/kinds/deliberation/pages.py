@@ -7,7 +7,6 @@ websocket (the shared consumer) pushes every committed step and the streamed wor
 
 from __future__ import annotations
 
-import json
 import secrets
 from typing import Any
 
@@ -20,8 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import IllegalEvent, MachineError
-from simulations.models import Event as EventRow
-from simulations.models import Game, ScenarioVersion, TranscriptEntry
+from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive, share_link_live
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
@@ -343,51 +341,4 @@ def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
     if fmt == "md":
         body = render_report(scenario_of(game), state_of(game))
         return body, "text/markdown; charset=utf-8", "review-report.md"
-    if fmt == "json":
-        return (
-            json.dumps(export(game), indent=2, ensure_ascii=False),
-            "application/json",
-            f"deliberation-{game.pk}.json",
-        )
-    return None
-
-
-def export(game: Game) -> dict[str, Any]:
-    """The deliberation's state and ledger (events with payloads, log lines) as one JSON document."""
-    events = EventRow.objects.filter(game=game).order_by("seq")
-    entries = TranscriptEntry.objects.filter(game=game).order_by("seq")
-    return {
-        "format": "deliberation-ledger/1",
-        "game": {
-            "id": game.pk,
-            "scenario": {"slug": game.scenario.slug, "version": game.scenario.version},
-            "seed": game.seed,
-            "status": game.status,
-            "phase": game.phase,
-            "human_seat": game.human_role,
-            "model": game.model,
-        },  # fmt: skip
-        "state": game.state,
-        "events": [
-            {
-                "seq": e.seq,
-                "name": e.name,
-                "from": e.from_state,
-                "to": e.to_state,
-                "actor": e.actor,
-                "payload": e.payload,
-            }
-            for e in events
-        ],  # fmt: skip
-        "transcript": [
-            {
-                "seq": t.seq,
-                "round": t.round,
-                "state": t.phase,
-                "speaker": t.speaker,
-                "kind": t.kind,
-                "text": t.text,
-            }
-            for t in entries
-        ],
-    }
+    return None  # "json": the platform's export (simulation-export/3 with the deliberation's section)

@@ -398,7 +398,8 @@ def test_the_review_shows_rounds_votes_verdict_and_the_report(
     )
     assert "**Verdict**: APPROVED" in body
     ledger = json.loads(client.get(f"/games/{game.pk}/export.json").content)
-    assert ledger["state"] == game.state
+    assert ledger["format"] == "simulation-export/3" and ledger["kind"] == "deliberation"
+    assert ledger["deliberation"]["verdict"] == "APPROVED" and len(ledger["deliberation"]["submissions"]) == 2
     assert [e["name"] for e in ledger["events"]] == list(
         Event.objects.filter(game=game).order_by("seq").values_list("name", flat=True)
     )
