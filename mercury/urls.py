@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from simulations.views import accounts, lobby, play, review
@@ -9,7 +8,7 @@ from simulations.views import accounts, lobby, play, review
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("", lobby.lobby, name="lobby"),
     path("games/new/", lobby.new_game, name="new_game"),

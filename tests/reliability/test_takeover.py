@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import time
@@ -48,7 +47,9 @@ def _litellm_imported() -> None:
 
 
 @pytest.mark.parametrize("streamed_frames_seen", [0, 1, 3])
-async def test_a_reload_during_an_ai_turn_streams_on_within_5_s(settings: Any, streamed_frames_seen: int) -> None:
+async def test_a_reload_during_an_ai_turn_streams_on_within_5_s(
+    settings: Any, streamed_frames_seen: int
+) -> None:
     settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.05  # a slow model: the turn lasts several seconds
     owner, game = await database_sync_to_async(_setup_game)("owner")
     before = await database_sync_to_async(_seqs)(game.pk)
