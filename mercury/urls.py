@@ -18,5 +18,6 @@ urlpatterns = [
     path("games/<int:game_id>/share/", review.share, name="share"),
     path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
-    path("shared/<str:token>/", review.shared_review, name="shared_review"),
+    path("shared/", review.shared_entry, name="shared_entry"),
+    path("shared/<str:token>/", review.shared_review, name="shared_review"),  # links made before the fragment
 ]

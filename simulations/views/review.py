@@ -6,13 +6,23 @@ import json
 from dataclasses import dataclass, field
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.models import Game
-from simulations.services.access import can_drive, can_read, revoke_share, share_game, share_link_live
+from simulations.services.access import (
+    can_drive,
+    can_read,
+    game_for_share_token,
+    grant_share,
+    granted_token,
+    revoke_share,
+    share_game,
+    share_link_live,
+)
 from simulations.services.export import dollars, export_markdown, reader_export
 from simulations.services.turns import games_with_scenario
 
@@ -48,14 +58,19 @@ def debrief_sections(text: str) -> list[DebriefSection]:
     return [s for s in sections if s.heading or s.blocks]
 
 
-def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
+def _readable(request: HttpRequest, game_id: int) -> Game:
     game = get_object_or_404(games_with_scenario(), pk=game_id)
-    if not can_read(request.user, game, token):
+    if not can_read(request.user, game, granted_token(request.session, game_id)):
         raise Http404("No such game.")
     return game
 
 
-def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
+def _may_try(request: HttpRequest, game_id: int) -> bool:
+    """Logged in, or holding a share grant for this game; anyone else is sent to log in."""
+    return request.user.is_authenticated or granted_token(request.session, game_id) is not None
+
+
+def _review(request: HttpRequest, game: Game) -> HttpResponse:
     data = reader_export(game=game)
     section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
@@ -86,10 +101,10 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
     ]
     played_by = data["game"]["model"]
     judged_by = data["game"]["judge_model"]
-    query = f"?token={token}" if token else ""
+    # The token travels after '#': browsers never send it, so it reaches no access log (see services.access).
     share_url = (
-        request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
-        if share_link_live(game)
+        f"{request.build_absolute_uri(reverse('shared_entry'))}#{game.share_token}"
+        if share_link_live(game) and can_drive(request.user, game)
         else ""
     )
     return render(
@@ -101,7 +116,7 @@ def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse
             "usage": data["token_usage"], "usage_rows": usage_rows,
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
-            "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]), "query": query,
+            "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]),
             "owner": can_drive(request.user, game), "share_url": share_url, "finished": game.phase == "REVIEW",
         },
     )  # fmt: skip
@@ -111,25 +126,41 @@ def _percent(rate: float | None) -> str:
     return "" if rate is None else f"{rate:.0%}"
 
 
-@login_required
 def review(request: HttpRequest, game_id: int) -> HttpResponse:
-    return _review(request, _readable(request, game_id, None), None)
+    if not _may_try(request, game_id):
+        return redirect_to_login(request.get_full_path())
+    return _review(request, _readable(request, game_id))
+
+
+@require_http_methods(["GET", "POST"])
+def shared_entry(request: HttpRequest) -> HttpResponse:
+    """GET: the page a share link opens; its script posts the token found after '#' (or the visitor pastes it).
+    POST: a live token grants this session reading its game, then the token-free review."""
+    if request.method == "GET":
+        return render(request, "shared.html")
+    game = game_for_share_token(request.POST.get("token", "").strip())
+    if game is None:
+        raise Http404("No such game.")
+    grant_share(session=request.session, game=game)
+    return redirect("review", game_id=game.pk)
 
 
 def shared_review(request: HttpRequest, token: str) -> HttpResponse:
-    game = get_object_or_404(games_with_scenario(), share_token=token)
-    if not share_link_live(game):
+    """A link made before tokens moved after '#': grants as `shared_entry` does (this one request still carries
+    the token in its path), then the token-free review."""
+    game = game_for_share_token(token)
+    if game is None:
         raise Http404("No such game.")
-    return _review(request, game, token)
+    grant_share(session=request.session, game=game)
+    return redirect("review", game_id=game.pk)
 
 
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
     if fmt not in ("json", "md"):
         raise Http404("No such format.")
-    token = request.GET.get("token")
-    if not token and not request.user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
-    game = _readable(request, game_id, token)
+    if not _may_try(request, game_id):
+        return redirect_to_login(request.path)
+    game = _readable(request, game_id)
     if fmt == "json":
         body, kind = json.dumps(reader_export(game=game), indent=2, ensure_ascii=False), "application/json"
     else:

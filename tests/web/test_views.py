@@ -87,11 +87,15 @@ def test_staff_and_share_links_read_but_do_not_drive() -> None:
     game.refresh_from_db()
     assert game.share_token and game.share_token.encode() in review.content
     anonymous = Client()
-    assert anonymous.get(f"/shared/{game.share_token}/").status_code == 200
     assert anonymous.get(f"/shared/{game.share_token}x/").status_code == 404
-    export = anonymous.get(f"/games/{game.pk}/export.json?token={game.share_token}")
+    assert anonymous.get(f"/games/{game.pk}/export.json").status_code == 302  # no grant yet: log in
+    assert anonymous.post("/shared/", {"token": game.share_token}, follow=True).status_code == 200
+    export = anonymous.get(f"/games/{game.pk}/export.json")
     assert export.status_code == 200 and export.json()["format"] == "simulation-export/3"
-    assert anonymous.get(f"/games/{game.pk}/export.json?token=wrong").status_code == 404
+    assert (
+        anonymous.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": 2}).status_code
+        == 302
+    )
 
 
 def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
