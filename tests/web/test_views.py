@@ -8,7 +8,7 @@ from django.test import Client
 
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.turns import create_game
-from tests.helpers import mercury_version
+from tests.helpers import game_in_private_talk, mercury_version
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-passphrase-42"
@@ -124,16 +124,8 @@ def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
 
 def test_forged_fields_are_dropped_and_text_is_escaped() -> None:
     owner = _user("owner")
-    game = _started(owner, role="CAN")
     client = _client(owner)
-    while game.phase == "ROUND_1_OPENING_STATEMENTS":
-        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
-        game.refresh_from_db()
-    client.post(
-        f"/games/{game.pk}/move/",
-        {"event": "CONVO_1_STARTED", "partner": "AMAP", "starter": "human", "version": game.version},
-    )
-    game.refresh_from_db()
+    game = game_in_private_talk(client, owner)
     hostile = "<script>alert('x')</script> We support 2.1."
     forged = '{"offers": ["financing"]}'
     client.post(
