@@ -6,6 +6,8 @@
   same machine sees the game resume within 10 s, with the default lease (finding 4). A live driver's lease is
   kept alive by its heartbeat through a model call longer than the lease; a driver on another machine that stops
   beating is taken over once its (short) lease lapses.
+- A drive that breaks on an unexpected error releases its lease with AI turns left: it queues the game again
+  itself (finding 3's "nothing retries when the lease is released").
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from django.db import connections
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from simulations import faults
 from simulations.models import Game, TranscriptEntry
@@ -29,6 +33,7 @@ from simulations.services.lease import (
     lease_expires_in,
     new_holder,
 )
+from tests.helpers import game_at_first_ai_turn
 from tests.web.test_consumer import _collect, _connect, _setup_game
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -126,3 +131,29 @@ def test_a_live_holder_is_never_taken_for_dead_and_its_heartbeat_outlasts_the_le
     time.sleep(0.8)  # stopped beating (as a holder on another machine that died): lapses within one lease
     assert lease_expires_in(game_id=game.pk) == 0
     assert acquire_lease(game_id=game.pk, holder="other-host:1234abcd:1:99:abc")
+
+
+def test_a_drive_that_breaks_on_an_unexpected_error_is_picked_up_again_with_no_page_open() -> None:
+    """The drive raises before its model call (as a lost database connection would): its lease is released with
+    the AI turn still to play, and the game is queued again by itself, not left until a page connects."""
+    from simulations.embedded_worker import start_embedded_workers
+    from simulations.services.turns import step_of
+    from simulations.tasks import enqueue_drive
+
+    game = game_at_first_ai_turn(seed=5)
+    before = _seqs(game.pk)
+    faults.arm("before_model_call", 1, raise_instead=True)
+    try:
+        start_embedded_workers(count=1)
+        enqueue_drive(game_id=game.pk)
+        deadline = time.monotonic() + 30
+        while step_of(Game.objects.get(pk=game.pk)).kind == "ai":
+            assert time.monotonic() < deadline, "the game was left waiting after the failed drive"
+            time.sleep(0.1)
+    finally:
+        faults.disarm()
+    assert faults.raising is False
+    after = _seqs(game.pk)
+    assert len(after) == len(before) + 1 and after == sorted(set(after))
+    failed = DBTaskResult.objects.filter(status=TaskResultStatus.FAILED, args_kwargs__kwargs__game_id=game.pk)
+    assert failed.count() == 1 and failed.get().exception_class_path == "simulations.faults.InjectedFault"
