@@ -61,6 +61,7 @@ async def _closed_with(comm: WebsocketCommunicator, timeout: float = 10) -> tupl
         while True:
             message = await comm.receive_output(timeout=timeout)
             if message["type"] == "websocket.close":
+                await comm.disconnect()  # the client's side of the close: the consumer finishes
                 return message.get("code", 1000), frames
             frames.append(message.get("text", ""))
 
@@ -74,6 +75,7 @@ async def test_paths_that_name_no_game_are_refused_cleanly(path: str) -> None:
     comm = _socket(path, client)
     connected, code = await comm.connect(timeout=5)
     assert not connected and code in (4403, 4404)
+    await comm.disconnect()
 
 
 async def test_the_origin_must_be_this_servers_scheme_host_and_port() -> None:
@@ -88,11 +90,13 @@ async def test_the_origin_must_be_this_servers_scheme_host_and_port() -> None:
     for origin in refused:
         comm = _socket(path, client, origin=origin, host=b"localhost:8000")
         assert not (await comm.connect(timeout=5))[0], origin
+        await comm.disconnect()
     comm = _socket(path, client, origin=b"http://localhost:8000", host=b"localhost:8000")
     assert (await comm.connect(timeout=5))[0]
     await comm.disconnect()
     no_host = _socket(path, client, origin=b"http://localhost:8001")  # no Host header: only the default port
     assert not (await no_host.connect(timeout=5))[0]
+    await no_host.disconnect()
 
 
 async def test_logging_out_closes_the_sessions_open_pages_at_once() -> None:
