@@ -133,6 +133,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self.close(code=LOGGED_OUT)
 
     async def game_error(self, event: dict[str, Any]) -> None:
+        if not await self._still_logged_in(force=False):
+            return
         html = render_to_string("game/_error.html", {"error": event["error"], "game_id": self.game_id})
         await self.send(text_data=html)
 
