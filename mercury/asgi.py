@@ -13,20 +13,23 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.urls import path  # noqa: E402
+from django.urls import path, re_path  # noqa: E402
 
-from simulations.consumers import GameConsumer  # noqa: E402
+from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
+from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
 from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
 
-websocket_urlpatterns = [path("ws/games/<int:game_id>/", GameConsumer.as_asgi())]
+websocket_urlpatterns = [
+    path("ws/games/<int:game_id>/", GameConsumer.as_asgi()),
+    re_path(r"", NotFoundConsumer.as_asgi()),  # any other path: a clean refusal, not an error
+]
 
 # EmbeddedWorkers: on the embedded default the server also runs the queue's workers (simulations/tasks.py).
 application = EmbeddedWorkers(
     ProtocolTypeRouter(
         {
-            "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "http": BodySizeLimit(django_asgi_app),
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )
 )

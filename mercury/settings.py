@@ -224,8 +224,10 @@ MERCURY_SHARE_LINK_DAYS = int(os.environ.get("MERCURY_SHARE_LINK_DAYS", "14"))  
 MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
     os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
 )  # 0: none
-# Seconds a driver's lease on a game lasts without renewal (renewed every AI turn; must exceed one model call).
-MERCURY_DRIVER_LEASE_SECONDS = int(os.environ.get("MERCURY_DRIVER_LEASE_SECONDS", "90"))
+# Seconds a driver's lease on a game lasts without renewal. A live driver renews it every third of that (a
+# heartbeat, whatever the model is doing), so this bounds how long a dead driver on another machine holds a game;
+# one on the same machine is known dead at once (its process is gone).
+MERCURY_DRIVER_LEASE_SECONDS = float(os.environ.get("MERCURY_DRIVER_LEASE_SECONDS", "15"))
 # Who runs queued drives: "embedded" (threads inside the server process, the default: nothing else to start) or
 # "external" (`python manage.py db_worker` processes; use REDIS_URL so their streamed turns reach every page).
 MERCURY_WORKERS = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower()
@@ -233,6 +235,12 @@ if MERCURY_WORKERS not in ("embedded", "external"):
     raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
 # Embedded worker threads: how many games the server drives at the same time.
 MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "2"))
+# Request bodies larger than this are refused (413) before they are read; no form here comes near it.
+MERCURY_MAX_REQUEST_BYTES = int(os.environ.get("MERCURY_MAX_REQUEST_BYTES", str(1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = MERCURY_MAX_REQUEST_BYTES
+# A game page's websocket: frames it may send (a page sends none of its own; each asks for a full re-render).
+MERCURY_WS_MAX_FRAME_BYTES = int(os.environ.get("MERCURY_WS_MAX_FRAME_BYTES", "4096"))
+MERCURY_WS_FRAMES_PER_10_SECONDS = int(os.environ.get("MERCURY_WS_FRAMES_PER_10_SECONDS", "20"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from importlib.util import find_spec
+
+from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from simulations.views import accounts, lobby, play, review
@@ -9,7 +11,7 @@ from simulations.views import accounts, lobby, play, review
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("", lobby.lobby, name="lobby"),
     path("games/new/", lobby.new_game, name="new_game"),
@@ -19,6 +21,12 @@ urlpatterns = [
     path("games/<int:game_id>/share/", review.share, name="share"),
     path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
-    path("shared/<str:token>/", review.shared_review, name="shared_review"),
-    path("deliberation/", include("simulations.kinds.deliberation.urls")),
+    path("shared/", review.shared_entry, name="shared_entry"),
+    path("shared/<str:token>/", review.shared_review, name="shared_review"),  # links made before the fragment
+    # A kind's own pages (e.g. a deliberation's set-up form) live under /<kind>/, from its urls module if it has one.
+    *(
+        path(f"{kind}/", include(f"simulations.kinds.{kind}.urls"))
+        for kind in settings.MERCURY_KINDS
+        if find_spec(f"simulations.kinds.{kind}.urls") is not None
+    ),
 ]

@@ -5,40 +5,70 @@ sends to the game's group: streamed words as escaped, rendered fragments (the dr
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.tasks`) and a background
 worker drives the game, whether or not any page stays open. Moves come in as ordinary HTTP posts.
+
+A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
+session is checked again before each render a frame asks for, each committed turn and every few seconds of
+streaming. Frames from the page are limited in size and rate (a flood of one-byte frames would otherwise cost a
+full re-render each).
 """
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
-from simulations.services.broadcast import group_name
+from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.lease import lease_expires_in
 from simulations.services.turns import games_with_scenario
 from simulations.tasks import enqueue_drive
+
+# Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
+NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
+# The id column's range: a larger number names no game (and must not reach the database).
+MAX_GAME_ID = 2**63 - 1
+SESSION_RECHECK_SECONDS = 5.0  # while streaming, the session is looked up again at most this often
+RENDER_INTERVAL = 1.0  # seconds: frames asking for a render sooner share the last one
+
+
+class NotFoundConsumer(AsyncWebsocketConsumer):
+    """Any websocket path that names no game (`/ws/`, `/ws/games/abc/`, `/ws/games/-1/`): refused cleanly."""
+
+    async def connect(self) -> None:
+        await self.close(code=NOT_FOUND)
 
 
 class GameConsumer(AsyncWebsocketConsumer):
     game_id: int
     driver: bool
     last_seq: int
+    session_key: str
+    user_pk: int
+    session_checked_at: float
+    rendered_at: float
+    frames: deque[float]
 
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         user = self.scope.get("user")
-        game = await database_sync_to_async(self._load)()
+        game = await database_sync_to_async(self._load)() if 0 < self.game_id <= MAX_GAME_ID else None
         if game is None or user is None or not user.is_authenticated or not can_read(user, game):
-            await self.close(code=4403)
+            await self.close(code=NOT_ALLOWED)
             return
         self.driver = can_drive(user, game)
+        self.session_key, self.user_pk = self.scope["session"].session_key or "", user.pk
+        self.session_checked_at, self.rendered_at, self.frames = time.monotonic(), 0.0, deque()
         self.last_seq = 0
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
+        await self.channel_layer.group_add(session_group(self.session_key), self.channel_name)
         await self.accept()
         await self.send_update(full=True)
         if self.driver:
@@ -46,25 +76,65 @@ class GameConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(self._queue_drive)(even_if_driven=True)
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "last_seq"):  # accepted: leave the group (the game goes on without this page)
+        if hasattr(self, "last_seq"):  # accepted: leave the groups (the game goes on without this page)
             await self.channel_layer.group_discard(group_name(self.game_id), self.channel_name)
+            await self.channel_layer.group_discard(session_group(self.session_key), self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        # Moves arrive as HTTP posts (CSRF-protected); any frame from the page just asks for a fresh render.
+        # Moves arrive as HTTP posts (CSRF-protected); any frame from the page just asks for a fresh render, so a
+        # page never needs many: a large frame or a flood closes the connection, and renders are spaced out.
+        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        if size > settings.MERCURY_WS_MAX_FRAME_BYTES:
+            await self.close(code=FRAME_TOO_LARGE)
+            return
+        now = time.monotonic()
+        self.frames.append(now)
+        while self.frames and self.frames[0] < now - 10:
+            self.frames.popleft()
+        if len(self.frames) > settings.MERCURY_WS_FRAMES_PER_10_SECONDS:
+            await self.close(code=TOO_MANY_FRAMES)
+            return
+        if now - self.rendered_at < RENDER_INTERVAL or not await self._still_logged_in(force=True):
+            return
         await self.send_update(full=True)
 
     # --- group messages -------------------------------------------------------------------------------------
 
     async def game_advanced(self, event: dict[str, Any]) -> None:
+        if not await self._still_logged_in(force=True):
+            return
         await self.send_update(full=False)
         if self.driver:
             await database_sync_to_async(self._queue_drive)(even_if_driven=False)
 
     async def game_stream(self, event: dict[str, Any]) -> None:
+        if not await self._still_logged_in(force=False):
+            return
         html = render_to_string("game/_stream.html", {"speaker": event["speaker"], "text": event["text"]})
         await self.send(text_data=html)
 
+    async def session_ended(self, event: dict[str, Any]) -> None:
+        """Its user logged out (in any tab): this page shows and drives nothing more."""
+        await self._logged_out()
+
+    async def _still_logged_in(self, *, force: bool) -> bool:
+        now = time.monotonic()
+        if not force and now - self.session_checked_at < SESSION_RECHECK_SECONDS:
+            return True
+        self.session_checked_at = now
+        if await database_sync_to_async(session_still_valid)(self.session_key, self.user_pk):
+            return True
+        await self._logged_out()
+        return False
+
+    async def _logged_out(self) -> None:
+        self.driver = False
+        await self.channel_layer.group_discard(group_name(self.game_id), self.channel_name)
+        await self.close(code=LOGGED_OUT)
+
     async def game_error(self, event: dict[str, Any]) -> None:
+        if not await self._still_logged_in(force=False):
+            return
         html = render_to_string("game/_error.html", {"error": event["error"], "game_id": self.game_id})
         await self.send(text_data=html)
 
@@ -89,5 +159,6 @@ class GameConsumer(AsyncWebsocketConsumer):
         return kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
 
     async def send_update(self, full: bool) -> None:
+        self.rendered_at = time.monotonic()
         html, self.last_seq = await database_sync_to_async(self._render)(full)
         await self.send(text_data=html)

@@ -25,6 +25,12 @@ STEPS_PER_TASK = 20  # then the task queues itself again, so one long game does 
 TAKEOVER_MARGIN = 0.5  # seconds after the holder's lease lapses before a waiting task looks again
 
 
+# A drive that broke on an unexpected error (a lost database connection…) released its lease with AI turns left:
+# it queues the game again after this many seconds, unless that many drives of the game failed in the last window.
+RETRY_AFTER_ERROR_SECONDS = 2.0
+FAILED_DRIVES_BEFORE_GIVING_UP, FAILURE_WINDOW = 3, timedelta(minutes=10)
+
+
 @task()
 def drive_game_task(game_id: int) -> str:
     """Drive one game in the background (see `simulations.services.drive`)."""
@@ -34,6 +40,9 @@ def drive_game_task(game_id: int) -> str:
         )
     except Game.DoesNotExist:
         return "gone"
+    except Exception:
+        _queue_again_after_error(game_id)
+        raise  # recorded on this drive's row
     if drive.outcome is Outcome.HELD:
         enqueue_drive(game_id=game_id, delay=drive.retry_in + TAKEOVER_MARGIN)
     elif drive.outcome is Outcome.PAUSED:
@@ -56,3 +65,18 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     drive_game_task.using(run_after=due if delay > 0 else None).enqueue(game_id=game_id)
     logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
     return True
+
+
+def _queue_again_after_error(game_id: int) -> None:
+    """Nobody else would pick the game up until a page connects or a move is made: queue it again, unless its
+    drives keep failing (a fault a retry does not mend; the failed rows say why)."""
+    failed = DBTaskResult.objects.filter(
+        status=TaskResultStatus.FAILED,
+        task_path=drive_game_task.module_path,
+        args_kwargs__kwargs__game_id=game_id,
+        finished_at__gte=timezone.now() - FAILURE_WINDOW,
+    ).count()
+    if failed < FAILED_DRIVES_BEFORE_GIVING_UP:
+        enqueue_drive(game_id=game_id, delay=RETRY_AFTER_ERROR_SECONDS)
+    else:
+        logger.error("game %s: %d drives failed in a row; not queued again", game_id, failed + 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
@@ -59,4 +60,24 @@ def repin(game: Game) -> Game:
     model they started with, so a test that changes the model mid-game must say so)."""
     Game.objects.filter(pk=game.pk).update(**pinned_fields(None))
     game.refresh_from_db()
+    return game
+
+
+def game_in_private_talk(
+    client: Client, owner: User, *, role: str = "CAN", partner: str = "AMAP", seed: int = 4
+) -> Game:
+    """A game started through the page's moves (as `client`, logged in as `owner`) up to the student's first
+    message of a private talk they open: no model call on the way."""
+    game = create_game(scenario_version=mercury_version(), seed=seed, owner=owner)
+    client.post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": role, "version": 1})
+    game.refresh_from_db()
+    while game.phase == "ROUND_1_OPENING_STATEMENTS":
+        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
+        game.refresh_from_db()
+    client.post(
+        f"/games/{game.pk}/move/",
+        {"event": "CONVO_1_STARTED", "partner": partner, "starter": "human", "version": game.version},
+    )
+    game.refresh_from_db()
+    assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
     return game

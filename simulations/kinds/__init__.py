@@ -231,8 +231,8 @@ class Kind(Protocol):
         after transcript seq `since_seq` (all of it when `full`), and the last seq they show."""
         ...
 
-    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
-        """The review page, for whoever may read the game (its owner, staff, a share link's holder)."""
+    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
+        """The review page, for whoever may read the game (its owner, staff, a session a share link granted)."""
         ...
 
     def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:

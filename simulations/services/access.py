@@ -1,4 +1,10 @@
-"""Who may read and who may drive a game: the owner drives; staff and holders of the share link read."""
+"""Who may read and who may drive a game: the owner drives; staff and holders of the share link read.
+
+A share link carries its token after `#` (`/shared/#TOKEN`), which browsers never send in a request line: the
+page posts it once, the visitor's session receives a grant for that game (`grant_share`), and every later
+request names only the game. The grant holds the token, so revoking or re-sharing the game (a new token) or the
+link's expiry ends it at once.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.sessions.backends.base import SessionBase
 from django.utils import timezone
 
 from simulations.models import Game
@@ -55,3 +62,26 @@ def revoke_share(*, game: Game) -> None:
     """Precondition: the caller may drive the game. The link stops working at once; sharing again makes a new one."""
     game.share_token, game.share_expires_at = None, None
     game.save(update_fields=["share_token", "share_expires_at"])
+
+
+GRANTS = "share_grants"  # session key: {game id: the share token that granted reading it}
+
+
+def game_for_share_token(token: str) -> Game | None:
+    """The game a live share token opens, or None (unknown, revoked or expired)."""
+    game = Game.objects.filter(share_token=token).first() if token else None
+    return game if game is not None and share_link_live(game) else None
+
+
+def grant_share(*, session: SessionBase, game: Game) -> None:
+    """Precondition: the visitor presented the game's live share token. This session may read the game for as
+    long as that token stays the game's live one."""
+    grants = dict(session.get(GRANTS, {}))
+    grants[str(game.pk)] = game.share_token
+    session[GRANTS] = grants
+
+
+def granted_token(session: SessionBase, game_id: int) -> str | None:
+    """The share token this session was granted for the game (checked against the game by `can_read`)."""
+    token = session.get(GRANTS, {}).get(str(game_id))
+    return str(token) if token else None

@@ -10,13 +10,16 @@ private loop of its own. With Redis every sender talks to Redis directly.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from concurrent.futures import TimeoutError as FutureTimeout
+from importlib import import_module
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 
 logger = logging.getLogger("mercury")
 _server_loop: asyncio.AbstractEventLoop | None = None
@@ -34,10 +37,29 @@ def serve_from_loop(loop: asyncio.AbstractEventLoop) -> None:
     _server_loop = loop
 
 
+def session_group(session_key: str) -> str:
+    """The websockets opened under one log-in session (hashed: the key itself never leaves the database)."""
+    return f"session-{hashlib.sha256(session_key.encode()).hexdigest()[:32]}"
+
+
+def session_still_valid(session_key: str, user_pk: int) -> bool:
+    """The session exists, has not expired and still names this user (a log-out deletes it)."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    return bool(session_key) and str(store.get(SESSION_KEY)) == str(user_pk)
+
+
+def notify_session_ended(session_key: str) -> None:
+    """Close every websocket opened under this session (its user logged out)."""
+    _send(session_group(session_key), {"type": "session.ended"})
+
+
 def send_to_game(game_id: int, message: dict[str, Any]) -> None:
     """Best effort: a page that misses a message re-renders from the database when the next one arrives."""
-    if not settings.MERCURY_BROADCAST:
-        return
+    if settings.MERCURY_BROADCAST:
+        _send(group_name(game_id), message)
+
+
+def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
@@ -48,14 +70,14 @@ def send_to_game(game_id: int, message: dict[str, Any]) -> None:
         and loop.is_running()
         and not _inside(loop)
     ):
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group_name(game_id), message), loop)
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         try:
             future.result(timeout=SEND_TIMEOUT)
         except FutureTimeout:
             future.cancel()
-            logger.warning("game %s: the server loop did not take a message in time", game_id)
+            logger.warning("%s: the server loop did not take a message in time", group)
         return
-    async_to_sync(layer.group_send)(group_name(game_id), message)
+    async_to_sync(layer.group_send)(group, message)
 
 
 def _inside(loop: asyncio.AbstractEventLoop) -> bool:

@@ -19,7 +19,7 @@ from simulations.kinds import Actor, Kind, NextStep, kind_of
 from simulations.models import Game
 
 from .broadcast import notify_error, notify_stream
-from .lease import acquire_lease, lease_expires_in, new_holder, release_lease
+from .lease import LeaseHeartbeat, acquire_lease, lease_expires_in, new_holder, release_lease
 from .turns import StaleTurn, games_with_scenario
 
 FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
@@ -115,10 +115,11 @@ def drive_game(
         if not acquire_lease(game_id=game_id, holder=holder):
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
         try:
-            drive = _play_ai_steps(
-                game_id=game_id, holder=holder, steps=steps, max_steps=max_steps, stream=stream,
-                on_step=on_step, should_stop=should_stop,
-            )  # fmt: skip
+            with LeaseHeartbeat(game_id=game_id, holder=holder) as heartbeat:
+                drive = _play_ai_steps(
+                    game_id=game_id, holder=holder, steps=steps, max_steps=max_steps, stream=stream,
+                    on_step=on_step, should_stop=should_stop, lost=heartbeat.lost.is_set,
+                )  # fmt: skip
         finally:
             release_lease(game_id=game_id, holder=holder)
         if drive.outcome is not Outcome.HUMAN:
@@ -140,6 +141,7 @@ def _play_ai_steps(
     stream: bool,
     on_step: StepCallback | None,
     should_stop: Callable[[], bool] | None,
+    lost: Callable[[], bool],
 ) -> Drive:
     """Under the lease: play AI steps while the game has them."""
     while True:
@@ -152,7 +154,7 @@ def _play_ai_steps(
             return Drive(Outcome.HUMAN, steps)
         if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
             return Drive(Outcome.PAUSED, steps)
-        if not acquire_lease(game_id=game_id, holder=holder):  # renewed each step; lost if we were too slow
+        if lost() or not acquire_lease(game_id=game_id, holder=holder):  # taken over: we were thought dead
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
         relay = StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind) if stream else None
         try:

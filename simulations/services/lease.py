@@ -1,33 +1,95 @@
 """One driver per game: a lease in the game's row, so two tabs, two connections or two server processes never
-generate AI turns for the same game at once. A holder renews its lease each turn; when it dies the lease lapses
-and the next page (or `play --resume`) takes over.
+generate AI turns for the same game at once.
+
+A holder keeps its lease alive with a heartbeat (`LeaseHeartbeat`, every third of
+`MERCURY_DRIVER_LEASE_SECONDS`, whatever the model is doing), so the lease can be short: a holder that stops
+beating is gone within one lease. A holder on this machine can be known dead sooner: its id names its host, the
+machine's boot and pid namespace, its process id and that process's start time, so a live process on the same
+machine sees at once that the process is gone (or the pid now belongs to another process) and takes the game over.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
+import threading
 import uuid
 from datetime import timedelta
+from functools import cache
+from pathlib import Path
 
 from django.conf import settings
+from django.db import connections
 from django.db.models import Q
 from django.utils import timezone
 
 from simulations.models import Game
 
 
+@cache
+def _machine() -> str:
+    """This kernel boot and pid namespace: two processes share it only if their pids can be compared."""
+    parts = [_read("/proc/sys/kernel/random/boot_id")]
+    try:
+        parts.append(str(os.stat("/proc/self/ns/pid").st_ino))
+    except OSError:
+        parts.append("")
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()[:8] if parts[0] else ""
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _started(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (tells a reused pid apart); None if it is gone or a
+    zombie; "" where /proc is not there to ask."""
+    if not Path("/proc/self/stat").exists():
+        return ""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()  # after the command name, which may hold spaces
+    if fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
+
+
 def new_holder() -> str:
-    """An id naming this process and this driver instance (for the admin: who drives)."""
-    return f"{socket.gethostname()[:20]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    """An id naming this process and this driver instance: host:machine:pid:start:instance (64 characters at
+    most, the column's width)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()[:20]}:{_machine()}:{pid}:{_started(pid) or ''}:{uuid.uuid4().hex[:10]}"
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True only when the holder ran on this machine (same host name, boot and pid namespace) and its process is
+    gone or its pid now names a younger process. Anything else (another machine, an old-style id) may be alive."""
+    parts = holder.rsplit(":", 4)
+    if len(parts) != 5 or not _machine():
+        return False
+    host, machine, pid, started, _ = parts
+    if host != socket.gethostname()[:20] or machine != _machine() or not pid.isdigit() or not started:
+        return False
+    return _started(int(pid)) != started
 
 
 def acquire_lease(*, game_id: int, holder: str) -> bool:
-    """Take or renew the lease; False while another live holder has it."""
+    """Take or renew the lease; False while another live holder has it. A holder known dead is taken over at once."""
     now = timezone.now()
-    free = Q(driver_until__isnull=True) | Q(driver_until__lt=now) | Q(driver=holder)
     until = now + timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
-    return Game.objects.filter(free, pk=game_id).update(driver=holder, driver_until=until) == 1
+    free = Q(driver_until__isnull=True) | Q(driver_until__lt=now) | Q(driver=holder)
+    if Game.objects.filter(free, pk=game_id).update(driver=holder, driver_until=until) == 1:
+        return True
+    current = Game.objects.filter(pk=game_id).values_list("driver", flat=True).first()
+    if current and holder_is_dead(current):
+        # Only if that dead holder still has it: two takers race, one wins.
+        return Game.objects.filter(pk=game_id, driver=current).update(driver=holder, driver_until=until) == 1
+    return False
 
 
 def release_lease(*, game_id: int, holder: str) -> None:
@@ -35,5 +97,38 @@ def release_lease(*, game_id: int, holder: str) -> None:
 
 
 def lease_expires_in(*, game_id: int) -> float:
-    until = Game.objects.filter(pk=game_id).values_list("driver_until", flat=True).first()
-    return max(0.0, (until - timezone.now()).total_seconds()) if until else 0.0
+    """Seconds until the holder's lease lapses: 0 when nobody holds it, or when its holder is known dead."""
+    row = Game.objects.filter(pk=game_id).values_list("driver", "driver_until").first()
+    if not row or not row[1] or holder_is_dead(row[0]):
+        return 0.0
+    return max(0.0, (row[1] - timezone.now()).total_seconds())
+
+
+class LeaseHeartbeat:
+    """Renews a held lease every third of its length from a thread of its own, so a long or stalled model call
+    never lets a live driver's lease lapse, and a dead driver's lapses within one lease. `lost` is set when the
+    lease was taken (the driver then stops before its next step; a stale turn is refused at commit anyway)."""
+
+    def __init__(self, *, game_id: int, holder: str) -> None:
+        self.game_id, self.holder = game_id, holder
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{game_id}", daemon=True)
+
+    def __enter__(self) -> LeaseHeartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        interval = max(0.2, settings.MERCURY_DRIVER_LEASE_SECONDS / 3)
+        try:
+            while not self._stop.wait(interval):
+                if not acquire_lease(game_id=self.game_id, holder=self.holder):
+                    self.lost.set()
+                    return
+        finally:
+            connections.close_all()  # this thread's own connections

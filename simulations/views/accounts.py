@@ -14,6 +14,7 @@ from django.contrib.auth.validators import ASCIIUsernameValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from simulations.services.broadcast import notify_session_ended
 from simulations.services.rate_limit import RateLimited, check_limit
 
 ASCII_NAMES = (
@@ -66,3 +67,15 @@ class LoginView(auth_views.LoginView):
             context = self.get_context_data(form=self.get_form()) | {"error": str(exc)}
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's log-out; then every websocket this session opened is closed (a page left open in another tab
+    must not go on showing or driving the game)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        session_key = request.session.session_key
+        response = super().post(request, *args, **kwargs)
+        if session_key:
+            notify_session_ended(session_key)
+        return response

@@ -1,53 +1,92 @@
-"""The review shell: who may read a game (its owner, staff, a live share link), then the kind's review page
-(`Kind.review`); downloads (the kind's own formats first, then the export), and sharing."""
+"""The review shell: who may read a game (its owner, staff, a session granted by a live share link), then the
+kind's review page (`Kind.review`); downloads (the kind's own formats first, then the export), and sharing."""
 
 from __future__ import annotations
 
 import json
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import kind_of
 from simulations.models import Game
-from simulations.services.access import can_drive, can_read, revoke_share, share_game, share_link_live
+from simulations.services.access import (
+    can_drive,
+    can_read,
+    game_for_share_token,
+    grant_share,
+    granted_token,
+    revoke_share,
+    share_game,
+    share_link_live,
+)
 from simulations.services.export import export_markdown, reader_export
 from simulations.services.turns import games_with_scenario
 
 
-def _readable(request: HttpRequest, game_id: int, token: str | None) -> Game:
+def _readable(request: HttpRequest, game_id: int) -> Game:
     game = get_object_or_404(games_with_scenario(), pk=game_id)
-    if not can_read(request.user, game, token):
+    if not can_read(request.user, game, granted_token(request.session, game_id)):
         raise Http404("No such game.")
     return game
 
 
-def _review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
-    return kind_of(game).review(request, game, token=token)
+def _may_try(request: HttpRequest, game_id: int) -> bool:
+    """Logged in, or holding a share grant for this game; anyone else is sent to log in."""
+    return request.user.is_authenticated or granted_token(request.session, game_id) is not None
 
 
-@login_required
+def share_link(request: HttpRequest, game: Game) -> str:
+    """The owner's share link of a game, "" if none is live. The token travels after '#': browsers never send it,
+    so it reaches no access log (see services.access)."""
+    if not (share_link_live(game) and can_drive(request.user, game)):
+        return ""
+    return f"{request.build_absolute_uri(reverse('shared_entry'))}#{game.share_token}"
+
+
+def _review(request: HttpRequest, game: Game) -> HttpResponse:
+    return kind_of(game).review(request, game)
+
+
 def review(request: HttpRequest, game_id: int) -> HttpResponse:
-    return _review(request, _readable(request, game_id, None), None)
+    if not _may_try(request, game_id):
+        return redirect_to_login(request.get_full_path())
+    return _review(request, _readable(request, game_id))
+
+
+@require_http_methods(["GET", "POST"])
+def shared_entry(request: HttpRequest) -> HttpResponse:
+    """GET: the page a share link opens; its script posts the token found after '#' (or the visitor pastes it).
+    POST: a live token grants this session reading its game, then the token-free review."""
+    if request.method == "GET":
+        return render(request, "shared.html")
+    game = game_for_share_token(request.POST.get("token", "").strip())
+    if game is None:
+        raise Http404("No such game.")
+    grant_share(session=request.session, game=game)
+    return redirect("review", game_id=game.pk)
 
 
 def shared_review(request: HttpRequest, token: str) -> HttpResponse:
-    game = get_object_or_404(games_with_scenario(), share_token=token)
-    if not share_link_live(game):
+    """A link made before tokens moved after '#': grants as `shared_entry` does (this one request still carries
+    the token in its path), then the token-free review."""
+    game = game_for_share_token(token)
+    if game is None:
         raise Http404("No such game.")
-    return _review(request, game, token)
+    grant_share(session=request.session, game=game)
+    return redirect("review", game_id=game.pk)
 
 
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
     if fmt not in ("json", "md"):  # every kind's formats (a kind answers for its own, see Kind.download)
         raise Http404("No such format.")
-    token = request.GET.get("token")
-    if not token and not request.user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
-    game = _readable(request, game_id, token)
+    if not _may_try(request, game_id):
+        return redirect_to_login(request.path)
+    game = _readable(request, game_id)
     own = kind_of(game).download(game, fmt)
     if own is not None:
         body, kind, name = own

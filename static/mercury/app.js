@@ -48,5 +48,14 @@
   });
   document.addEventListener("htmx:afterSettle", () => { settle(); scrollTranscript(); });
   document.addEventListener("htmx:oobAfterSwap", () => { settle(); scrollTranscript(); });
-  document.addEventListener("DOMContentLoaded", () => { settle(); scrollTranscript(); });
+  // A share link carries its code after '#' (never sent to the server, so never in its logs): post it once.
+  function openSharedGame() {
+    const form = document.querySelector("form[data-share-link]");
+    const code = decodeURIComponent(window.location.hash.slice(1));
+    if (!form || !code) return;
+    history.replaceState(null, "", window.location.pathname);
+    form.querySelector("input[name=token]").value = code;
+    form.submit();
+  }
+  document.addEventListener("DOMContentLoaded", () => { settle(); scrollTranscript(); openSharedGame(); });
 })();

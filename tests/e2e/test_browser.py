@@ -168,4 +168,16 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
         expect(page.locator("text=Round 2: private talks")).to_be_visible()
         expect(page.locator("h2:text-is('Votes')")).to_be_visible()
         shot("review")
+        # The instructor's link: its code rides after '#', the page posts it, the review opens with no code in
+        # any URL the server saw.
+        page.click("text=Create a read-only link for an instructor")
+        link = page.locator("input.share").input_value()
+        code = link.split("#", 1)[1]
+        instructor = browser.new_context().new_page()
+        requested: list[str] = []
+        instructor.on("request", lambda request: requested.append(request.url))
+        instructor.goto(link)
+        expect(instructor.locator("h1")).to_contain_text("Review")
+        assert instructor.url.endswith("/review/") and requested
+        assert not any(code in url for url in requested), requested
         browser.close()

@@ -13,31 +13,17 @@ from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
-from simulations.services.turns import create_game
 from simulations.views.play import NulInForm
-from tests.helpers import mercury_version
+from tests.helpers import game_in_private_talk
 
 pytestmark = pytest.mark.django_db
 
 
 def _in_private_talk() -> tuple[Client, Game]:
-    """A game whose next move is the student's first message of a private talk (no model call on the way)."""
     owner = User.objects.create_user(f"in{User.objects.count()}", password="a-long-test-passphrase-42")
     client = Client()
     client.force_login(owner)
-    game = create_game(scenario_version=mercury_version(), seed=4, owner=owner)
-    client.post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": "CAN", "version": 1})
-    game.refresh_from_db()
-    while game.phase == "ROUND_1_OPENING_STATEMENTS":
-        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
-        game.refresh_from_db()
-    client.post(
-        f"/games/{game.pk}/move/",
-        {"event": "CONVO_1_STARTED", "partner": "AMAP", "starter": "human", "version": game.version},
-    )
-    game.refresh_from_db()
-    assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
-    return client, game
+    return client, game_in_private_talk(client, owner)
 
 
 def _say(client: Client, game: Game, text: str, **extra: str) -> tuple[int, str]:

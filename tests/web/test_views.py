@@ -8,7 +8,7 @@ from django.test import Client
 
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.turns import create_game
-from tests.helpers import mercury_version
+from tests.helpers import game_in_private_talk, mercury_version
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-passphrase-42"
@@ -87,11 +87,15 @@ def test_staff_and_share_links_read_but_do_not_drive() -> None:
     game.refresh_from_db()
     assert game.share_token and game.share_token.encode() in review.content
     anonymous = Client()
-    assert anonymous.get(f"/shared/{game.share_token}/").status_code == 200
     assert anonymous.get(f"/shared/{game.share_token}x/").status_code == 404
-    export = anonymous.get(f"/games/{game.pk}/export.json?token={game.share_token}")
+    assert anonymous.get(f"/games/{game.pk}/export.json").status_code == 302  # no grant yet: log in
+    assert anonymous.post("/shared/", {"token": game.share_token}, follow=True).status_code == 200
+    export = anonymous.get(f"/games/{game.pk}/export.json")
     assert export.status_code == 200 and export.json()["format"] == "simulation-export/3"
-    assert anonymous.get(f"/games/{game.pk}/export.json?token=wrong").status_code == 404
+    assert (
+        anonymous.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": 2}).status_code
+        == 302
+    )
 
 
 def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
@@ -120,16 +124,8 @@ def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
 
 def test_forged_fields_are_dropped_and_text_is_escaped() -> None:
     owner = _user("owner")
-    game = _started(owner, role="CAN")
     client = _client(owner)
-    while game.phase == "ROUND_1_OPENING_STATEMENTS":
-        client.post(f"/games/{game.pk}/move/", {"event": "OPENING_PRESENTED", "version": game.version})
-        game.refresh_from_db()
-    client.post(
-        f"/games/{game.pk}/move/",
-        {"event": "CONVO_1_STARTED", "partner": "AMAP", "starter": "human", "version": game.version},
-    )
-    game.refresh_from_db()
+    game = game_in_private_talk(client, owner)
     hostile = "<script>alert('x')</script> We support 2.1."
     forged = '{"offers": ["financing"]}'
     client.post(

@@ -20,11 +20,12 @@ from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import IllegalEvent, MachineError
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive, share_link_live
+from simulations.services.access import can_drive
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario
 from simulations.services.turns import StaleTurn, create_game
+from simulations.views.review import share_link
 
 from . import checks, forms, machine
 from .games import scenario_of, state_of
@@ -320,19 +321,13 @@ def _kept(request: HttpRequest) -> dict[str, str]:
 # --- review and downloads -------------------------------------------------------------------------------------
 
 
-def review(request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+def review(request: HttpRequest, game: Game) -> HttpResponse:
     scenario, state = scenario_of(game), state_of(game)
-    share_url = (
-        request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
-        if share_link_live(game)
-        else ""
-    )
     context = {
         "game": game, "scenario": scenario, "state": state, "rounds": rounds_view(scenario, state),
         "charts": [chart(scenario, r) for r in state.rounds if r.ballots],
         "verdict": verdict_view(scenario, state), "submissions": [submission_view(s) for s in state.submissions],
-        "query": f"?token={token}" if token else "", "owner": can_drive(request.user, game),
-        "share_url": share_url, "finished": state.verdict is not None,
+        "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": state.verdict is not None,
     }  # fmt: skip
     return render(request, "deliberation/review.html", context)
 

@@ -332,10 +332,10 @@ class Deliberation:
 
         return render_update(game, since_seq=since_seq, full=full)
 
-    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
         from .pages import review
 
-        return review(request, game, token=token)
+        return review(request, game)
 
     def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
         from .pages import download

@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.models import Game
-from simulations.services.access import can_drive, share_link_live
+from simulations.services.access import can_drive
 from simulations.services.export import dollars, reader_export
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.turns import StaleTurn
 from simulations.views.play import MissingVersion, NulInForm, posted_version
+from simulations.views.review import share_link
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event
@@ -103,7 +103,7 @@ def debrief_sections(text: str) -> list[DebriefSection]:
     return [s for s in sections if s.heading or s.blocks]
 
 
-def review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
+def review(request: HttpRequest, game: Game) -> HttpResponse:
     data = reader_export(game=game)
     section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
@@ -134,12 +134,6 @@ def review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
     ]
     played_by = data["game"]["model"]
     judged_by = data["game"]["judge_model"]
-    query = f"?token={token}" if token else ""
-    share_url = (
-        request.build_absolute_uri(reverse("shared_review", args=[game.share_token]))
-        if share_link_live(game)
-        else ""
-    )
     return render(
         request,
         "review.html",
@@ -149,8 +143,8 @@ def review(request: HttpRequest, game: Game, token: str | None) -> HttpResponse:
             "usage": data["token_usage"], "usage_rows": usage_rows,
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
-            "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]), "query": query,
-            "owner": can_drive(request.user, game), "share_url": share_url, "finished": game.phase == "REVIEW",
+            "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]),
+            "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == "REVIEW",
         },
     )  # fmt: skip
 

@@ -198,10 +198,10 @@ class Negotiation:
 
         return render_update(game, since_seq=since_seq, full=full)
 
-    def review(self, request: HttpRequest, game: Game, *, token: str | None) -> HttpResponse:
+    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
         from .pages import review
 
-        return review(request, game, token)
+        return review(request, game)
 
     # --- the command line --------------------------------------------------------------------------------------
 

@@ -465,13 +465,11 @@ def test_a_share_link_reads_the_review_and_the_report(client: Client, version: S
     game = drive(started(client, version, sample="style"))
     assert client.post(f"/games/{game.pk}/share/").status_code == 302
     game.refresh_from_db()
-    reader = Client()  # anonymous: only the link
-    html = reader.get(f"/shared/{game.share_token}/").content.decode()
-    assert (
-        "REQUEST_CHANGES" in html
-        and f"?token={game.share_token}" in html
-        and "Create a read-only link" not in html
-    )
-    report = reader.get(f"/games/{game.pk}/export.md?token={game.share_token}")
+    reader = Client()  # anonymous: only the link, whose token the share page posts once for the session
+    granted = reader.post("/shared/", {"token": game.share_token}, follow=True)
+    html = granted.content.decode()
+    assert "REQUEST_CHANGES" in html and "Create a read-only link" not in html
+    assert game.share_token not in html  # the owner's link is not shown to readers
+    report = reader.get(f"/games/{game.pk}/export.md")
     assert report.status_code == 200 and "**Verdict**: REQUEST_CHANGES" in report.content.decode()
     assert reader.get(f"/games/{game.pk}/").status_code == 302  # the game page itself: log in first
