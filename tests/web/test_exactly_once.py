@@ -14,6 +14,7 @@ from django.test import Client
 
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, Submission
+from simulations.services import rate_limit
 from simulations.services.turns import StaleTurn, create_game
 from tests.helpers import mercury_version
 
@@ -75,8 +76,9 @@ def test_concurrent_submits_of_one_turn_commit_exactly_one() -> None:
 
 
 @pytest.mark.django_db
-def test_moves_and_new_games_are_rate_limited(settings: Any) -> None:
+def test_moves_and_new_games_are_rate_limited(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     cache.clear()
+    monkeypatch.setattr(rate_limit, "clock", lambda: 1_000_000 * 3600 + 1800.0)  # one window for the whole test
     settings.MERCURY_RATE_MOVES_PER_MINUTE = 3
     settings.MERCURY_RATE_GAMES_PER_HOUR = 2
     owner, game = _game()
