@@ -111,7 +111,8 @@ class Kind(Protocol):
     """What the platform needs of a simulation kind."""
 
     name: str
-    title: str
+    title: str  # what the lobby calls this kind of simulation
+    blurb_field: str  # the scenario document's key holding a sentence or two for the lobby
     after_finish_events: frozenset[str]  # events still accepted once finished (e.g. the debrief's summary)
 
     def read_scenarios(self, path: Path) -> list[ScenarioSource]:

@@ -11,7 +11,6 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
-
 clock = time.time  # the windows' clock (a test pins it so that a run never straddles a window's edge)
 
 

@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from simulations.kinds import get_kind
+from simulations.kinds import all_kinds, get_kind
 from simulations.models import Game, ScenarioVersion
 from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited, check_rate
@@ -18,23 +18,26 @@ from simulations.services.scenarios import latest_version
 
 
 def latest_scenarios() -> list[dict[str, object]]:
-    """Every loaded scenario's latest version, by slug, with the summary its document carries (games in progress
-    keep the version they started with; a new game always takes the latest)."""
-    rows = ScenarioVersion.objects.order_by("slug", "-version").values_list(
-        "pk", "slug", "version", "title", "document__summary", "document__description"
+    """Every loaded scenario's latest version of a kind this server plays, by slug, with its kind's name and the
+    blurb its document carries (games in progress keep the version they started with; a new game always takes the
+    latest)."""
+    kinds = {kind.name: kind for kind in all_kinds()}
+    blurbs = {f"document__{kind.blurb_field}" for kind in kinds.values()}
+    rows = (
+        ScenarioVersion.objects.filter(kind__in=kinds)
+        .order_by("slug", "-version")
+        .values("pk", "slug", "kind", "version", "title", *sorted(blurbs))
     )
     latest: dict[str, dict[str, object]] = {}
-    for pk, slug, version, title, summary, description in rows:  # a deliberation describes itself instead
+    for row in rows:
+        kind = kinds[row["kind"]]
         latest.setdefault(
-            slug,
+            row["slug"],
             {
-                "pk": pk,
-                "slug": slug,
-                "version": version,
-                "title": title,
-                "summary": summary or description or "",
+                "pk": row["pk"], "slug": row["slug"], "version": row["version"], "title": row["title"],
+                "kind": kind.title, "summary": row[f"document__{kind.blurb_field}"] or "",
             },
-        )
+        )  # fmt: skip
     return list(latest.values())
 
 

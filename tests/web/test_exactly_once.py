@@ -78,7 +78,9 @@ def test_concurrent_submits_of_one_turn_commit_exactly_one() -> None:
 @pytest.mark.django_db
 def test_moves_and_new_games_are_rate_limited(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     cache.clear()
-    monkeypatch.setattr(rate_limit, "clock", lambda: 1_000_000 * 3600 + 1800.0)  # one window for the whole test
+    monkeypatch.setattr(
+        rate_limit, "clock", lambda: 1_000_000 * 3600 + 1800.0
+    )  # one window for the whole test
     settings.MERCURY_RATE_MOVES_PER_MINUTE = 3
     settings.MERCURY_RATE_GAMES_PER_HOUR = 2
     owner, game = _game()

@@ -166,6 +166,7 @@ def offline_answer(messages: Sequence[dict[str, Any]]) -> str | None:
 class Deliberation:
     name = "deliberation"
     title = "Code review committee"
+    blurb_field = "description"
     after_finish_events: frozenset[str] = frozenset()
 
     def read_scenarios(self, path: Path) -> list[ScenarioSource]:

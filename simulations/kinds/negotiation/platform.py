@@ -87,6 +87,7 @@ def _advance(outcomes: list[Outcome]) -> Advance:
 class Negotiation:
     name = "negotiation"
     title = "Treaty negotiation"
+    blurb_field = "summary"
     # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
     after_finish_events = frozenset({"AI_SUMMARY_READY"})
 

@@ -95,6 +95,7 @@ def test_the_lobby_lists_the_deliberation_and_opens_its_set_up(
 ) -> None:
     lobby = client.get("/").content.decode()
     assert scenario.title in lobby and 'value="code-review"' in lobby
+    assert "(Code review committee, version 1)" in lobby and scenario.description.split()[0] in lobby
     response = client.post("/games/new/", {"scenario": "code-review", "model": "default"})
     assert (
         response.status_code == 302
