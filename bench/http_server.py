@@ -1,0 +1,73 @@
+"""The server process of bench/http_games.py: daphne serving `mercury.asgi` exactly as `daphne` would, plus timers.
+
+    .venv/bin/python bench/http_server.py --port PORT --stats FILE
+
+The environment (database, settings) comes from the parent. Inside the process it counts what only the server
+sees: every committed transaction (`commit_event` and `create_game`, timed with bench/games.py's hooks, which also
+time the model calls and AI turn preparation) and every database connection Django opens (`connection_created`,
+in any thread). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
+number the parent waits for) and starts afresh, so the parent reads one concurrency level at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--stats", type=Path, required=True)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mercury.settings")
+
+    from django.db.backends.signals import connection_created
+
+    import mercury.asgi  # noqa: F401 - sets Django up and imports every module the hooks patch
+    from bench.games import COMMIT, CREATE, Clock, instrumented
+
+    clock = Clock()
+    lock = threading.Lock()
+    opened = {"n": 0, "serial": 0}
+
+    def on_connection(**_: Any) -> None:
+        with lock:
+            opened["n"] += 1
+
+    connection_created.connect(on_connection, weak=False)
+
+    def dump(*_: Any) -> None:
+        with lock:
+            opened["serial"] += 1
+            data = {
+                "serial": opened["serial"],
+                "connections": opened["n"],
+                "transactions_s": clock.samples[COMMIT] + clock.samples[CREATE],
+                "model_calls": len(clock.samples["model"]),
+            }
+            opened["n"] = 0
+            clock.clear()
+        tmp = args.stats.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(args.stats)
+
+    signal.signal(signal.SIGUSR1, dump)
+    with instrumented(clock):
+        from daphne.cli import CommandLineInterface
+
+        CommandLineInterface().run(["-b", "127.0.0.1", "-p", str(args.port), "mercury.asgi:application"])
+
+
+if __name__ == "__main__":
+    main()
