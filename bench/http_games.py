@@ -239,7 +239,7 @@ def _postmaster_pid() -> int | None:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], tmp: Path) -> None:
+    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None) -> None:
         self.port = free_port()
         self.stats = tmp / "server-stats.json"
         self.serial = 0
@@ -493,6 +493,7 @@ class Level:
     frames_per_game: float
     entries_per_game: float
     duplicates: int
+    connections_by_thread: dict[str, float]
 
 
 async def play_level(server: Server, clients: int, rounds: int) -> list[GameRun]:
@@ -538,6 +539,7 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
         frames_per_game=sum(r.frames for r in runs) / n,
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
+        connections_by_thread={k: v / n for k, v in counts["connections_by_thread"].items()},
     )  # fmt: skip
 
 
@@ -577,6 +579,11 @@ def render(report: dict[str, Any]) -> str:
                 cells.append("–" if lv[key] is None else fmt.format(lv[key]))
         lines.append("| " + " | ".join(cells) + " |")
     first = report["levels"][0]
+    for lv in report["levels"]:
+        opened = ", ".join(
+            f"{k} {v:.1f}" for k, v in sorted(lv["connections_by_thread"].items(), key=lambda kv: -kv[1])
+        )
+        lines.append(f"connections per game at {lv['clients']} by thread: {opened}")
     lines.append(
         f"ratio HTTP/headless (level {first['clients']} median): {first['game_p50_s'] / statistics.median(h):.2f}; "
         f"duplicates seen: {sum(lv['duplicates'] for lv in report['levels'])}"
@@ -592,6 +599,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1, help="games each client plays per level")
     parser.add_argument("--headless", type=int, default=3, help="headless games (after a warm-up)")
     parser.add_argument("--json", type=Path, help="append the raw report (one JSON line) to this file")
+    parser.add_argument("--profile", type=Path, help="sample the server's threads; a report per level here")
     parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
     return parser.parse_args(argv)
 
@@ -607,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fresh_postgres(args.database_url)
         version = prepare(max(levels))
         headless_s = headless(version, args.headless)
-        server = Server(env, tmp)
+        server = Server(env, tmp, args.profile)
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]

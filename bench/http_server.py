@@ -5,7 +5,7 @@
 The environment (database, settings) comes from the parent. Inside the process it counts what only the server
 sees: every committed transaction (`commit_event` and `create_game`, timed with bench/games.py's hooks, which also
 time the model calls and AI turn preparation) and every database connection Django opens (`connection_created`,
-in any thread). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
+in any thread). With --profile it also samples every thread (bench/sampler.py). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
 number the parent waits for) and starts afresh, so the parent reads one concurrency level at a time.
 """
 
@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument(
+        "--profile", type=Path, help="sample every thread (bench/sampler.py); report to this file"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
@@ -38,12 +43,19 @@ def main() -> None:
     from bench.games import COMMIT, CREATE, Clock, instrumented
 
     clock = Clock()
+    sampler = None
+    if args.profile:
+        from bench.sampler import Sampler
+
+        sampler = Sampler()
     lock = threading.Lock()
     opened = {"n": 0, "serial": 0}
+    by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
 
     def on_connection(**_: Any) -> None:
         with lock:
             opened["n"] += 1
+            by_thread[re.sub(r"[\d_-]+$", "", threading.current_thread().name)] += 1
 
     connection_created.connect(on_connection, weak=False)
 
@@ -53,11 +65,16 @@ def main() -> None:
             data = {
                 "serial": opened["serial"],
                 "connections": opened["n"],
+                "connections_by_thread": dict(by_thread),
                 "transactions_s": clock.samples[COMMIT] + clock.samples[CREATE],
                 "model_calls": len(clock.samples["model"]),
             }
             opened["n"] = 0
+            by_thread.clear()
             clock.clear()
+        if sampler is not None:
+            with args.profile.open("a") as out:
+                out.write(f"--- level {data['serial']}\n{sampler.report()}\n")
         tmp = args.stats.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(args.stats)
