@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,6 +252,7 @@ class Server:
                 str(self.port),
                 "--stats",
                 str(self.stats),
+                *(["--profile", str(profile.resolve()), "--count-queries"] if profile else []),
             ],
             env=os.environ | env,
             stdout=self.log,
@@ -494,12 +495,17 @@ class Level:
     entries_per_game: float
     duplicates: int
     connections_by_thread: dict[str, float]
+    queries_by_site: dict[str, float]
 
 
-async def play_level(server: Server, clients: int, rounds: int) -> list[GameRun]:
+async def play_level(
+    server: Server, clients: int, rounds: int, logged_in: Callable[[], None] = lambda: None
+) -> list[GameRun]:
+    """`logged_in` is called once every client has logged in (log-ins are not part of a game)."""
     browsers = [Browser(server.base, f"bench{n}") for n in range(clients)]
     try:
         await asyncio.gather(*(b.log_in() for b in browsers))
+        logged_in()
 
         async def games(b: Browser) -> list[GameRun]:
             return [await b.play() for _ in range(rounds)]
@@ -511,11 +517,15 @@ async def play_level(server: Server, clients: int, rounds: int) -> list[GameRun]
 
 
 def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Level:
-    server.collect()
-    cpu0, db0 = server.cpu(), pg.snapshot() if pg else None
-    started = time.perf_counter()
-    runs = asyncio.run(play_level(server, clients, rounds))
-    wall = time.perf_counter() - started
+    before: dict[str, Any] = {}
+
+    def start() -> None:
+        server.collect()
+        before.update(cpu=server.cpu(), db=pg.snapshot() if pg else None, at=time.perf_counter())
+
+    runs = asyncio.run(play_level(server, clients, rounds, start))
+    wall = time.perf_counter() - before["at"]
+    cpu0, db0 = before["cpu"], before["db"]
     cpu1, db1 = server.cpu(), pg.snapshot() if pg else None
     counts = server.collect()
     n = len(runs)
@@ -540,6 +550,7 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
         connections_by_thread={k: v / n for k, v in counts["connections_by_thread"].items()},
+        queries_by_site={k: v / n for k, v in counts["queries_by_site"].items()},
     )  # fmt: skip
 
 
@@ -584,6 +595,14 @@ def render(report: dict[str, Any]) -> str:
             f"{k} {v:.1f}" for k, v in sorted(lv["connections_by_thread"].items(), key=lambda kv: -kv[1])
         )
         lines.append(f"connections per game at {lv['clients']} by thread: {opened}")
+    for lv in report["levels"]:
+        if lv["queries_by_site"]:
+            top = sorted(lv["queries_by_site"].items(), key=lambda kv: -kv[1])[:25]
+            total = sum(lv["queries_by_site"].values())
+            lines.append(
+                f"statements per game at {lv['clients']}: {total:.0f}; "
+                + ", ".join(f"{k} {v:.0f}" for k, v in top)
+            )
     lines.append(
         f"ratio HTTP/headless (level {first['clients']} median): {first['game_p50_s'] / statistics.median(h):.2f}; "
         f"duplicates seen: {sum(lv['duplicates'] for lv in report['levels'])}"

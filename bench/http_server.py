@@ -4,8 +4,8 @@
 
 The environment (database, settings) comes from the parent. Inside the process it counts what only the server
 sees: every committed transaction (`commit_event` and `create_game`, timed with bench/games.py's hooks, which also
-time the model calls and AI turn preparation) and every database connection Django opens (`connection_created`,
-in any thread). With --profile it also samples every thread (bench/sampler.py). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
+time the model calls and AI turn preparation) and every database connection Django opens (`connection_created`, not counting those the pool
+hands over again, in any thread). With --profile it also samples every thread (bench/sampler.py). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
 number the parent waits for) and starts afresh, so the parent reads one concurrency level at a time.
 """
 
@@ -32,6 +32,9 @@ def main() -> None:
     parser.add_argument(
         "--profile", type=Path, help="sample every thread (bench/sampler.py); report to this file"
     )
+    parser.add_argument(
+        "--count-queries", action="store_true", help="count SQL statements by calling function"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
@@ -52,7 +55,25 @@ def main() -> None:
     opened = {"n": 0, "serial": 0}
     by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
 
-    def on_connection(**_: Any) -> None:
+    queries: Counter[str] = Counter()  # statements by the project's function that ran them
+
+    def count_query(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        frame = sys._getframe(1)
+        site = "?"
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if "/simulations/" in path and "site-packages" not in path:
+                site = f"{path.rsplit('/simulations/', 1)[1]}:{frame.f_code.co_name}"
+                break
+            frame = frame.f_back  # type: ignore[assignment]
+        queries[site] += 1
+        return execute(sql, params, many, context)
+
+    def on_connection(connection: Any, **_: Any) -> None:
+        if args.count_queries and count_query not in connection.execute_wrappers:
+            connection.execute_wrappers.append(count_query)
+        if getattr(connection, "reused_connection", False):
+            return  # handed over by the pool (mercury/db/pool.py): not a new connection
         with lock:
             opened["n"] += 1
             by_thread[re.sub(r"[\d_-]+$", "", threading.current_thread().name)] += 1
@@ -66,11 +87,13 @@ def main() -> None:
                 "serial": opened["serial"],
                 "connections": opened["n"],
                 "connections_by_thread": dict(by_thread),
+                "queries_by_site": dict(queries),
                 "transactions_s": clock.samples[COMMIT] + clock.samples[CREATE],
                 "model_calls": len(clock.samples["model"]),
             }
             opened["n"] = 0
             by_thread.clear()
+            queries.clear()
             clock.clear()
         if sampler is not None:
             with args.profile.open("a") as out:

@@ -1,8 +1,8 @@
 """A small sampling profiler for every thread of a process (no package needed): where a server's CPU goes.
 
-Every `interval` seconds a daemon thread reads `sys._current_frames()` and counts, for each thread that is not
-parked (its innermost frame is not a known wait: a lock, a selector, a queue, a sleep), every function on its
-stack once (inclusive) and its innermost function (exclusive). The GIL decides when the sampler runs, so the
+Every `interval` seconds a daemon thread reads `sys._current_frames()` and counts, for each thread that is on a
+CPU (state R in /proc/self/task) and not parked (its innermost frame is not a known wait: a lock, a selector, a
+queue, a sleep), every function on its stack once (inclusive) and its innermost function (exclusive). The GIL decides when the sampler runs, so the
 shares are rough; they are read side by side, before and after a change, never as absolute times.
 """
 
@@ -17,12 +17,12 @@ from types import FrameType
 PARKED = {
     ("threading.py", "wait"), ("threading.py", "_wait_for_tstate_lock"), ("selectors.py", "select"),
     ("queue.py", "get"), ("socket.py", "accept"), ("epollreactor.py", "doPoll"), ("thread.py", "_worker"),
-    ("sampler.py", "_run"), ("base_events.py", "_run_once"), ("subprocess.py", "_wait"),
+    ("sampler.py", "_run"), ("db_worker.py", "run"), ("base_events.py", "_run_once"), ("subprocess.py", "_wait"),
 }  # fmt: skip
 
 
 class Sampler:
-    def __init__(self, interval: float = 0.002) -> None:
+    def __init__(self, interval: float = 0.005) -> None:
         self.interval = interval
         self.inclusive: Counter[str] = Counter()
         self.exclusive: Counter[str] = Counter()
@@ -35,9 +35,10 @@ class Sampler:
         while True:
             time.sleep(self.interval)
             frames = sys._current_frames()
+            native = {t.ident: t.native_id for t in threading.enumerate()}
             with self._lock:
                 for ident, frame in frames.items():
-                    if ident != me and not _parked(frame):
+                    if ident != me and not _parked(frame) and _on_cpu(native.get(ident)):
                         self._count(frame)
 
     def _count(self, frame: FrameType | None) -> None:
@@ -67,6 +68,17 @@ class Sampler:
             self.exclusive.clear()
             self.samples = 0
         return "\n".join(lines)
+
+
+def _on_cpu(native_id: int | None) -> bool:
+    """The thread is running (state R in /proc), not waiting on a lock, a socket or the disk."""
+    if native_id is None:
+        return True
+    try:
+        with open(f"/proc/self/task/{native_id}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "R"
+    except OSError:
+        return False
 
 
 def _parked(frame: FrameType) -> bool:
