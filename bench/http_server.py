@@ -25,6 +25,44 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+_worker_profiles: list[Any] = []
+
+
+def profile_worker_threads() -> None:
+    """cProfile each embedded worker thread (deterministic, unlike the sampler, which the GIL biases)."""
+    import cProfile
+
+    from simulations import embedded_worker
+
+    run = embedded_worker._run
+
+    def profiled(*a: Any) -> None:
+        profile = cProfile.Profile()
+        _worker_profiles.append(profile)
+        profile.runcall(run, *a)
+
+    embedded_worker._run = profiled  # type: ignore[assignment]
+
+
+def worker_profile_report(top: int = 45) -> str:
+    import io
+    import pstats
+
+    if not _worker_profiles:
+        return "(none)"
+    out = io.StringIO()
+    for p in _worker_profiles:
+        p.snapshot_stats()
+    stats = pstats.Stats(_worker_profiles[0], stream=out)
+    for p in _worker_profiles[1:]:
+        stats.add(p)
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(25)
+    for p in _worker_profiles:  # start afresh for the next level
+        p.clear()
+    return out.getvalue()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
@@ -48,9 +86,13 @@ def main() -> None:
     clock = Clock()
     sampler = None
     if args.profile:
+        from bench import thread_cpu
         from bench.sampler import Sampler
 
+        thread_cpu.install()
+        thread_cpu.report()
         sampler = Sampler()
+        profile_worker_threads()
     lock = threading.Lock()
     opened = {"n": 0, "serial": 0}
     by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
@@ -96,8 +138,13 @@ def main() -> None:
             queries.clear()
             clock.clear()
         if sampler is not None:
+            from bench import thread_cpu
+
             with args.profile.open("a") as out:
-                out.write(f"--- level {data['serial']}\n{sampler.report()}\n")
+                out.write(
+                    f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n{sampler.report()}\n"
+                )
+                out.write(f"worker threads (cProfile):\n{worker_profile_report()}\n")
         tmp = args.stats.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(args.stats)
