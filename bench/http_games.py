@@ -2,7 +2,8 @@
 the same game played headless in the same run.
 
     .venv/bin/python bench/http_games.py [--db sqlite|postgres] [--database-url URL] [--levels 1,4,16]
-                                         [--rounds N] [--headless N] [--json FILE] [--note TEXT]
+                                         [--rounds N] [--headless N] [--workers N] [--json FILE]
+                                         [--profile FILE] [--note TEXT]
 
 1. Set-up, in this process: a fresh database (a temporary SQLite file, or the PostgreSQL database named by
    --database-url, dropped and created again: never `test`), `migrate`, `load_scenario`, one user per concurrent
@@ -17,6 +18,10 @@ the same game played headless in the same run.
    offer the student a move, post that form with HX-Request, its version and its idempotency key (Next; the first
    partner, the student starting; a short message in talks; first place in debates, then pass; yes in votes),
    until the panels offer the review. One uncounted warm-up game runs before the first level.
+   --workers N: the scaled set-up instead of the embedded workers: the server only queues, N `manage.py
+   db_worker` processes (polling every WORKER_POLL s) drive the games, and streamed words and turns reach the
+   server through Redis (--redis-url, a database of the benchmark's own: flushed). CPU then adds the workers'.
+   --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
 (/proc utime+stime of the server process, all threads), database CPU per game on PostgreSQL (see `PgProbe`),
@@ -63,6 +68,8 @@ PASSWORD = "bench-" + secrets.token_hex(8)
 GAME_TIMEOUT = 600.0
 TALK_TEXT = "We have listened carefully and will reflect on what you said before the plenary."
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_speed"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"  # a Redis database of this benchmark's own (it is flushed)
+WORKER_POLL = 0.05  # seconds: external workers cannot be woken by the server's enqueue, so they poll
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 PANELS = re.compile(r'<div id="panels" data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"')
@@ -115,6 +122,9 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         "MERCURY_LOG_LEVEL": "WARNING",
     }
     os.environ.pop("REDIS_URL", None)
+    if args.workers:
+        env |= {"MERCURY_WORKERS": "external", "REDIS_URL": args.redis_url}
+        subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=True, capture_output=True)
     if args.db == "postgres":
         env["DATABASE_URL"] = args.database_url
     else:
@@ -239,8 +249,26 @@ def _postmaster_pid() -> int | None:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None) -> None:
+    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None, workers: int = 0) -> None:
         self.port = free_port()
+        # The scaled set-up: the server only queues; `manage.py db_worker` processes drive the games.
+        self.workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(ROOT / "manage.py"),
+                    "db_worker",
+                    "--no-reload",
+                    "--interval",
+                    str(WORKER_POLL),
+                ],
+                env=os.environ | env,
+                stdout=subprocess.DEVNULL,
+                stderr=(tmp / f"worker-{n}.log").open("w"),
+                cwd=ROOT,
+            )
+            for n in range(workers)
+        ]
         self.stats = tmp / "server-stats.json"
         self.serial = 0
         self.log = (tmp / "server.log").open("w")
@@ -274,7 +302,8 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def cpu(self) -> float:
-        return proc_cpu(self.proc.pid)[0]
+        """The server's CPU and its worker processes' (scaled set-up)."""
+        return sum(proc_cpu(p.pid)[0] for p in [self.proc, *self.workers])
 
     def collect(self) -> dict[str, Any]:
         """What the server counted since the last call."""
@@ -292,11 +321,13 @@ class Server:
         raise SystemExit("the server did not report its counters")
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        for proc in [self.proc, *self.workers]:
+            proc.send_signal(signal.SIGINT)
+        for proc in [self.proc, *self.workers]:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         self.log.close()
 
 
@@ -566,7 +597,7 @@ def revision() -> str:
 def render(report: dict[str, Any]) -> str:
     h = report["headless_s"]
     lines = [
-        f"# http_games {report['db']} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
+        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
         f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f})",
     ]
     cols = [
@@ -618,6 +649,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=1, help="games each client plays per level")
     parser.add_argument("--headless", type=int, default=3, help="headless games (after a warm-up)")
     parser.add_argument("--json", type=Path, help="append the raw report (one JSON line) to this file")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="scaled set-up: N `db_worker` processes, Redis channel layer"
+    )
+    parser.add_argument(
+        "--redis-url", default=DEFAULT_REDIS_URL, help="with --workers; this database is flushed"
+    )
     parser.add_argument("--profile", type=Path, help="sample the server's threads; a report per level here")
     parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
     return parser.parse_args(argv)
@@ -634,12 +671,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             fresh_postgres(args.database_url)
         version = prepare(max(levels))
         headless_s = headless(version, args.headless)
-        server = Server(env, tmp, args.profile)
+        server = Server(env, tmp, args.profile, args.workers)
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]
         report = {
-            "db": args.db, "revision": revision(), "note": args.note, "load": os.getloadavg(),
+            "db": args.db, "workers": args.workers or "embedded", "revision": revision(), "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }  # fmt: skip
@@ -647,6 +684,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             with args.json.open("a") as out:
                 out.write(json.dumps(report) + "\n")
+    except BaseException:
+        for log in sorted(tmp.glob("*.log")):  # what the server and workers said before it went wrong
+            print(
+                f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]),
+                file=sys.stderr,
+            )
+        raise
     finally:
         if server is not None:
             server.stop()
