@@ -142,18 +142,30 @@ TEMPLATES = [
 ASGI_APPLICATION = "mercury.asgi.application"
 
 
+# Idle connections kept for the next thread (mercury/db/pool.py): requests, consumers and workers each close
+# theirs after every call, and a closed connection goes back to the pool instead of the database. 0: no pool.
+DB_POOL_SIZE = int(os.environ.get("MERCURY_DB_POOL_SIZE", "8"))
+POOLED_ENGINES = {
+    "django.db.backends.sqlite3": "mercury.db.sqlite3",
+    "django.db.backends.postgresql": "mercury.db.postgresql",
+}
+
+
 def _database() -> dict[str, object]:
     url = os.environ.get("DATABASE_URL", "")
     if url:
         import dj_database_url
 
-        # Connections close after each request or consumer call unless told otherwise: model calls run in worker
-        # threads, and a persistent connection per thread would pile up (and block dropping a test database).
-        return dict(
+        # Connections close after each request or consumer call unless told otherwise (model calls run in worker
+        # threads, and a persistent connection per thread would pile up): the pool above keeps them open.
+        database = dict(
             dj_database_url.parse(url, conn_max_age=int(os.environ.get("MERCURY_DB_CONN_MAX_AGE", "0")))
         )
+        engine = str(database["ENGINE"])
+        return database | {"ENGINE": POOLED_ENGINES.get(engine, engine), "POOL_SIZE": DB_POOL_SIZE}
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "mercury.db.sqlite3",
+        "POOL_SIZE": DB_POOL_SIZE,
         "NAME": os.environ.get("MERCURY_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
         # IMMEDIATE takes the write lock at BEGIN, so two writers queue instead of failing mid-transaction;
         # WAL lets readers carry on while a turn commits.

@@ -103,9 +103,10 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def game_advanced(self, event: dict[str, Any]) -> None:
         if not await self._still_logged_in(force=True):
             return
-        await self.send_update(full=False)
-        if self.driver:
-            await database_sync_to_async(self._queue_drive)(even_if_driven=False)
+        # One trip to the database thread for both the render and the queue decision, on the same loaded game.
+        self.rendered_at = time.monotonic()
+        html, self.last_seq = await database_sync_to_async(self._advanced)()
+        await self.send(text_data=html)
 
     async def game_stream(self, event: dict[str, Any]) -> None:
         if not await self._still_logged_in(force=False):
@@ -140,22 +141,29 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     # --- queueing the driver --------------------------------------------------------------------------------
 
-    def _queue_drive(self, *, even_if_driven: bool) -> None:
+    def _queue_drive(self, *, even_if_driven: bool, game: Game | None = None) -> None:
         """Queue "drive game N" when an AI seat acts next. After a turn the driver committed, its lease is live
         and it carries on by itself: only a move made while nobody drives needs a new task."""
-        game = self._load()
+        game = game or self._load()
         if game is None or kind_of(game).next_step(game).actor is not Actor.AI:
             return
         if even_if_driven or lease_expires_in(game_id=self.game_id) == 0:
             enqueue_drive(game_id=self.game_id)
+
+    def _advanced(self) -> tuple[str, int]:
+        game = games_with_scenario().get(pk=self.game_id)
+        rendered = self._render(False, game)
+        if self.driver:
+            self._queue_drive(even_if_driven=False, game=game)
+        return rendered
 
     # --- rendering ------------------------------------------------------------------------------------------
 
     def _load(self) -> Game | None:
         return games_with_scenario().filter(pk=self.game_id).first()
 
-    def _render(self, full: bool) -> tuple[str, int]:
-        game = games_with_scenario().get(pk=self.game_id)
+    def _render(self, full: bool, game: Game | None = None) -> tuple[str, int]:
+        game = game or games_with_scenario().get(pk=self.game_id)
         return kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
 
     async def send_update(self, full: bool) -> None:

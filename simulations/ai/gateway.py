@@ -133,7 +133,22 @@ def _litellm() -> Any:
     from .offline import register
 
     register()
+    quiet_streaming_logging(litellm)
     return litellm
+
+
+def quiet_streaming_logging(litellm: Any) -> None:
+    """Skip litellm's logging of each streamed chunk while nobody listens to it.
+
+    For every chunk of a stream litellm hands a logging job to a thread pool, and each job runs a fresh event loop
+    (`asyncio.run`) to call the success callbacks; Mercury registers none, so that work only costs CPU (about
+    half a streamed game's server time). An application that adds litellm callbacks gets the logging back: this
+    is decided on every call from litellm's own callback lists."""
+    listening = any(
+        getattr(litellm, name, None)
+        for name in ("callbacks", "success_callback", "_async_success_callback", "input_callback")
+    )
+    litellm.disable_streaming_logging = not listening
 
 
 def setting_names(spec: ModelSpec) -> dict[str, str]:

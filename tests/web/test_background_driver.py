@@ -195,3 +195,18 @@ def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_
     assert row.status == TaskResultStatus.FAILED
     assert row.exception_class_path == "simulations.embedded_worker.ServerStopped"
     assert "the server process of embedded-999999999-0 stopped during this drive" in row.traceback
+
+
+def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for_its_next_poll(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The embedded threads wait on the queue's enqueue signal: with a poll interval far longer than the test's
+    patience, a queued drive is still played (it would sit in the queue for the whole interval otherwise)."""
+    from simulations import embedded_worker
+
+    monkeypatch.setattr(embedded_worker, "POLL_INTERVAL", 600.0)
+    game = game_at_first_ai_turn(seed=5)
+    start_embedded_workers(count=1)
+    time.sleep(0.5)  # the thread has looked at the empty queue and waits
+    enqueue_drive(game_id=game.pk)
+    _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)

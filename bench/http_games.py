@@ -1,0 +1,702 @@
+"""Whole games played exactly as a browser plays them (HTTP + HTMX posts + the game's websocket), side by side with
+the same game played headless in the same run.
+
+    .venv/bin/python bench/http_games.py [--db sqlite|postgres] [--database-url URL] [--levels 1,4,16]
+                                         [--rounds N] [--headless N] [--workers N] [--json FILE]
+                                         [--profile FILE] [--note TEXT]
+
+1. Set-up, in this process: a fresh database (a temporary SQLite file, or the PostgreSQL database named by
+   --database-url, dropped and created again: never `test`), `migrate`, `load_scenario`, one user per concurrent
+   client. DEBUG off, the offline model at zero token delay, rate limits off.
+2. Headless: one uncounted warm-up game, then --headless games played by `play_game` (passive EU, seeds 1..N) in
+   this process, on the same database, before the server starts: the figure the HTTP games are compared with.
+3. HTTP: `bench/http_server.py` (daphne on a free port, the embedded workers) is started as a child process. For
+   each level c, c clients (aiohttp) play --rounds games each at the same time. A client logs in once (not timed:
+   a student logs in once, not per game), then per game: POST the lobby's new-game form, GET the setup page with
+   ?role=EU, POST its form (plain post), GET the game page, open the game's websocket (session cookie, Origin) and
+   play: whenever the newest panels (from a post's response or a websocket frame, the highest data-version wins)
+   offer the student a move, post that form with HX-Request, its version and its idempotency key (Next; the first
+   partner, the student starting; a short message in talks; first place in debates, then pass; yes in votes),
+   until the panels offer the review. One uncounted warm-up game runs before the first level.
+   --workers N: the scaled set-up instead of the embedded workers: the server only queues, N `manage.py
+   db_worker` processes (polling every WORKER_POLL s) drive the games, and streamed words and turns reach the
+   server through Redis (--redis-url, a database of the benchmark's own: flushed). CPU then adds the workers'.
+   --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
+
+Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
+(/proc utime+stime of the server process, all threads), database CPU per game on PostgreSQL (see `PgProbe`),
+transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
+committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
+connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
+session count), transactions per game (PostgreSQL's xact_commit), and streamed frames per game. A client checks
+that it saw every transcript entry exactly once. The ratio HTTP/headless compares the median game at level 1
+with the median headless game of the same run.
+
+Raw output goes to bench/runs/ (--json FILE); docs/benchmarks.md keeps the method and the current table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO_FOLDER = "scenarios/mercury"
+ROLE = "EU"
+PASSWORD = "bench-" + secrets.token_hex(8)
+GAME_TIMEOUT = 600.0
+TALK_TEXT = "We have listened carefully and will reflect on what you said before the plenary."
+DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_speed"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"  # a Redis database of this benchmark's own (it is flushed)
+WORKER_POLL = 0.05  # seconds: external workers cannot be woken by the server's enqueue, so they poll
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+PANELS = re.compile(r'<div id="panels" data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"')
+FORM = re.compile(r'<form method="post" action="([^"]+)"[^>]*>(.*?)</form>', re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
+RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"( checked)?')
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+HX_CSRF = re.compile(
+    r'"X-CSRFToken": "([^"]+)"'
+)  # the page's <body hx-headers>: htmx sends it with every post
+MODEL_KEY = re.compile(r'name="model" value="([^"]*)"|<option value="([^"]*)" selected')
+ENTRY = re.compile(r'<li id="entry-(\d+)"')
+# Where a message puts transcript entries: the whole transcript (page, full render) or entries added at its end.
+# (The panels repeat earlier talks' entries in a dialog: those are not new.)
+TRANSCRIPT = re.compile(
+    r'<ol id="transcript"[^>]*>(.*?)</ol>|<div hx-swap-oob="beforeend:#transcript">(.*?)</div>', re.S
+)
+STREAMING = 'class="entry streaming"'
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """Nearest-rank percentile, as in bench/games.py."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- set-up (this process) --------------------------------------------------------------------------------------
+
+
+def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    """The environment shared by this process and the server; returns it for the child."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+        "MERCURY_OFFLINE_TOKEN_DELAY": "0",
+        "MERCURY_DEBUG": "0",
+        "MERCURY_SECRET_KEY": "bench-" + secrets.token_hex(32),
+        "MERCURY_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "MERCURY_RATE_MOVES_PER_MINUTE": "0",
+        "MERCURY_RATE_GAMES_PER_HOUR": "0",
+        "MERCURY_RATE_LOGINS_PER_15_MINUTES": "0",
+        "MERCURY_RATE_SIGNUPS_PER_HOUR": "0",
+        "MERCURY_LOG_LEVEL": "WARNING",
+    }
+    os.environ.pop("REDIS_URL", None)
+    if args.workers:
+        env |= {"MERCURY_WORKERS": "external", "REDIS_URL": args.redis_url}
+        subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=True, capture_output=True)
+    if args.db == "postgres":
+        env["DATABASE_URL"] = args.database_url
+    else:
+        os.environ.pop("DATABASE_URL", None)
+        env["MERCURY_SQLITE_PATH"] = str(tmp / "bench.sqlite3")
+    os.environ.update(env)
+    return env
+
+
+def fresh_postgres(url: str) -> None:
+    parts = urlparse(url)
+    name = parts.path.lstrip("/")
+    if name in ("", "test", "postgres", "template0", "template1"):
+        raise SystemExit(f"refusing to drop the database {name!r}: name one of this benchmark's own")
+    common = [
+        "-h",
+        parts.hostname or "127.0.0.1",
+        "-p",
+        str(parts.port or 5432),
+        "-U",
+        parts.username or "postgres",
+    ]
+    subprocess.run(["dropdb", *common, "--if-exists", "--force", name], check=True)
+    subprocess.run(["createdb", *common, name], check=True)
+
+
+def prepare(clients: int) -> Any:
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from simulations.services.scenarios import latest_version, load_scenario
+
+    call_command("migrate", verbosity=0)
+    load_scenario(folder=SCENARIO_FOLDER)
+    for n in range(clients):
+        User.objects.create_user(f"bench{n}", password=PASSWORD)
+    return latest_version(slug="mercury")
+
+
+def headless(version: Any, games: int) -> list[float]:
+    """Wall seconds of each headless game (after one uncounted warm-up)."""
+    from django.db import connections
+
+    from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.play import play_game
+    from simulations.services import turns
+
+    walls = []
+    for seed in range(games + 1):
+        started = time.perf_counter()
+        game = turns.create_game(scenario_version=version, seed=seed + 1)
+        game = play_game(game_id=game.pk, policy=make_policy("passive", ROLE))
+        assert game.phase == "REVIEW", game.phase
+        if seed:
+            walls.append(time.perf_counter() - started)
+    connections.close_all()
+    return walls
+
+
+# --- probes -----------------------------------------------------------------------------------------------------
+
+
+def proc_cpu(pid: int) -> tuple[float, float]:
+    """(own CPU, CPU of waited-for children) in seconds, all threads, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
+    return (utime + stime) / CLK_TCK, (cutime + cstime) / CLK_TCK
+
+
+class PgProbe:
+    """The database's side on PostgreSQL, for this benchmark's database only where PostgreSQL can tell:
+    sessions opened and transactions committed (pg_stat_database), and CPU. CPU is read from /proc: the live
+    backends of this database, plus the postmaster's reaped children (backends that exited), which on a shared
+    machine also holds other databases' short-lived backends: an upper bound."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.name = url, urlparse(url).path.lstrip("/")
+
+    def _query(self, sql: str) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        with psycopg.connect(
+            self.url.replace("postgres://", "postgresql://", 1).rsplit("/", 1)[0] + "/postgres"
+        ) as c:
+            return list(c.execute(sql, prepare=False).fetchall())  # type: ignore[call-overload]
+
+    def snapshot(self) -> dict[str, float]:
+        (sessions, commits), *_ = self._query(
+            f"select sessions, xact_commit from pg_stat_database where datname = '{self.name}'"  # noqa: S608
+        )
+        pids = [
+            int(r[0]) for r in self._query(f"select pid from pg_stat_activity where datname = '{self.name}'")
+        ]  # noqa: S608
+        live = 0.0
+        for pid in pids:
+            try:
+                live += proc_cpu(pid)[0]
+            except (OSError, ValueError):
+                continue
+        master = _postmaster_pid()
+        reaped = proc_cpu(master)[1] if master else 0.0
+        return {"sessions": sessions, "commits": commits, "cpu": live + reaped}
+
+
+def _postmaster_pid() -> int | None:
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            cmd = path.read_bytes()
+        except OSError:
+            continue
+        if cmd.startswith(b"/usr/lib/postgresql/") and b"/bin/postgres\x00" in cmd:
+            return int(path.parent.name)
+    return None
+
+
+# --- the server -------------------------------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None, workers: int = 0) -> None:
+        self.port = free_port()
+        # The scaled set-up: the server only queues; `manage.py db_worker` processes drive the games.
+        self.workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(ROOT / "manage.py"),
+                    "db_worker",
+                    "--no-reload",
+                    "--interval",
+                    str(WORKER_POLL),
+                ],
+                env=os.environ | env,
+                stdout=subprocess.DEVNULL,
+                stderr=(tmp / f"worker-{n}.log").open("w"),
+                cwd=ROOT,
+            )
+            for n in range(workers)
+        ]
+        self.stats = tmp / "server-stats.json"
+        self.serial = 0
+        self.log = (tmp / "server.log").open("w")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "http_server.py"),
+                "--port",
+                str(self.port),
+                "--stats",
+                str(self.stats),
+                *(["--profile", str(profile.resolve()), "--count-queries"] if profile else []),
+            ],
+            env=os.environ | env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise SystemExit(f"the server did not start; see {tmp / 'server.log'}")
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def cpu(self) -> float:
+        """The server's CPU and its worker processes' (scaled set-up)."""
+        return sum(proc_cpu(p.pid)[0] for p in [self.proc, *self.workers])
+
+    def collect(self) -> dict[str, Any]:
+        """What the server counted since the last call."""
+        self.serial += 1
+        self.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 120  # a --profile report takes a while
+        while time.monotonic() < deadline:
+            try:
+                data: dict[str, Any] = json.loads(self.stats.read_text())
+                if data["serial"] == self.serial:
+                    return data
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise SystemExit("the server did not report its counters")
+
+    def stop(self) -> None:
+        for proc in [self.proc, *self.workers]:
+            proc.send_signal(signal.SIGINT)
+        for proc in [self.proc, *self.workers]:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.log.close()
+
+
+# --- one browser ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GameRun:
+    wall_s: float = 0.0
+    posts_s: list[float] = field(default_factory=list)
+    turn_gaps_s: list[float] = field(default_factory=list)
+    entries: int = 0
+    frames: int = 0
+    duplicates: int = 0
+
+
+class Browser:
+    """One student: a cookie jar, a log-in, then whole games."""
+
+    def __init__(self, base: str, username: str) -> None:
+        self.base, self.username = base, username
+        self.session = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    async def get(self, path: str) -> str:
+        async with self.session.get(self.base + path) as r:
+            r.raise_for_status()
+            return await r.text()
+
+    async def post(self, path: str, data: dict[str, str], *, htmx: str = "") -> tuple[int, str, str]:
+        """`htmx`: the page's CSRF token, sent as htmx does (a header; forms rendered over the websocket have none)."""
+        headers = {"HX-Request": "true", "HX-Target": "panels", "X-CSRFToken": htmx} if htmx else {}
+        headers["Referer"] = self.base + path
+        async with self.session.post(self.base + path, data=data, headers=headers) as r:
+            return r.status, await r.text(), str(r.url)
+
+    async def log_in(self) -> None:
+        page = await self.get("/accounts/login/")
+        data = {
+            "csrfmiddlewaretoken": _csrf(page),
+            "username": self.username,
+            "password": PASSWORD,
+            "next": "/",
+        }
+        status, _, url = await self.post("/accounts/login/", data)
+        if status != 200 or urlparse(url).path != "/":
+            raise RuntimeError(f"log-in failed: {status} {url}")
+
+    async def play(self) -> GameRun:
+        run = GameRun()
+        started = time.perf_counter()
+        lobby = await self.get("/")
+        match = MODEL_KEY.search(lobby)
+        model = (match.group(1) or match.group(2)) if match else ""
+        _, _, url = await self.post(
+            "/games/new/", {"csrfmiddlewaretoken": _csrf(lobby), "scenario": "mercury", "model": model}
+        )
+        game = int(re.search(r"/games/(\d+)/", url).group(1))  # type: ignore[union-attr]
+        setup = await self.get(f"/games/{game}/?role={ROLE}")
+        form = dict(HIDDEN.findall(setup)) | _radios(setup)
+        await self.post(f"/games/{game}/move/", form)
+        page = await self.get(f"/games/{game}/")
+        await self._play_page(game, page, run)
+        run.wall_s = time.perf_counter() - started
+        return run
+
+    async def _play_page(self, game: int, page: str, run: GameRun) -> None:
+        seen = set(_entries(page)[0])
+        token = HX_CSRF.search(page).group(1)  # type: ignore[union-attr]
+        latest = _panels(page)
+        answered = -1
+        last_turn = time.perf_counter()
+        origin = {"Origin": self.base}
+        async with self.session.ws_connect(
+            f"{self.base}/ws/games/{game}/", headers=origin, max_msg_size=0
+        ) as ws:
+            deadline = time.monotonic() + GAME_TIMEOUT
+            while True:
+                if latest and latest[0] == "review":
+                    return
+                if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
+                    answered = latest[2]
+                    data = _choose(latest[0], latest[3])
+                    posted = time.perf_counter()
+                    status, html, _ = await self.post(f"/games/{game}/move/", data, htmx=token)
+                    run.posts_s.append(time.perf_counter() - posted)
+                    if status not in (200, 409):
+                        raise RuntimeError(f"move {data.get('event')} answered {status}: {html[:300]}")
+                    latest = _newer(latest, _panels(html))
+                    continue
+                message = await ws.receive(timeout=max(0.0, deadline - time.monotonic()))
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    raise RuntimeError(f"websocket closed: {message.type} {message.data}")
+                text = str(message.data)
+                if STREAMING in text:
+                    run.frames += 1
+                new, full = _entries(text)
+                fresh = [s for s in new if s not in seen]
+                if not full:  # a full render repeats every entry; an addition must bring only new ones
+                    run.duplicates += len(new) - len(fresh)
+                if fresh:
+                    now = time.perf_counter()
+                    run.turn_gaps_s.append(now - last_turn)
+                    last_turn = now
+                    seen.update(fresh)
+                latest = _newer(latest, _panels(text))
+            run.entries = len(seen)
+
+
+def _entries(html: str) -> tuple[list[int], bool]:
+    """Transcript entries in a page or message, and whether it is the whole transcript."""
+    ids: list[int] = []
+    full = False
+    for whole, added in TRANSCRIPT.findall(html):
+        full = full or bool(whole)
+        ids += [int(s) for s in ENTRY.findall(whole or added)]
+    return ids, full
+
+
+def _csrf(html: str) -> str:
+    match = CSRF.search(html)
+    if not match:
+        raise RuntimeError("no CSRF token on the page")
+    return match.group(1)
+
+
+def _radios(html: str) -> dict[str, str]:
+    """Each radio group's checked value, else its first (what a student picking the first choice sends)."""
+    out: dict[str, str] = {}
+    for name, value, checked in RADIO.findall(html):
+        if name not in out or checked:
+            out[name] = value
+    return out
+
+
+Panels = tuple[str, str, int, str]  # action, status, version, html
+
+
+def _panels(html: str) -> Panels | None:
+    match = PANELS.search(html)
+    if not match:
+        return None
+    return match.group(1), match.group(2), int(match.group(3)), html[match.start() :]
+
+
+def _newer(old: Panels | None, new: Panels | None) -> Panels | None:
+    if new is None:
+        return old
+    if old is None or new[2] >= old[2]:
+        return new
+    return old
+
+
+def _choose(action: str, html: str) -> dict[str, str]:
+    """The form a student submits for this action, filled in as described in the module's docstring."""
+    forms = [(url, body) for url, body in FORM.findall(html) if "/move/" in url]
+    if not forms:
+        raise RuntimeError(f"action {action} offers no move form")
+    body = forms[0][1]
+    if action == "speech":
+        body = next(b for _, b in forms if 'value="HUMAN_TURN_SKIP"' in b)
+    data = dict(HIDDEN.findall(body)) | _radios(body)
+    if action == "talk":
+        data["text"] = TALK_TEXT
+    if action == "vote":
+        data["ballot"] = "yes"
+    return data
+
+
+# --- levels -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Level:
+    clients: int
+    games: int
+    wall_s: float
+    games_per_minute: float
+    game_p50_s: float
+    game_max_s: float
+    server_cpu_per_game_s: float
+    db_cpu_per_game_s: float | None
+    transaction_p50_ms: float
+    transaction_p99_ms: float
+    transactions_per_game: float
+    post_p50_ms: float
+    post_p99_ms: float
+    turn_gap_p50_ms: float
+    turn_gap_p99_ms: float
+    connections_per_game: float
+    db_sessions_per_game: float | None
+    db_commits_per_game: float | None
+    frames_per_game: float
+    entries_per_game: float
+    duplicates: int
+    connections_by_thread: dict[str, float]
+    queries_by_site: dict[str, float]
+
+
+async def play_level(
+    server: Server, clients: int, rounds: int, logged_in: Callable[[], None] = lambda: None
+) -> list[GameRun]:
+    """`logged_in` is called once every client has logged in (log-ins are not part of a game)."""
+    browsers = [Browser(server.base, f"bench{n}") for n in range(clients)]
+    try:
+        await asyncio.gather(*(b.log_in() for b in browsers))
+        logged_in()
+
+        async def games(b: Browser) -> list[GameRun]:
+            return [await b.play() for _ in range(rounds)]
+
+        runs = await asyncio.gather(*(games(b) for b in browsers))
+    finally:
+        await asyncio.gather(*(b.close() for b in browsers))
+    return [r for rs in runs for r in rs]
+
+
+def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Level:
+    before: dict[str, Any] = {}
+
+    def start() -> None:
+        server.collect()
+        before.update(cpu=server.cpu(), db=pg.snapshot() if pg else None, at=time.perf_counter())
+
+    runs = asyncio.run(play_level(server, clients, rounds, start))
+    wall = time.perf_counter() - before["at"]
+    cpu0, db0 = before["cpu"], before["db"]
+    cpu1, db1 = server.cpu(), pg.snapshot() if pg else None
+    counts = server.collect()
+    n = len(runs)
+    tx_ms = [t * 1000 for t in counts["transactions_s"]]
+    posts = [p * 1000 for r in runs for p in r.posts_s]
+    gaps = [g * 1000 for r in runs for g in r.turn_gaps_s]
+    walls = [r.wall_s for r in runs]
+    per = (lambda key: (db1[key] - db0[key]) / n) if db0 and db1 else None  # noqa: E731
+    return Level(
+        clients=clients, games=n, wall_s=wall, games_per_minute=60 * n / wall,
+        game_p50_s=statistics.median(walls), game_max_s=max(walls),
+        server_cpu_per_game_s=(cpu1 - cpu0) / n,
+        db_cpu_per_game_s=per("cpu") if per else None,
+        transaction_p50_ms=percentile(tx_ms, 50), transaction_p99_ms=percentile(tx_ms, 99),
+        transactions_per_game=len(tx_ms) / n,
+        post_p50_ms=percentile(posts, 50), post_p99_ms=percentile(posts, 99),
+        turn_gap_p50_ms=percentile(gaps, 50), turn_gap_p99_ms=percentile(gaps, 99),
+        connections_per_game=counts["connections"] / n,
+        db_sessions_per_game=per("sessions") if per else None,  # the probe itself connects to "postgres"
+        db_commits_per_game=per("commits") if per else None,
+        frames_per_game=sum(r.frames for r in runs) / n,
+        entries_per_game=sum(r.entries for r in runs) / n,
+        duplicates=sum(r.duplicates for r in runs),
+        connections_by_thread={k: v / n for k, v in counts["connections_by_thread"].items()},
+        queries_by_site={k: v / n for k, v in counts["queries_by_site"].items()},
+    )  # fmt: skip
+
+
+# --- report -----------------------------------------------------------------------------------------------------
+
+
+def revision() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "-uno"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def render(report: dict[str, Any]) -> str:
+    h = report["headless_s"]
+    lines = [
+        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
+        f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f})",
+    ]
+    cols = [
+        ("c", "clients", "{:d}"), ("games", "games", "{:d}"), ("s/game p50", "game_p50_s", "{:.2f}"),
+        ("games/min", "games_per_minute", "{:.1f}"), ("cpu s/game", "server_cpu_per_game_s", "{:.2f}"),
+        ("db cpu s/game", "db_cpu_per_game_s", "{:.2f}"), ("tx p50/p99 ms", None, ""),
+        ("post p50/p99 ms", None, ""), ("turn gap p50/p99 ms", None, ""),
+        ("conn/game", "connections_per_game", "{:.1f}"), ("pg sessions/game", "db_sessions_per_game", "{:.1f}"),
+        ("tx/game", "transactions_per_game", "{:.0f}"), ("pg commits/game", "db_commits_per_game", "{:.0f}"),
+        ("frames/game", "frames_per_game", "{:.0f}"),
+    ]  # fmt: skip
+    lines.append("| " + " | ".join(c for c, _, _ in cols) + " |")
+    lines.append("|" + "---|" * len(cols))
+    for lv in report["levels"]:
+        cells = []
+        for title, key, fmt in cols:
+            if key is None:
+                prefix = {"tx": "transaction", "post": "post", "turn": "turn_gap"}[title.split()[0]]
+                cells.append(f"{lv[prefix + '_p50_ms']:.1f} / {lv[prefix + '_p99_ms']:.1f}")
+            else:
+                cells.append("–" if lv[key] is None else fmt.format(lv[key]))
+        lines.append("| " + " | ".join(cells) + " |")
+    first = report["levels"][0]
+    for lv in report["levels"]:
+        opened = ", ".join(
+            f"{k} {v:.1f}" for k, v in sorted(lv["connections_by_thread"].items(), key=lambda kv: -kv[1])
+        )
+        lines.append(f"connections per game at {lv['clients']} by thread: {opened}")
+    for lv in report["levels"]:
+        if lv["queries_by_site"]:
+            top = sorted(lv["queries_by_site"].items(), key=lambda kv: -kv[1])[:25]
+            total = sum(lv["queries_by_site"].values())
+            lines.append(
+                f"statements per game at {lv['clients']}: {total:.0f}; "
+                + ", ".join(f"{k} {v:.0f}" for k, v in top)
+            )
+    lines.append(
+        f"ratio HTTP/headless (level {first['clients']} median): {first['game_p50_s'] / statistics.median(h):.2f}; "
+        f"duplicates seen: {sum(lv['duplicates'] for lv in report['levels'])}"
+    )
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--database-url", default=DEFAULT_PG_URL, help="PostgreSQL only; dropped and created")
+    parser.add_argument("--levels", default="1,4,16", help="concurrent games, comma-separated")
+    parser.add_argument("--rounds", type=int, default=1, help="games each client plays per level")
+    parser.add_argument("--headless", type=int, default=3, help="headless games (after a warm-up)")
+    parser.add_argument("--json", type=Path, help="append the raw report (one JSON line) to this file")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="scaled set-up: N `db_worker` processes, Redis channel layer"
+    )
+    parser.add_argument(
+        "--redis-url", default=DEFAULT_REDIS_URL, help="with --workers; this database is flushed"
+    )
+    parser.add_argument("--profile", type=Path, help="sample the server's threads; a report per level here")
+    parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    levels = [int(x) for x in args.levels.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="mercury-http-bench-"))
+    server = None
+    try:
+        env = configure(args, tmp)
+        if args.db == "postgres":
+            fresh_postgres(args.database_url)
+        version = prepare(max(levels))
+        headless_s = headless(version, args.headless)
+        server = Server(env, tmp, args.profile, args.workers)
+        pg = PgProbe(args.database_url) if args.db == "postgres" else None
+        asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
+        results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]
+        report = {
+            "db": args.db, "workers": args.workers or "embedded", "revision": revision(), "note": args.note, "load": os.getloadavg(),
+            "python": platform.python_version(), "headless_s": headless_s, "levels": results,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }  # fmt: skip
+        print(render(report))
+        if args.json:
+            with args.json.open("a") as out:
+                out.write(json.dumps(report) + "\n")
+    except BaseException:
+        for log in sorted(tmp.glob("*.log")):  # what the server and workers said before it went wrong
+            print(
+                f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-40:]),
+                file=sys.stderr,
+            )
+        raise
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

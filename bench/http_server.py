@@ -1,0 +1,160 @@
+"""The server process of bench/http_games.py: daphne serving `mercury.asgi` exactly as `daphne` would, plus timers.
+
+    .venv/bin/python bench/http_server.py --port PORT --stats FILE
+
+The environment (database, settings) comes from the parent. Inside the process it counts what only the server
+sees: every committed transaction (`commit_event` and `create_game`, timed with bench/games.py's hooks, which also
+time the model calls and AI turn preparation) and every database connection Django opens (`connection_created`, not counting those the pool
+hands over again, in any thread). With --profile it also samples every thread (bench/sampler.py). On SIGUSR1 it writes what it collected since the previous signal to FILE (atomically, with a serial
+number the parent waits for) and starts afresh, so the parent reads one concurrency level at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+_worker_profiles: list[Any] = []
+
+
+def profile_worker_threads() -> None:
+    """cProfile each embedded worker thread (deterministic, unlike the sampler, which the GIL biases)."""
+    import cProfile
+
+    from simulations import embedded_worker
+
+    run = embedded_worker._run
+
+    def profiled(*a: Any) -> None:
+        profile = cProfile.Profile()
+        _worker_profiles.append(profile)
+        profile.runcall(run, *a)
+
+    embedded_worker._run = profiled  # type: ignore[assignment]
+
+
+def worker_profile_report(top: int = 45) -> str:
+    import io
+    import pstats
+
+    if not _worker_profiles:
+        return "(none)"
+    out = io.StringIO()
+    for p in _worker_profiles:
+        p.snapshot_stats()
+    stats = pstats.Stats(_worker_profiles[0], stream=out)
+    for p in _worker_profiles[1:]:
+        stats.add(p)
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(25)
+    for p in _worker_profiles:  # start afresh for the next level
+        p.clear()
+    return out.getvalue()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument(
+        "--profile", type=Path, help="sample every thread (bench/sampler.py); report to this file"
+    )
+    parser.add_argument(
+        "--count-queries", action="store_true", help="count SQL statements by calling function"
+    )
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mercury.settings")
+
+    from django.db.backends.signals import connection_created
+
+    import mercury.asgi  # noqa: F401 - sets Django up and imports every module the hooks patch
+    from bench.games import COMMIT, CREATE, Clock, instrumented
+
+    clock = Clock()
+    sampler = None
+    if args.profile:
+        from bench import thread_cpu
+        from bench.sampler import Sampler
+
+        thread_cpu.install()
+        thread_cpu.report()
+        sampler = Sampler()
+        profile_worker_threads()
+    lock = threading.Lock()
+    opened = {"n": 0, "serial": 0}
+    by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
+
+    queries: Counter[str] = Counter()  # statements by the project's function that ran them
+
+    def count_query(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        frame = sys._getframe(1)
+        site = "?"
+        while frame is not None:
+            path = frame.f_code.co_filename
+            if "/simulations/" in path and "site-packages" not in path:
+                site = f"{path.rsplit('/simulations/', 1)[1]}:{frame.f_code.co_name}"
+                break
+            frame = frame.f_back  # type: ignore[assignment]
+        queries[site] += 1
+        return execute(sql, params, many, context)
+
+    def on_connection(connection: Any, **_: Any) -> None:
+        if args.count_queries and count_query not in connection.execute_wrappers:
+            connection.execute_wrappers.append(count_query)
+        if getattr(connection, "reused_connection", False):
+            return  # handed over by the pool (mercury/db/pool.py): not a new connection
+        with lock:
+            opened["n"] += 1
+            by_thread[re.sub(r"[\d_-]+$", "", threading.current_thread().name)] += 1
+
+    connection_created.connect(on_connection, weak=False)
+
+    def dump(*_: Any) -> None:
+        with lock:
+            opened["serial"] += 1
+            data = {
+                "serial": opened["serial"],
+                "connections": opened["n"],
+                "connections_by_thread": dict(by_thread),
+                "queries_by_site": dict(queries),
+                "transactions_s": clock.samples[COMMIT] + clock.samples[CREATE],
+                "model_calls": len(clock.samples["model"]),
+            }
+            opened["n"] = 0
+            by_thread.clear()
+            queries.clear()
+            clock.clear()
+        if sampler is not None:
+            from bench import thread_cpu
+
+            with args.profile.open("a") as out:
+                out.write(
+                    f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n{sampler.report()}\n"
+                )
+                out.write(f"worker threads (cProfile):\n{worker_profile_report()}\n")
+        tmp = args.stats.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(args.stats)
+
+    signal.signal(signal.SIGUSR1, dump)
+    with instrumented(clock):
+        from daphne.cli import CommandLineInterface
+
+        CommandLineInterface().run(["-b", "127.0.0.1", "-p", str(args.port), "mercury.asgi:application"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""The connection pool (mercury/db/pool.py): a connection closed by one thread serves the next, on the project's
+own back-end (SQLite here, PostgreSQL when DATABASE_URL names it); only clean connections go back."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection, connections, transaction
+from django.db.backends.signals import connection_created
+
+from mercury.db import pool
+from simulations.models import Game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def in_thread(fn: Callable[[], Any]) -> Any:
+    """Run `fn` in a new thread, as a request, a consumer call or a worker does, closing as they do."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def raw_connection() -> Any:
+    connection.ensure_connection()
+    Game.objects.count()
+    return connection.connection
+
+
+def opened_while(fn: Callable[[], Any]) -> int:
+    """New database connections opened while `fn` runs (handed-over ones not counted)."""
+    opened: list[bool] = []
+
+    def record(connection: Any, **_: Any) -> None:
+        opened.append(not connection.reused_connection)
+
+    connection_created.connect(record, weak=False)
+    try:
+        fn()
+    finally:
+        connection_created.disconnect(record)
+    return sum(opened)
+
+
+def test_the_project_uses_the_pooled_back_end() -> None:
+    assert connection.settings_dict["ENGINE"] in ("mercury.db.sqlite3", "mercury.db.postgresql")
+    assert connection.settings_dict["POOL_SIZE"] > 0
+
+
+def test_a_connection_closed_by_one_thread_is_taken_by_the_next_and_still_works() -> None:
+    first = in_thread(raw_connection)
+    second = in_thread(raw_connection)
+    assert second is first
+    assert opened_while(lambda: in_thread(raw_connection)) == 0
+
+
+def test_many_threads_in_turn_open_one_connection_between_them() -> None:
+    def work() -> None:
+        for _ in range(20):
+            in_thread(lambda: Game.objects.count())
+
+    in_thread(raw_connection)  # one idle connection in the pool
+    assert opened_while(work) == 0
+
+
+def test_threads_at_once_each_get_their_own_connection() -> None:
+    barrier = threading.Barrier(3)
+    raws: list[Any] = []
+
+    def hold() -> None:
+        raws.append(raw_connection())
+        barrier.wait(10)  # all three hold a connection at the same time
+        connections.close_all()
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(r) for r in raws}) == 3
+
+
+def test_a_connection_closed_inside_a_transaction_is_not_pooled() -> None:
+    def closed_mid_transaction() -> Any:
+        with transaction.atomic():
+            raw = raw_connection()
+            connection.close()  # Django allows this; the transaction is lost, the connection must not be reused
+        return raw
+
+    abandoned = in_thread(closed_mid_transaction)
+    assert in_thread(raw_connection) is not abandoned
+
+
+def test_a_pooled_connection_closed_behind_the_pools_back_is_replaced_after_its_health_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dead = in_thread(raw_connection)
+    dead.close()
+    monkeypatch.setattr(pool, "HEALTH_CHECK_AFTER", -1.0)  # check every connection handed out
+    fresh = in_thread(raw_connection)
+    assert fresh is not dead
+    assert in_thread(lambda: Game.objects.count()) == 0
+
+
+def test_without_a_pool_size_every_thread_opens_its_own(settings: Any) -> None:
+    connection.settings_dict["POOL_SIZE"] = 0
+    try:
+        first = in_thread(raw_connection)
+        assert in_thread(raw_connection) is not first
+    finally:
+        connection.settings_dict["POOL_SIZE"] = settings.DATABASES["default"]["POOL_SIZE"]
