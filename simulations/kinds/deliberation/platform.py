@@ -304,7 +304,7 @@ class Deliberation:
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return offline_answer(messages)
 
-    # --- pages (pages.py, presenters.py, forms.py; templates/deliberation/) ------------------------------------
+    # --- pages (pages.py, presenters.py, forms.py; simulations/kinds/deliberation/templates/deliberation/) ------------------------------------
 
     def phase_label(self, phase: str) -> str:
         from .presenters import phase_label

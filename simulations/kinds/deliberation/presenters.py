@@ -1,6 +1,6 @@
 """What a person sees of a deliberation: the committee, the submissions with their verification results, the
 rounds grouped as the report groups them, who holds the floor, the vote chart. Pure reads of the stored state;
-the templates under templates/deliberation/ draw them (and escape every text)."""
+the templates under simulations/kinds/deliberation/templates/deliberation/ draw them (and escape every text)."""
 
 from __future__ import annotations
 

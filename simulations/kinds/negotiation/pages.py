@@ -1,7 +1,7 @@
 """The negotiation's pages: the game page (delegation choice, then the table), the student's moves, the review.
 
 The shared views (`simulations/views/`) check who may see or drive a game and hand it here through the kind's
-`platform.KIND`; the templates are `templates/game/` and `templates/review.html`."""
+`platform.KIND`; the templates are this folder's `templates/negotiation/`."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
             "roles": roles_context(scenario),
             "persona": persona_context(scenario, request.GET.get("role", "")),
         }
-        return render(request, "game/setup.html", context)
+        return render(request, "negotiation/setup.html", context)
     context["entries"] = transcript(game)
     context["brief"] = brief_context(context["scenario"], state_of(game))
-    return render(request, "game/page.html", context)
+    return render(request, "negotiation/page.html", context)
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
@@ -71,7 +71,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
             "roles": roles_context(scenario),
             "persona": persona_context(scenario, payload.get("role", "")),
         }
-    return render(request, "game/_panels.html", context, status=status)
+    return render(request, "negotiation/_panels.html", context, status=status)
 
 
 @dataclass
@@ -136,7 +136,7 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
     judged_by = data["game"]["judge_model"]
     return render(
         request,
-        "review.html",
+        "negotiation/review.html",
         {
             "game": game, "human": names.get(game.human_role, ""), "rounds": rounds, "votes": votes,
             "shifts": shifts, "summary": section["summary"], "debrief": debrief_sections(section["summary"] or ""),

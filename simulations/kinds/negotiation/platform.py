@@ -167,7 +167,7 @@ class Negotiation:
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
 
-    # --- pages (pages.py, presenters.py; templates/game/ and templates/review.html) ---------------------------
+    # --- pages (pages.py, presenters.py, templates/negotiation/) ---------------------------------------------
 
     def phase_label(self, phase: str) -> str:
         from .presenters import phase_label

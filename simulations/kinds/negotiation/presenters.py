@@ -259,8 +259,8 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
 
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
-    parts = [render_to_string("game/_panels.html", context)]
-    template = "game/_transcript.html" if full else "game/_new_entries.html"
+    parts = [render_to_string("negotiation/_panels.html", context)]
+    template = "negotiation/_transcript.html" if full else "negotiation/_new_entries.html"
     if full or entries:
         parts.append(render_to_string(template, context))
     parts.append(render_to_string("game/_stream.html", {}))
