@@ -24,19 +24,9 @@ class TurnInProgress(StaleTurn):
     MESSAGE = "This move is already being sent; the page will update when it is committed."
 
 
-# What each student event may carry; anything else in a submitted payload is dropped (e.g. forged "signals").
-PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
-    "ROLE_CONFIRMED": ("role", "variant"),
-    "OPENING_PRESENTED": (),
-    "CONVO_1_STARTED": ("partner", "starter"),
-    "CONVO_2_STARTED": ("partner", "starter"),
-    "CONVO_2_SKIPPED": (),
-    "ISSUE_INTRO_COMPLETE": ("placement",),
-    "HUMAN_MESSAGE_SUBMITTED": ("text",),
-    "HUMAN_TURN_SPEAK": ("text",),
-    "HUMAN_TURN_SKIP": (),
-    "HUMAN_VOTE_CAST": ("ballot",),
-}
+# What each student event may carry (the machine's table says); anything else in a submitted payload is dropped
+# (e.g. forged "signals").
+PAYLOAD_FIELDS = machine.STUDENT_EVENTS
 TEXT_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "HUMAN_TURN_SPEAK")
 
 

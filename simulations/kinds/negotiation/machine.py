@@ -633,6 +633,9 @@ class Transition:
     actor: Actor
     guard: Callable[[GameState], bool] = _always
     action: Callable[[_Ctx], None] = _noop
+    carries: tuple[
+        str, ...
+    ] = ()  # a student's event: the payload fields it may carry (anything else is dropped)
 
 
 _DEBATE = ("ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2")
@@ -640,7 +643,8 @@ TRANSITIONS: list[Transition] = [
     Transition("BOOT", "NEW_GAME_CREATED", "ROLE_SELECTION", "system"),
     Transition("BOOT", "LOAD_EXISTING_GAME", "RESUME", "system"),
     Transition("RESUME", "RESUME_READY", None, "system", action=_resume_ready),
-    Transition("ROLE_SELECTION", "ROLE_CONFIRMED", "ROUND_1_SETUP", "human", action=_confirm_role),
+    Transition("ROLE_SELECTION", "ROLE_CONFIRMED", "ROUND_1_SETUP", "human", action=_confirm_role,
+               carries=("role", "variant")),
     Transition("ROUND_1_SETUP", "ROUND_1_READY", "ROUND_1_OPENING_STATEMENTS", "system", action=_round1_intro),
     Transition("ROUND_1_OPENING_STATEMENTS", "OPENING_PRESENTED", "ROUND_1_OPENING_STATEMENTS", "advance",
                _openings_left, _present_opening),
@@ -648,25 +652,27 @@ TRANSITIONS: list[Transition] = [
                _openings_done, _round1_close),
     Transition("ROUND_2_SETUP", "ROUND_2_READY", "ROUND_2_SELECT_CONVO_1", "system", action=_round2_intro),
     Transition("ROUND_2_SELECT_CONVO_1", "CONVO_1_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               action=_start_convo),
+               action=_start_convo, carries=("partner", "starter")),
     Transition("ROUND_2_CONVERSATION_ACTIVE", "HUMAN_MESSAGE_SUBMITTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               _human_to_talk, _talk_message("human")),
+               _human_to_talk, _talk_message("human"), carries=("text",)),
     Transition("ROUND_2_CONVERSATION_ACTIVE", "AI_MESSAGE_COMMITTED", "ROUND_2_CONVERSATION_ACTIVE", "ai",
                _partner_to_talk, _talk_message("partner")),
     Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_1_CLOSED", "ROUND_2_SELECT_CONVO_2", "system",
                _convo_closed(0)),
     Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_2_CLOSED", "ROUND_2_WRAP_UP", "system", _convo_closed(1)),
     Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               action=_start_convo),
+               action=_start_convo, carries=("partner", "starter")),
     Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_SKIPPED", "ROUND_2_WRAP_UP", "human"),
     Transition("ROUND_2_WRAP_UP", "ROUND_2_COMPLETE", "ROUND_3_SETUP", "system", action=_round2_close),
     Transition("ROUND_3_SETUP", "ROUND_3_READY", "ISSUE_INTRO", "system", action=_round3_start),
-    Transition("ISSUE_INTRO", "ISSUE_INTRO_COMPLETE", "ISSUE_DEBATE_ROUND_1", "human", action=_set_placement),
+    Transition("ISSUE_INTRO", "ISSUE_INTRO_COMPLETE", "ISSUE_DEBATE_ROUND_1", "human", action=_set_placement,
+               carries=("placement",)),
     *[
         t
         for state in _DEBATE
         for t in (
-            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _give_floor(_speech(human=True))),
+            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _give_floor(_speech(human=True)),
+                       carries=("text",)),
             Transition(state, "HUMAN_TURN_SKIP", state, "human", _human_speaks, _pass),
             Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _give_floor(_speech(human=False))),
             Transition(state, "AI_TURN_SKIPPED", state, "ai", _ai_speaks, _pass),
@@ -679,7 +685,8 @@ TRANSITIONS: list[Transition] = [
     Transition("ISSUE_POSITION_FINALIZATION", "POSITIONS_FINALIZED", "ISSUE_PROPOSAL_SELECTION", "system",
                action=_finalize_positions),
     Transition("ISSUE_PROPOSAL_SELECTION", "PROPOSAL_MADE", "ISSUE_VOTE", "system", action=_propose),
-    Transition("ISSUE_VOTE", "HUMAN_VOTE_CAST", "ISSUE_VOTE", "human", _human_votes, _cast(human=True)),
+    Transition("ISSUE_VOTE", "HUMAN_VOTE_CAST", "ISSUE_VOTE", "human", _human_votes, _cast(human=True),
+               carries=("ballot",)),
     Transition("ISSUE_VOTE", "AI_VOTE_COMMITTED", "ISSUE_VOTE", "ai", _ai_votes, _cast(human=False)),
     Transition("ISSUE_VOTE", "VOTE_COMPLETE", "ISSUE_RESOLUTION", "system", _all_voted, _complete_vote),
     Transition("ISSUE_RESOLUTION", "NEXT_ISSUE", "ISSUE_INTRO", "system", _more_issues, _next_issue),
@@ -691,6 +698,10 @@ TRANSITIONS: list[Transition] = [
 ]  # fmt: skip
 _BY_KEY = {(t.source, t.event): t for t in TRANSITIONS}
 EVENTS = tuple(dict.fromkeys(t.event for t in TRANSITIONS))
+# The student's events (made on the page or by a bot) and the payload fields each may carry, from the table.
+STUDENT_EVENTS: dict[str, tuple[str, ...]] = {
+    t.event: t.carries for t in TRANSITIONS if t.actor in ("human", "advance")
+}
 
 
 def allowed_events(state: GameState) -> list[str]:
