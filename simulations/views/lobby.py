@@ -18,9 +18,9 @@ from simulations.services.scenarios import latest_version
 
 
 def latest_scenarios() -> list[dict[str, object]]:
-    """Every loaded scenario's latest version of a kind this server plays, by slug, with its kind's name and the
-    blurb its document carries (games in progress keep the version they started with; a new game always takes the
-    latest)."""
+    """Every loaded scenario's latest version of a kind this server plays, with its kind's name and the blurb its
+    document carries, in the order of settings.MERCURY_KINDS (the first is the lobby's default choice), then by
+    slug. Games in progress keep the version they started with; a new game always takes the latest."""
     kinds = {kind.name: kind for kind in all_kinds()}
     blurbs = {f"document__{kind.blurb_field}" for kind in kinds.values()}
     rows = (
@@ -35,10 +35,11 @@ def latest_scenarios() -> list[dict[str, object]]:
             row["slug"],
             {
                 "pk": row["pk"], "slug": row["slug"], "version": row["version"], "title": row["title"],
-                "kind": kind.title, "summary": row[f"document__{kind.blurb_field}"] or "",
+                "kind": kind.title, "kind_name": kind.name, "summary": row[f"document__{kind.blurb_field}"] or "",
             },
         )  # fmt: skip
-    return list(latest.values())
+    order = list(kinds)
+    return sorted(latest.values(), key=lambda s: (order.index(str(s["kind_name"])), str(s["slug"])))
 
 
 @login_required

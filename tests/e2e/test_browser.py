@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.screens import screenshot
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -86,7 +88,7 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
         def shot(name: str) -> None:
             if name not in seen:
                 seen.add(name)
-                page.screenshot(path=str(ARTIFACTS / f"{len(seen):02d}-{name}.png"), full_page=False)
+                screenshot(page, ARTIFACTS / f"{len(seen):02d}-{name}.png")
 
         page.goto(f"{server}/games/1/")
         expect(page).to_have_url(f"{server}/accounts/login/?next=/games/1/")  # anonymous: sent to log in

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from simulations.kinds.deliberation.scenario import load_default_scenario
+from tests.e2e.screens import screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -92,7 +93,7 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
         page.set_default_timeout(30_000)
 
         def shot(name: str) -> None:
-            page.screenshot(path=str(ARTIFACTS / f"deliberation-{name}.png"), full_page=False)
+            screenshot(page, ARTIFACTS / f"deliberation-{name}.png")
 
         page.goto(f"{server}/accounts/signup/")
         page.fill("#id_username", "proposer1")

@@ -474,3 +474,14 @@ def test_a_share_link_reads_the_review_and_the_report(client: Client, version: S
     report = reader.get(f"/games/{game.pk}/export.md")
     assert report.status_code == 200 and "**Verdict**: REQUEST_CHANGES" in report.content.decode()
     assert reader.get(f"/games/{game.pk}/").status_code == 302  # the game page itself: log in first
+
+
+def test_the_lobby_offers_the_flagship_first(client: Client, version: ScenarioVersion) -> None:
+    """With every kind loaded, the default choice is the first kind of settings.MERCURY_KINDS (the negotiation),
+    so a class that clicks "Start a new game" without choosing lands in Mercury, not in a code review."""
+    from tests.helpers import mercury_version
+
+    mercury_version()
+    lobby = client.get("/").content.decode()
+    assert 'value="mercury" checked' in lobby and 'value="code-review" checked' not in lobby
+    assert lobby.index('value="mercury"') < lobby.index('value="code-review"')
