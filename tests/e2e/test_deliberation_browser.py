@@ -2,81 +2,28 @@
 
 Sign up, start the code-review committee with the planted-secret sample as the proposer, watch the personas'
 turns stream in and the veto land, submit the amended code, reach APPROVED and open the review. Same harness as
-test_browser.py (a real daphne server on its own SQLite file, the OS Chromium through Playwright); run apart with
+test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite file, the OS Chromium); run apart with
 `pytest -m browser tests/e2e/test_deliberation_browser.py`.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from simulations.kinds.deliberation.scenario import load_default_scenario
-from tests.e2e.screens import screenshot
+from tests.e2e.browser import ARTIFACTS, BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, screenshot, served
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs the OS Chromium (apt-get install chromium)"
-    ),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+pytestmark = BROWSER_TEST
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    env = {
-        **os.environ,
-        "MERCURY_SQLITE_PATH": str(tmp_path / "e2e.sqlite3"),
-        # Slow enough that each persona's words stream over several frames (about a second an opinion).
-        "MERCURY_OFFLINE_TOKEN_DELAY": "0.02",
-        "MERCURY_DEBUG": "true",
-        "DJANGO_SETTINGS_MODULE": "mercury.settings",
-    }
-    env.pop("DATABASE_URL", None)
-    env.pop("REDIS_URL", None)
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
-    subprocess.run(
-        [*manage, "load_scenario", "scenarios/deliberation"],
-        env=env,
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-    )
-    port = _free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [*manage, "runserver", "--noreload", f"127.0.0.1:{port}"], env=env, cwd=ROOT, stdout=log, stderr=log
-    )
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        log.close()
+    # Slow enough that each persona's words stream over several frames (about a second an opinion).
+    with served(tmp_path, scenarios="scenarios/deliberation", token_delay="0.02") as url:
+        yield url
 
 
 def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: str) -> None:
@@ -85,10 +32,8 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
     amended = load_default_scenario().sample("secret").amended
     assert amended is not None
     ARTIFACTS.mkdir(exist_ok=True)
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]  # fmt: skip
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=args)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
 

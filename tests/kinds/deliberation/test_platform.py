@@ -148,6 +148,16 @@ def test_an_import_refuses_a_file_whose_kind_is_not_its_scenarios(version: Scena
     data = export_game(
         game=drive_to_end(create_game(scenario_version=version, seed=SEED, options={"sample": "clean"}))
     )
-    data = {**data, "kind": "negotiation"}
     with pytest.raises(ExportImportError, match="Invalid export"):
-        import_game(data=data)  # the negotiation's schema has no deliberation section
+        import_game(
+            data={**data, "kind": "negotiation"}
+        )  # the negotiation's schema has no deliberation section
+    from tests.helpers import mercury_version
+
+    mercury = mercury_version()  # a valid deliberation file that names a negotiation's scenario version
+    game = {
+        **data["game"],
+        "scenario": {**data["game"]["scenario"], "slug": mercury.slug, "version": mercury.version},
+    }
+    with pytest.raises(ExportImportError, match="Scenario content differs: mercury v1 here is a negotiation"):
+        import_game(data={**data, "game": game})

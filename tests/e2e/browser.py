@@ -1,0 +1,90 @@
+"""What the browser tests share: a real server on its own SQLite file, the OS Chromium, screenshots.
+
+A real server (Django's runserver, which is daphne: HTTP and websockets) runs in a subprocess; Playwright drives the
+OS Chromium (never a downloaded browser). Screenshots go to test-artifacts/ (not committed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]  # fmt: skip
+# Run apart (`pytest -m browser`): Playwright's sync API keeps an event loop that must not meet pytest-asyncio's.
+BROWSER_TEST = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs the OS Chromium (apt-get install chromium)"
+    ),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def served(tmp_path: Path, *, scenarios: str, token_delay: str) -> Iterator[str]:
+    """A migrated server with the scenarios at `scenarios` loaded; yields its base URL, stops it afterwards."""
+    env = {
+        **os.environ,
+        "MERCURY_SQLITE_PATH": str(tmp_path / "e2e.sqlite3"),
+        "MERCURY_OFFLINE_TOKEN_DELAY": token_delay,
+        "MERCURY_DEBUG": "true",
+        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+    }
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
+    subprocess.run([*manage, "load_scenario", scenarios], env=env, check=True, cwd=ROOT, capture_output=True)
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [*manage, "runserver", "--noreload", f"127.0.0.1:{port}"], env=env, cwd=ROOT, stdout=log, stderr=log
+    )
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+def screenshot(page: Any, path: Path) -> None:
+    """Taken once the page has loaded, retried once. A screenshot is evidence, not an assertion: Chromium
+    sometimes refuses one while a navigation is still settling on a loaded machine ("Unable to capture
+    screenshot"), and that must not fail a test whose page is right."""
+    from playwright.sync_api import Error
+
+    for attempt in (1, 2):
+        try:
+            page.wait_for_load_state("load")
+            page.screenshot(path=str(path), full_page=False)
+            return
+        except Error as exc:
+            if attempt == 2:
+                print(f"screenshot {path.name} not taken: {exc.message.splitlines()[0]}", file=sys.stderr)
+            else:
+                page.wait_for_timeout(500)
