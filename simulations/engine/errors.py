@@ -31,6 +31,8 @@ class InvalidMove(MachineError):
     INCONSISTENT = "the stored state is not consistent with that status"
     WRONG_ACTOR = "it is not this actor's turn"
     BAD_SIGNALS = "the judge's reading of the message is invalid"
+    UNKNOWN_FIELD = "the move carries a field this event does not take"
+    BAD_PAYLOAD = "the move's details are not valid"
 
     def __init__(self, state: str, event: str, reason: str) -> None:
         self.state, self.event, self.reason = state, event, reason

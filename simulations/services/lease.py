@@ -11,6 +11,7 @@ machine sees at once that the process is gone (or the pid now belongs to another
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import socket
 import threading
@@ -20,11 +21,13 @@ from functools import cache
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.db.models import Q
 from django.utils import timezone
 
 from simulations.models import Game
+
+log = logging.getLogger(__name__)
 
 
 @cache
@@ -127,7 +130,12 @@ class LeaseHeartbeat:
         interval = max(0.2, settings.MERCURY_DRIVER_LEASE_SECONDS / 3)
         try:
             while not self._stop.wait(interval):
-                if not acquire_lease(game_id=self.game_id, holder=self.holder):
+                try:
+                    held = acquire_lease(game_id=self.game_id, holder=self.holder)
+                except DatabaseError as exc:  # e.g. SQLite busy with another writer: try again next beat
+                    log.warning("game %s: lease renewal failed (%s); retrying", self.game_id, exc)
+                    continue
+                if not held:
                     self.lost.set()
                     return
         finally:

@@ -353,3 +353,35 @@ def test_one_actor_at_a_time(eu_advocate: PureGame, scenario: Scenario) -> None:
 
 def test_errors_are_machine_errors() -> None:
     assert issubclass(IllegalEvent, MachineError) and issubclass(InvalidMove, MachineError)
+
+
+def test_payloads_are_checked_against_each_events_model(scenario: Scenario) -> None:
+    state = new_pure_game(scenario, seed=1).state
+    # A field the event does not take, a mistyped field: refused before any action, nothing changed.
+    _refused(scenario, state, "ROLE_CONFIRMED", {"role": "BRA", "colour": "red"}, InvalidMove.UNKNOWN_FIELD)
+    _refused(scenario, state, "ROLE_CONFIRMED", {"role": "BRA", "variant": 3}, InvalidMove.UNKNOWN_VARIANT)
+    _refused(scenario, state, "ROLE_CONFIRMED", {}, InvalidMove.UNKNOWN_ROLE)
+    # What a student may send comes from the same models; a judge's reading is the server's to add.
+    assert machine.STUDENT_EVENTS["HUMAN_TURN_SPEAK"] == ("text",)
+    assert machine.STUDENT_EVENTS["CONVO_1_STARTED"] == ("partner", "starter")
+    assert all("signals" not in fields for fields in machine.STUDENT_EVENTS.values())
+    assert {t.payload.__name__ for t in machine.TRANSITIONS if t.event == "AI_TURN_COMMITTED"} == {"Spoken"}
+
+
+def test_who_acts_and_which_moves_are_offered_come_from_the_table(
+    eu_advocate: PureGame, scenario: Scenario
+) -> None:
+    """At every state of a whole game the step offers exactly the rows whose guards pass, played by the seat the
+    rows name; the move that declines (a pass, a skipped talk) is offered beside the move, never alone."""
+    for state in eu_advocate.states[1:]:
+        step = machine.next_step(scenario, state)
+        if step.kind == "done":
+            assert state.status == "REVIEW" and state.summary is not None
+            continue
+        assert list(step.events) == machine.allowed_events(state)
+        declines = [e for e in step.events if e in machine.DECLINES]
+        assert len(declines) < len(step.events)
+        if step.kind == "ai" and step.purpose == "speech":
+            assert step.role == machine.current_speaker(state) and step.role != state.human_role
+        if step.kind == "human":
+            assert step.role == state.human_role or step.purpose == "role"

@@ -157,14 +157,37 @@ RANDOM_PAYLOADS = st.dictionaries(
 )
 
 
+# The fields each event takes (seed 002 §5); a judge's "signals" ride along with a message or speech.
+FIELDS: dict[str, set[str]] = {
+    "ROLE_CONFIRMED": {"role", "variant"},
+    "CONVO_1_STARTED": {"partner", "starter"},
+    "CONVO_2_STARTED": {"partner", "starter"},
+    **{event: {"text", "signals"} for event in TEXT_EVENTS},
+    "AI_SUMMARY_READY": {"text"},
+    "ISSUE_INTRO_COMPLETE": {"placement"},
+    "HUMAN_VOTE_CAST": {"ballot"},
+    "RESUME_READY": {"status"},
+}
+
+
 def expected_refusal(state: GameState, event: str, payload: dict[str, Any]) -> str | None:
-    """The InvalidMove reason an allowed event must be refused with, or None when its payload is valid."""
+    """The InvalidMove reason an allowed event must be refused with, or None when its payload is valid: the
+    first of its fields that is wrong, in the order the event lists them, then a field it does not take."""
+    reason = _field_refusal(state, event, payload)
+    if reason is None and set(payload) - FIELDS.get(event, set()):
+        return InvalidMove.UNKNOWN_FIELD
+    return reason
+
+
+def _field_refusal(state: GameState, event: str, payload: dict[str, Any]) -> str | None:
     if event == "ROLE_CONFIRMED":
         role = payload.get("role")
         if role not in ROLE_IDS:
             return InvalidMove.UNKNOWN_ROLE
-        variant = payload.get("variant") or VARIANTS[role][0]
-        return None if variant in VARIANTS[role] else InvalidMove.UNKNOWN_VARIANT
+        variant = payload.get("variant")
+        if variant is not None and not isinstance(variant, str):
+            return InvalidMove.UNKNOWN_VARIANT
+        return None if (variant or VARIANTS[role][0]) in VARIANTS[role] else InvalidMove.UNKNOWN_VARIANT
     if event in ("CONVO_1_STARTED", "CONVO_2_STARTED"):
         partner = payload.get("partner")
         if partner not in ROLE_IDS or partner == state.human_role:

@@ -27,7 +27,7 @@ from simulations.kinds import (
     ScenarioSource,
 )
 
-from . import checks, machine, offline, prompts, run
+from . import amendments, checks, machine, offline, prompts
 from .machine import Event, Outcome, Step
 from .scenario import DeliberationScenario, load_scenario
 from .state import DeliberationState, State, Submission
@@ -120,7 +120,7 @@ def proposer_amendment(
     if first.source != "sample":
         return None
     sample = next((s for s in scenario.samples if s.label == first.label), None)
-    return run.sample_amendment(scenario, sample.id) if sample else None
+    return amendments.sample_amendment(scenario, sample.id) if sample else None
 
 
 # --- the offline model's side ------------------------------------------------------------------------------------
@@ -163,6 +163,14 @@ def offline_answer(messages: Sequence[dict[str, Any]]) -> str | None:
 # --- the kind -----------------------------------------------------------------------------------------------------
 
 
+def _source(scenario: DeliberationScenario) -> ScenarioSource:
+    document = scenario.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+    return ScenarioSource(
+        slug=scenario.id, title=scenario.title, content_hash=digest, document=document, model=scenario
+    )
+
+
 class Deliberation:
     name = "deliberation"
     title = "Code review committee"
@@ -177,21 +185,10 @@ class Deliberation:
             files = sorted(path.glob("*.yaml"))
         else:
             files = [path] if path.suffix in (".yaml", ".yml") else []
-        found = []
-        for file in files:
-            scenario = load_scenario(file)
-            document = scenario.model_dump(mode="json")
-            digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-            found.append(
-                ScenarioSource(
-                    slug=scenario.id,
-                    title=scenario.title,
-                    content_hash=digest,
-                    document=document,
-                    model=scenario,
-                )
-            )
-        return found
+        return [_source(load_scenario(file)) for file in files]
+
+    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
+        return _source(DeliberationScenario.model_validate(document))
 
     def index_scenario(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
         return None  # the admin shows the document itself; personas have no rows of their own

@@ -14,13 +14,15 @@ from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event, record_failed_call
 
-from . import machine, offline, prompts, run
+from . import amendments, machine, offline, prompts
 from .games import scenario_of, state_of
 from .machine import Actor, Event, Step
 from .platform import facts_message, proposer_amendment
-from .state import State
+from .scenario import DeliberationScenario
+from .state import DeliberationState, State
 
 PROMPT_VERSION = "deliberation-v1"
+MAX_STEPS = 200  # far above a 5-round deliberation's need; a loop past it is a bug, not a long debate
 
 
 def play_ai_step(
@@ -82,7 +84,7 @@ def _proposer(game: Game, step: Step) -> Game:
     """The AI proposer after a veto: its amended code (checked by the tools, outside the transaction) or a decline."""
     scenario, state = scenario_of(game), state_of(game)
     move = offline.decide(scenario, state, step, amended=proposer_amendment(scenario, state))
-    payload = run.payload_for(scenario, move)
+    payload = amendments.payload_for(scenario, move)
     assert payload is not None
     return commit_event(
         game_id=game.pk, expected_version=game.version, event=move.event.value,
@@ -103,7 +105,7 @@ def submit_human_move(
     page, or a second use of `idempotency_key`, raises StaleTurn. Raises `checks.CheckError` for code that
     cannot be reviewed."""
     scenario = scenario_of(game)
-    payload = run.payload_for(scenario, move)
+    payload = amendments.payload_for(scenario, move)
     return commit_event(
         game_id=game.pk, expected_version=game.version if expected_version is None else expected_version,
         event=move.event.value, payload=payload.model_dump(mode="json") if payload is not None else {},
@@ -111,16 +113,22 @@ def submit_human_move(
     )  # fmt: skip
 
 
-def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None = None) -> Game:
-    """To the verdict: the driver plays the personas; in the person's seat, the offline persona decides as the
-    seat's own bot would (the AI proposer's amendment included). Safe to call again after any interruption."""
+Decide = Callable[[DeliberationScenario, DeliberationState, Step], offline.Move]
+
+
+def play_headless(
+    game: Game, *, decide: Decide | None = None, on_progress: Callable[[Game, str], None] | None = None
+) -> Game:
+    """To the verdict: the driver plays the personas; in the person's seat `decide` chooses the move (default: the
+    offline persona, as the seat's own bot would, the AI proposer's amendment included). Safe to call again after
+    any interruption."""
     from simulations.services.drive import Outcome, drive_game
 
     def progress(g: Game, step: object) -> None:
         if on_progress:
             on_progress(g, g.phase)
 
-    for _ in range(run.MAX_STEPS):
+    for _ in range(MAX_STEPS):
         drive = drive_game(game_id=game.pk, stream=False, on_step=progress)
         if drive.outcome is Outcome.FAILED:
             assert drive.failure is not None
@@ -135,8 +143,11 @@ def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None
             return game
         if not step.human:
             continue
-        move = offline.decide(scenario, state, step, amended=proposer_amendment(scenario, state))
+        if decide is None:
+            move = offline.decide(scenario, state, step, amended=proposer_amendment(scenario, state))
+        else:
+            move = decide(scenario, state, step)
         game = submit_human_move(game=game, move=move)
         if on_progress:
             on_progress(game, game.phase)
-    raise RuntimeError(f"deliberation {game.pk} did not conclude within {run.MAX_STEPS} steps")
+    raise RuntimeError(f"deliberation {game.pk} did not conclude within {MAX_STEPS} steps")

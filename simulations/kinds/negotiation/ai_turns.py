@@ -42,7 +42,9 @@ def play_ai_step(
     `on_restart`: the model call is retried; words already relayed to `on_chunk` are void."""
     assert step.kind == "ai" and step.purpose
     if step.purpose == "vote":
-        return commit_event(game_id=game.pk, expected_version=game.version, event="AI_VOTE_COMMITTED")
+        return commit_event(
+            game_id=game.pk, expected_version=game.version, event=machine.Event.AI_VOTE_COMMITTED
+        )
     check_budget(game)
     playing, judging = game_specs(game)
     scenario, state = scenario_of_version(game.scenario), state_of(game)
@@ -81,7 +83,7 @@ def play_ai_step(
         raise
     event, payload = step.events[0], {"text": text}
     if step.purpose == "speech" and is_pass(text):
-        event, payload = "AI_TURN_SKIPPED", {}
+        event, payload = machine.Event.AI_TURN_SKIPPED, {}
     elif step.purpose != "summary" and not judging.offline:
         payload["signals"], judge_call = judge_text(
             game, step.role or "", text, machine.text_seq(state, event)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simulations.engine import rng
 from simulations.kinds.negotiation import rules
-from simulations.kinds.negotiation.machine import Step
+from simulations.kinds.negotiation.machine import Event, Status, Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 
@@ -53,22 +53,22 @@ class Passive:
     def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
         match step.purpose:
             case "role":
-                return "ROLE_CONFIRMED", {"role": self.role, "variant": self.variant}
+                return Event.ROLE_CONFIRMED, {"role": self.role, "variant": self.variant}
             case "opening":
-                return "OPENING_PRESENTED", {}
+                return Event.OPENING_PRESENTED, {}
             case "partner":
-                if state.status == "ROUND_2_SELECT_CONVO_1":
-                    return "CONVO_1_STARTED", {"partner": state.round2.requests[0], "starter": "partner"}
-                return "CONVO_2_SKIPPED", {}
+                if state.status == Status.ROUND_2_SELECT_CONVO_1:
+                    return Event.CONVO_1_STARTED, {"partner": state.round2.requests[0], "starter": "partner"}
+                return Event.CONVO_2_SKIPPED, {}
             case "talk" | "talk_final":
                 line = rng.choice(state.seed, "passive-line", PASSIVE_LINES, state.event_seq)
-                return "HUMAN_MESSAGE_SUBMITTED", {"text": line}
+                return Event.HUMAN_MESSAGE_SUBMITTED, {"text": line}
             case "placement":
-                return "ISSUE_INTRO_COMPLETE", {"placement": "random"}
+                return Event.ISSUE_INTRO_COMPLETE, {"placement": "random"}
             case "speech":
-                return "HUMAN_TURN_SKIP", {}
+                return Event.HUMAN_TURN_SKIP, {}
             case "vote":
-                return "HUMAN_VOTE_CAST", {"ballot": _own_ballot(state)}
+                return Event.HUMAN_VOTE_CAST, {"ballot": _own_ballot(state)}
         raise ValueError(f"passive policy has no decision for {step}")
 
 
@@ -85,10 +85,10 @@ class Advocate(Passive):
             convo_count = len(state.round2.conversations)
             starter = "human"
             if convo_count == 0:
-                return "CONVO_1_STARTED", {"partner": state.round2.requests[0], "starter": starter}
+                return Event.CONVO_1_STARTED, {"partner": state.round2.requests[0], "starter": starter}
             if len(state.round2.requests) > 1:
-                return "CONVO_2_STARTED", {"partner": state.round2.requests[1], "starter": starter}
-            return "CONVO_2_SKIPPED", {}
+                return Event.CONVO_2_STARTED, {"partner": state.round2.requests[1], "starter": starter}
+            return Event.CONVO_2_SKIPPED, {}
         if step.purpose in ("talk", "talk_final"):
             convo = state.round2.conversations[-1]
             n = convo.human_turns + int(convo.human_final)
@@ -101,9 +101,9 @@ class Advocate(Passive):
             trade = self._trade(scenario, state, convo.partner) if n == 1 else None
             offers = role.can_offer[n % len(role.can_offer) :][:1] if role.can_offer else []
             text = trade or self._plea(scenario, state, issue.id, n, offers)
-            return "HUMAN_MESSAGE_SUBMITTED", {"text": f"{text} {price}" if price else text}
+            return Event.HUMAN_MESSAGE_SUBMITTED, {"text": f"{text} {price}" if price else text}
         if step.purpose == "placement":
-            return "ISSUE_INTRO_COMPLETE", {"placement": "first"}
+            return Event.ISSUE_INTRO_COMPLETE, {"placement": "first"}
         if step.purpose == "speech":
             issue_state = state.active_issue
             assert issue_state is not None
@@ -113,9 +113,9 @@ class Advocate(Passive):
             ]  # in debate, two of our offers a round, in brief order
             text = self._plea(scenario, state, issue_state.issue_id, k, offers)
             price = self._price(scenario, state, [issue_state.issue_id], None)
-            return "HUMAN_TURN_SPEAK", {"text": f"{text} {price}" if price else text}
+            return Event.HUMAN_TURN_SPEAK, {"text": f"{text} {price}" if price else text}
         if step.purpose == "vote":
-            return "HUMAN_VOTE_CAST", {"ballot": "yes" if self._would_accept(state) else "no"}
+            return Event.HUMAN_VOTE_CAST, {"ballot": "yes" if self._would_accept(state) else "no"}
         return super().decide(scenario, state, step)
 
     def _price(
@@ -243,25 +243,25 @@ class Scripted(Passive):
         if step.purpose == "partner":
             n = len(state.round2.conversations)
             if n < len(talks):
-                event = "CONVO_1_STARTED" if n == 0 else "CONVO_2_STARTED"
+                event = Event.CONVO_1_STARTED if n == 0 else Event.CONVO_2_STARTED
                 return event, {"partner": talks[n].partner, "starter": talks[n].starter}
         if step.purpose in ("talk", "talk_final"):
             convo = state.round2.conversations[-1]
             n = convo.human_turns + int(convo.human_final)
             messages = talks[convo.index].messages if convo.index < len(talks) else []
             if n < len(messages):
-                return "HUMAN_MESSAGE_SUBMITTED", {"text": messages[n]}
+                return Event.HUMAN_MESSAGE_SUBMITTED, {"text": messages[n]}
         plan = self.script.issues.get(issue.issue_id) if issue else None
         if plan and issue:
             if step.purpose == "placement":
-                return "ISSUE_INTRO_COMPLETE", {"placement": plan.placement}
+                return Event.ISSUE_INTRO_COMPLETE, {"placement": plan.placement}
             if step.purpose == "speech":
                 k = issue.debate_round - 1
                 if k < len(plan.speeches) and plan.speeches[k]:
-                    return "HUMAN_TURN_SPEAK", {"text": plan.speeches[k]}
-                return "HUMAN_TURN_SKIP", {}
+                    return Event.HUMAN_TURN_SPEAK, {"text": plan.speeches[k]}
+                return Event.HUMAN_TURN_SKIP, {}
             if step.purpose == "vote" and plan.vote:
-                return "HUMAN_VOTE_CAST", {"ballot": plan.vote}
+                return Event.HUMAN_VOTE_CAST, {"ballot": plan.vote}
         return super().decide(scenario, state, step)
 
 

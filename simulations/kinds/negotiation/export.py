@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from simulations.engine.visibility import visible_to
+from simulations.kinds.negotiation.machine import Event, Status
 from simulations.models import Game
 from simulations.services.export import common_fields, dollars, inert, no_links, quoted
 from simulations.services.export_schema import SimulationExport, Strict
@@ -22,7 +23,12 @@ from .scenario import Scenario
 from .state import Commitment
 
 # Events whose transcript entry the judge read (one entry each, in the same order as the events).
-JUDGED_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "AI_MESSAGE_COMMITTED", "HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED")
+JUDGED_EVENTS = (
+    Event.HUMAN_MESSAGE_SUBMITTED,
+    Event.AI_MESSAGE_COMMITTED,
+    Event.HUMAN_TURN_SPEAK,
+    Event.AI_TURN_COMMITTED,
+)
 
 
 class ReadingItem(Strict):
@@ -125,7 +131,7 @@ def hide_running(doc: NegotiationExport) -> NegotiationExport:
     """While a game is still being played, what its student may know: the transcript they can see, no AI seat's
     stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything.
     (The complete document, for import and the `export_game` command, is `build_export`.)"""
-    if doc.game.phase == "REVIEW":
+    if doc.game.phase == Status.REVIEW:
         return doc
     human = doc.game.human_role or ""
     section = doc.negotiation.model_copy(

@@ -11,6 +11,7 @@ from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.kinds.negotiation import machine
 from simulations.kinds.negotiation.ai_turns import judge_text
 from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.machine import Event
 from simulations.models import Game, Submission
 from simulations.services.budget import check_budget
 from simulations.services.message_text import UnreadableText, normalise_message
@@ -27,7 +28,7 @@ class TurnInProgress(StaleTurn):
 # What each student event may carry (the machine's table says); anything else in a submitted payload is dropped
 # (e.g. forged "signals").
 PAYLOAD_FIELDS = machine.STUDENT_EVENTS
-TEXT_EVENTS = ("HUMAN_MESSAGE_SUBMITTED", "HUMAN_TURN_SPEAK")
+TEXT_EVENTS = (Event.HUMAN_MESSAGE_SUBMITTED, Event.HUMAN_TURN_SPEAK)
 
 
 def submit_human_event(

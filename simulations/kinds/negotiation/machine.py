@@ -20,6 +20,20 @@ from pydantic import ValidationError
 from simulations.engine import rng
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 from simulations.kinds.negotiation import judge, rules
+from simulations.kinds.negotiation.events import (
+    MAX_MESSAGE_CHARS,
+    MAX_SUMMARY_CHARS,
+    BallotCast,
+    Empty,
+    Event,
+    Payload,
+    PlacementChoice,
+    ResumeTarget,
+    RoleChoice,
+    Spoken,
+    Summary,
+    TalkStart,
+)
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import (
     SCHEMA_VERSION,
@@ -28,20 +42,15 @@ from simulations.kinds.negotiation.state import (
     IssueState,
     PendingCondition,
     Stance,
+    Status,
 )
 
-MAX_MESSAGE_CHARS = 2000
-MAX_SUMMARY_CHARS = 8000  # the debrief is a handout in sections (one per issue), not a message
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_SUMMARY_CHARS", "Event", "Status"]
 
-STATES = (
-    "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",
-    "ROUND_2_SELECT_CONVO_1", "ROUND_2_CONVERSATION_ACTIVE", "ROUND_2_SELECT_CONVO_2", "ROUND_2_WRAP_UP",
-    "ROUND_3_SETUP", "ISSUE_INTRO", "ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2", "ISSUE_POSITION_FINALIZATION",
-    "ISSUE_PROPOSAL_SELECTION", "ISSUE_VOTE", "ISSUE_RESOLUTION", "ROUND_3_COMPLETE", "REVIEW",
-)  # fmt: skip
+STATES = tuple(Status)  # in the order a game passes through them
 # States a stored game may rest in (everything but the transient boot states).
-RESUMABLE = tuple(s for s in STATES if s not in ("BOOT", "RESUME"))
-PHASE_ORDER = {s: n for n, s in enumerate(STATES)}
+RESUMABLE = tuple(s for s in STATES if s not in (Status.BOOT, Status.RESUME))
+PHASE_ORDER: dict[str, int] = {s: n for n, s in enumerate(STATES)}
 
 Actor = Literal["system", "human", "ai", "advance"]
 StepKind = Literal["system", "human", "ai", "advance", "done"]
@@ -80,7 +89,7 @@ class Step:
     """What the game waits for next: exactly one actor at a time."""
 
     kind: StepKind
-    events: tuple[str, ...] = ()
+    events: tuple[Event, ...] = ()
     role: str | None = None
     purpose: str | None = None  # talk | talk_final | speech | skip | vote | summary | placement | ...
 
@@ -88,8 +97,11 @@ class Step:
 class _Ctx:
     """The mutable working set of one transition."""
 
-    def __init__(self, scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> None:
+    def __init__(
+        self, scenario: Scenario, state: GameState, event: str, payload: Payload, raw: dict[str, Any]
+    ) -> None:
         self.scenario, self.state, self.event, self.payload = scenario, state, event, payload
+        self.raw = raw  # the payload as committed: the judge tells an absent reading from a refused one
         self.entries: list[Entry] = []
         self.changes: list[judge.StanceChange] = []
         self.vote: dict[str, Any] | None = None
@@ -132,28 +144,29 @@ class _Ctx:
 
         Invalid signals are refused here and the rules read the message instead; the judgement says so."""
         judgement = judge.judge_message(
-            self.scenario, speaker=speaker, text=text, issue=issue, payload=self.payload
+            self.scenario, speaker=speaker, text=text, issue=issue, payload=self.raw
         )
         self.judgements.append((entry.seq, judgement))
         return judgement.signals
 
-    def text(self, limit: int = MAX_MESSAGE_CHARS) -> str:
-        text = self.payload.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise self.refuse(InvalidMove.EMPTY_TEXT)
-        if len(text) > limit:
-            raise self.refuse(InvalidMove.TEXT_TOO_LONG)
-        return text.strip()
+    def text(self) -> str:
+        assert isinstance(self.payload, (Spoken, Summary))  # the table's payload model checked its length
+        return self.payload.text.strip()
+
+
+_ROUNDS: dict[str, int] = {
+    **dict.fromkeys((Status.ROUND_1_SETUP, Status.ROUND_1_OPENING_STATEMENTS), 1),
+    **dict.fromkeys((Status.ROUND_2_SETUP, Status.ROUND_2_SELECT_CONVO_1, Status.ROUND_2_CONVERSATION_ACTIVE,
+                     Status.ROUND_2_SELECT_CONVO_2, Status.ROUND_2_WRAP_UP), 2),
+    **dict.fromkeys((Status.ROUND_3_SETUP, Status.ISSUE_INTRO, Status.ISSUE_DEBATE_ROUND_1,
+                     Status.ISSUE_DEBATE_ROUND_2, Status.ISSUE_POSITION_FINALIZATION, Status.ISSUE_PROPOSAL_SELECTION,
+                     Status.ISSUE_VOTE, Status.ISSUE_RESOLUTION, Status.ROUND_3_COMPLETE), 3),
+}  # fmt: skip
 
 
 def _round_of(status: str) -> int:
-    if status.startswith("ROUND_1"):
-        return 1
-    if status.startswith("ROUND_2"):
-        return 2
-    if status.startswith(("ROUND_3", "ISSUE_")):
-        return 3
-    return 0
+    """The round a state belongs to (0: before Round 1, or the review)."""
+    return _ROUNDS.get(status, 0)
 
 
 # --- guards -----------------------------------------------------------------------------------------------
@@ -271,14 +284,10 @@ def _noop(_: _Ctx) -> None:
 
 
 def _confirm_role(c: _Ctx) -> None:
-    sc, st = c.scenario, c.state
-    role_id = c.payload.get("role")
-    if role_id not in sc.role_ids:
-        raise c.refuse(InvalidMove.UNKNOWN_ROLE)
-    role = sc.role(str(role_id))
-    variant = c.payload.get("variant") or role.openings[0].id
-    if variant not in [v.id for v in role.openings]:
-        raise c.refuse(InvalidMove.UNKNOWN_VARIANT)
+    sc, st, choice = c.scenario, c.state, c.payload
+    assert isinstance(choice, RoleChoice)  # its validators checked the seat and the opening against `sc`
+    role = sc.role(choice.role)
+    variant = choice.variant or role.openings[0].id
     st.human_role, st.human_variant = role.id, str(variant)
     for other in sc.roles:
         if other.id == role.id:
@@ -325,21 +334,16 @@ def _round2_intro(c: _Ctx) -> None:
 
 
 def _start_convo(c: _Ctx) -> None:
-    st = c.state
-    partner, starter = c.payload.get("partner"), c.payload.get("starter", "partner")
-    if partner not in c.scenario.role_ids or partner == st.human_role:
-        raise c.refuse(InvalidMove.BAD_PARTNER)
-    if any(conv.partner == partner for conv in st.round2.conversations):
-        raise c.refuse(InvalidMove.SAME_PARTNER)
-    if starter not in ("human", "partner"):
-        raise c.refuse(InvalidMove.BAD_STARTER)
+    st, start = c.state, c.payload
+    assert isinstance(start, TalkStart)
+    partner, starter = start.partner, start.starter  # its validators checked the partner against the game
     assert st.human_role is not None
     convo = Conversation(
-        index=len(st.round2.conversations), partner=str(partner), starter=starter, next_speaker=starter
+        index=len(st.round2.conversations), partner=partner, starter=starter, next_speaker=starter
     )
     st.round2.conversations.append(convo)
-    first, second = (st.human_role, str(partner)) if starter == "human" else (str(partner), st.human_role)
-    c.chair("talk_open", first=c.name(first), second=c.name(second), audience=[st.human_role, str(partner)])
+    first, second = (st.human_role, partner) if starter == "human" else (partner, st.human_role)
+    c.chair("talk_open", first=c.name(first), second=c.name(second), audience=[st.human_role, partner])
 
 
 def _talk_message(side: Literal["human", "partner"]) -> Callable[[_Ctx], None]:
@@ -420,10 +424,8 @@ def _round3_start(c: _Ctx) -> None:
 def _set_placement(c: _Ctx) -> None:
     st, issue = c.state, c.state.active_issue
     assert issue is not None
-    placement = c.payload.get("placement")
-    if placement not in ("first", "random", "skip"):
-        raise c.refuse(InvalidMove.BAD_PLACEMENT)
-    issue.placement = placement
+    assert isinstance(c.payload, PlacementChoice)
+    placement = issue.placement = c.payload.placement
     for n in (1, 2):
         order = rules.debate_order(c.scenario, st.seed, issue.issue_id, n, st.human_role, placement)
         setattr(issue, f"order_round{n}", order)
@@ -470,7 +472,7 @@ def _give_floor(action: Callable[[_Ctx], None]) -> Callable[[_Ctx], None]:
 def text_seq(state: GameState, event: str) -> int:
     """The transcript sequence number the text of `event` will be written at (a debate speech comes after the
     chair's call to the floor), so a judge's call on that text can name it before the turn is committed."""
-    return state.transcript_seq + (2 if event in ("HUMAN_TURN_SPEAK", "AI_TURN_COMMITTED") else 1)
+    return state.transcript_seq + (2 if event in (Event.HUMAN_TURN_SPEAK, Event.AI_TURN_COMMITTED) else 1)
 
 
 def _pass(c: _Ctx) -> None:
@@ -518,9 +520,8 @@ def _cast(human: bool) -> Callable[[_Ctx], None]:
         voter = next_voter(st)
         assert issue is not None and voter is not None and issue.proposal is not None
         if human:
-            ballot = c.payload.get("ballot")
-            if ballot not in ("yes", "no"):
-                raise c.refuse(InvalidMove.BAD_BALLOT)
+            assert isinstance(c.payload, BallotCast)
+            ballot = c.payload.ballot
         else:
             ballot = rules.ai_ballot(st.stances[voter][issue.issue_id], issue.proposal)
         issue.ballots[voter] = ballot
@@ -569,19 +570,20 @@ def _request_summary(c: _Ctx) -> None:
 
 
 def _store_summary(c: _Ctx) -> None:
-    c.state.summary = c.text(limit=MAX_SUMMARY_CHARS)
+    c.state.summary = c.text()
 
 
 def _resume_ready(c: _Ctx) -> None:
-    target = c.payload.get("status")
+    assert isinstance(c.payload, ResumeTarget)
+    target = c.payload.status
     if target not in RESUMABLE:
         raise c.refuse(InvalidMove.BAD_STATUS)
     if consistency_problems(c.scenario, c.state.model_copy(update={"status": target})):
         raise c.refuse(InvalidMove.INCONSISTENT)
 
 
-_ROUND_3 = ("ISSUE_INTRO", "ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2", "ISSUE_POSITION_FINALIZATION",
-            "ISSUE_PROPOSAL_SELECTION", "ISSUE_VOTE", "ISSUE_RESOLUTION", "ROUND_3_COMPLETE", "REVIEW")  # fmt: skip
+_ROUND_3 = (Status.ISSUE_INTRO, Status.ISSUE_DEBATE_ROUND_1, Status.ISSUE_DEBATE_ROUND_2, Status.ISSUE_POSITION_FINALIZATION,
+            Status.ISSUE_PROPOSAL_SELECTION, Status.ISSUE_VOTE, Status.ISSUE_RESOLUTION, Status.ROUND_3_COMPLETE, Status.REVIEW)  # fmt: skip
 
 
 def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
@@ -590,7 +592,7 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
     rank = PHASE_ORDER.get(s, -1)
     if rank < 0:
         return [f"unknown status {s}"]
-    if rank > PHASE_ORDER["ROLE_SELECTION"]:
+    if rank > PHASE_ORDER[Status.ROLE_SELECTION]:
         if state.human_role not in scenario.role_ids:
             problems.append("no human role")
         if set(state.stances) != set(scenario.role_ids) or set(state.round1.openings) != set(
@@ -599,13 +601,13 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
             problems.append("stances or openings missing")
         if sorted(state.round1.speaker_order) != sorted(scenario.role_ids):
             problems.append("no Round 1 speaker order")
-    if rank > PHASE_ORDER["ROUND_1_OPENING_STATEMENTS"] and state.round1.cursor != len(
+    if rank > PHASE_ORDER[Status.ROUND_1_OPENING_STATEMENTS] and state.round1.cursor != len(
         state.round1.speaker_order
     ):
         problems.append("Round 1 not finished")
-    if s == "ROUND_2_CONVERSATION_ACTIVE" and not state.round2.conversations:
+    if s == Status.ROUND_2_CONVERSATION_ACTIVE and not state.round2.conversations:
         problems.append("no active conversation")
-    if s in ("ROUND_2_SELECT_CONVO_2", "ROUND_2_WRAP_UP") and not state.round2.conversations:
+    if s in (Status.ROUND_2_SELECT_CONVO_2, Status.ROUND_2_WRAP_UP) and not state.round2.conversations:
         problems.append("the required first talk is missing")
     if s in _ROUND_3:
         issues = [i.issue_id for i in state.round3.issues]
@@ -615,9 +617,11 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
             state.active_issue.order_round1 and state.active_issue.debate_round in (1, 2)
         ):
             problems.append("no debate order")
-        elif s in ("ISSUE_VOTE", "ISSUE_RESOLUTION") and state.active_issue.proposal is None:
+        elif s in (Status.ISSUE_VOTE, Status.ISSUE_RESOLUTION) and state.active_issue.proposal is None:
             problems.append("no proposal")
-        elif s in ("ROUND_3_COMPLETE", "REVIEW") and any(i.adopted is None for i in state.round3.issues):
+        elif s in (Status.ROUND_3_COMPLETE, Status.REVIEW) and any(
+            i.adopted is None for i in state.round3.issues
+        ):
             problems.append("issues left unresolved")
     return problems
 
@@ -625,88 +629,139 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
 # --- the table --------------------------------------------------------------------------------------------
 
 
+# Who acts in a transition, as the step names it; `who` below says which seat.
+def _nobody(_: GameState) -> str | None:
+    return None
+
+
+def _student(st: GameState) -> str | None:
+    return st.human_role
+
+
+def _next_opener(st: GameState) -> str | None:
+    return st.round1.speaker_order[st.round1.cursor]
+
+
+def _talker(st: GameState) -> str | None:
+    convo = _convo(st)
+    assert convo is not None
+    return st.human_role if convo.next_speaker == "human" else convo.partner
+
+
+def _talk_purpose(st: GameState) -> str:
+    convo = _convo(st)
+    assert convo is not None
+    if convo.phase == "FINAL_TURNS":
+        return "talk_final"
+    return "talk_open" if convo.starter == "partner" and convo.partner_turns == 0 else "talk"
+
+
 @dataclass(frozen=True)
 class Transition:
-    source: str
-    event: str
-    target: str | None  # None: decided by the payload (RESUME_READY goes back to the stored status)
+    """One row of the table. A step (`next_step`) is every row whose guard passes in the current state: its actor
+    acts, `who` names the seat, `purpose` tells the prompts and the page what kind of move it is, and `payload`
+    is the model its payload must fit (what a student may send is derived from it)."""
+
+    source: Status
+    event: Event
+    target: Status | None  # None: decided by the payload (RESUME_READY goes back to the stored status)
     actor: Actor
     guard: Callable[[GameState], bool] = _always
     action: Callable[[_Ctx], None] = _noop
-    carries: tuple[
-        str, ...
-    ] = ()  # a student's event: the payload fields it may carry (anything else is dropped)
+    payload: type[Payload] = Empty
+    who: Callable[[GameState], str | None] = _nobody
+    purpose: str | Callable[[GameState], str] | None = None
+    declines: bool = False  # the move that says "no" to the step (a pass, a skipped talk): a secondary button
+
+    def purpose_in(self, state: GameState) -> str | None:
+        return self.purpose(state) if callable(self.purpose) else self.purpose
 
 
-_DEBATE = ("ISSUE_DEBATE_ROUND_1", "ISSUE_DEBATE_ROUND_2")
+S, E = Status, Event
+_DEBATE = (S.ISSUE_DEBATE_ROUND_1, S.ISSUE_DEBATE_ROUND_2)
 TRANSITIONS: list[Transition] = [
-    Transition("BOOT", "NEW_GAME_CREATED", "ROLE_SELECTION", "system"),
-    Transition("BOOT", "LOAD_EXISTING_GAME", "RESUME", "system"),
-    Transition("RESUME", "RESUME_READY", None, "system", action=_resume_ready),
-    Transition("ROLE_SELECTION", "ROLE_CONFIRMED", "ROUND_1_SETUP", "human", action=_confirm_role,
-               carries=("role", "variant")),
-    Transition("ROUND_1_SETUP", "ROUND_1_READY", "ROUND_1_OPENING_STATEMENTS", "system", action=_round1_intro),
-    Transition("ROUND_1_OPENING_STATEMENTS", "OPENING_PRESENTED", "ROUND_1_OPENING_STATEMENTS", "advance",
-               _openings_left, _present_opening),
-    Transition("ROUND_1_OPENING_STATEMENTS", "ROUND_1_COMPLETE", "ROUND_2_SETUP", "system",
+    Transition(S.BOOT, E.NEW_GAME_CREATED, S.ROLE_SELECTION, "system"),
+    Transition(S.BOOT, E.LOAD_EXISTING_GAME, S.RESUME, "system"),
+    Transition(S.RESUME, E.RESUME_READY, None, "system", action=_resume_ready, payload=ResumeTarget),
+    Transition(S.ROLE_SELECTION, E.ROLE_CONFIRMED, S.ROUND_1_SETUP, "human", action=_confirm_role,
+               payload=RoleChoice, who=_student, purpose="role"),
+    Transition(S.ROUND_1_SETUP, E.ROUND_1_READY, S.ROUND_1_OPENING_STATEMENTS, "system", action=_round1_intro),
+    Transition(S.ROUND_1_OPENING_STATEMENTS, E.OPENING_PRESENTED, S.ROUND_1_OPENING_STATEMENTS, "advance",
+               _openings_left, _present_opening, who=_next_opener, purpose="opening"),
+    Transition(S.ROUND_1_OPENING_STATEMENTS, E.ROUND_1_COMPLETE, S.ROUND_2_SETUP, "system",
                _openings_done, _round1_close),
-    Transition("ROUND_2_SETUP", "ROUND_2_READY", "ROUND_2_SELECT_CONVO_1", "system", action=_round2_intro),
-    Transition("ROUND_2_SELECT_CONVO_1", "CONVO_1_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               action=_start_convo, carries=("partner", "starter")),
-    Transition("ROUND_2_CONVERSATION_ACTIVE", "HUMAN_MESSAGE_SUBMITTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               _human_to_talk, _talk_message("human"), carries=("text",)),
-    Transition("ROUND_2_CONVERSATION_ACTIVE", "AI_MESSAGE_COMMITTED", "ROUND_2_CONVERSATION_ACTIVE", "ai",
-               _partner_to_talk, _talk_message("partner")),
-    Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_1_CLOSED", "ROUND_2_SELECT_CONVO_2", "system",
+    Transition(S.ROUND_2_SETUP, E.ROUND_2_READY, S.ROUND_2_SELECT_CONVO_1, "system", action=_round2_intro),
+    Transition(S.ROUND_2_SELECT_CONVO_1, E.CONVO_1_STARTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
+               action=_start_convo, payload=TalkStart, who=_student, purpose="partner"),
+    Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.HUMAN_MESSAGE_SUBMITTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
+               _human_to_talk, _talk_message("human"), payload=Spoken, who=_talker, purpose=_talk_purpose),
+    Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.AI_MESSAGE_COMMITTED, S.ROUND_2_CONVERSATION_ACTIVE, "ai",
+               _partner_to_talk, _talk_message("partner"), payload=Spoken, who=_talker, purpose=_talk_purpose),
+    Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.CONVO_1_CLOSED, S.ROUND_2_SELECT_CONVO_2, "system",
                _convo_closed(0)),
-    Transition("ROUND_2_CONVERSATION_ACTIVE", "CONVO_2_CLOSED", "ROUND_2_WRAP_UP", "system", _convo_closed(1)),
-    Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_STARTED", "ROUND_2_CONVERSATION_ACTIVE", "human",
-               action=_start_convo, carries=("partner", "starter")),
-    Transition("ROUND_2_SELECT_CONVO_2", "CONVO_2_SKIPPED", "ROUND_2_WRAP_UP", "human"),
-    Transition("ROUND_2_WRAP_UP", "ROUND_2_COMPLETE", "ROUND_3_SETUP", "system", action=_round2_close),
-    Transition("ROUND_3_SETUP", "ROUND_3_READY", "ISSUE_INTRO", "system", action=_round3_start),
-    Transition("ISSUE_INTRO", "ISSUE_INTRO_COMPLETE", "ISSUE_DEBATE_ROUND_1", "human", action=_set_placement,
-               carries=("placement",)),
+    Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.CONVO_2_CLOSED, S.ROUND_2_WRAP_UP, "system", _convo_closed(1)),
+    Transition(S.ROUND_2_SELECT_CONVO_2, E.CONVO_2_STARTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
+               action=_start_convo, payload=TalkStart, who=_student, purpose="partner"),
+    Transition(S.ROUND_2_SELECT_CONVO_2, E.CONVO_2_SKIPPED, S.ROUND_2_WRAP_UP, "human", who=_student,
+               purpose="partner", declines=True),
+    Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_COMPLETE, S.ROUND_3_SETUP, "system", action=_round2_close),
+    Transition(S.ROUND_3_SETUP, E.ROUND_3_READY, S.ISSUE_INTRO, "system", action=_round3_start),
+    Transition(S.ISSUE_INTRO, E.ISSUE_INTRO_COMPLETE, S.ISSUE_DEBATE_ROUND_1, "human", action=_set_placement,
+               payload=PlacementChoice, who=_student, purpose="placement"),
     *[
         t
         for state in _DEBATE
         for t in (
-            Transition(state, "HUMAN_TURN_SPEAK", state, "human", _human_speaks, _give_floor(_speech(human=True)),
-                       carries=("text",)),
-            Transition(state, "HUMAN_TURN_SKIP", state, "human", _human_speaks, _pass),
-            Transition(state, "AI_TURN_COMMITTED", state, "ai", _ai_speaks, _give_floor(_speech(human=False))),
-            Transition(state, "AI_TURN_SKIPPED", state, "ai", _ai_speaks, _pass),
+            Transition(state, E.HUMAN_TURN_SPEAK, state, "human", _human_speaks, _give_floor(_speech(human=True)),
+                       payload=Spoken, who=current_speaker, purpose="speech"),
+            Transition(state, E.HUMAN_TURN_SKIP, state, "human", _human_speaks, _pass, who=current_speaker,
+                       purpose="speech", declines=True),
+            # The seat (its model) decides to speak or pass; `ai_has_something_new` is the hint it is given.
+            Transition(state, E.AI_TURN_COMMITTED, state, "ai", _ai_speaks, _give_floor(_speech(human=False)),
+                       payload=Spoken, who=current_speaker, purpose="speech"),
+            Transition(state, E.AI_TURN_SKIPPED, state, "ai", _ai_speaks, _pass, who=current_speaker,
+                       purpose="speech", declines=True),
         )
     ],
-    Transition("ISSUE_DEBATE_ROUND_1", "DEBATE_ROUND_1_COMPLETE", "ISSUE_DEBATE_ROUND_2", "system",
+    Transition(S.ISSUE_DEBATE_ROUND_1, E.DEBATE_ROUND_1_COMPLETE, S.ISSUE_DEBATE_ROUND_2, "system",
                _debate_done, _debate_round_2),
-    Transition("ISSUE_DEBATE_ROUND_2", "DEBATE_ROUND_2_COMPLETE", "ISSUE_POSITION_FINALIZATION", "system",
+    Transition(S.ISSUE_DEBATE_ROUND_2, E.DEBATE_ROUND_2_COMPLETE, S.ISSUE_POSITION_FINALIZATION, "system",
                _debate_done),
-    Transition("ISSUE_POSITION_FINALIZATION", "POSITIONS_FINALIZED", "ISSUE_PROPOSAL_SELECTION", "system",
+    Transition(S.ISSUE_POSITION_FINALIZATION, E.POSITIONS_FINALIZED, S.ISSUE_PROPOSAL_SELECTION, "system",
                action=_finalize_positions),
-    Transition("ISSUE_PROPOSAL_SELECTION", "PROPOSAL_MADE", "ISSUE_VOTE", "system", action=_propose),
-    Transition("ISSUE_VOTE", "HUMAN_VOTE_CAST", "ISSUE_VOTE", "human", _human_votes, _cast(human=True),
-               carries=("ballot",)),
-    Transition("ISSUE_VOTE", "AI_VOTE_COMMITTED", "ISSUE_VOTE", "ai", _ai_votes, _cast(human=False)),
-    Transition("ISSUE_VOTE", "VOTE_COMPLETE", "ISSUE_RESOLUTION", "system", _all_voted, _complete_vote),
-    Transition("ISSUE_RESOLUTION", "NEXT_ISSUE", "ISSUE_INTRO", "system", _more_issues, _next_issue),
-    Transition("ISSUE_RESOLUTION", "ALL_ISSUES_RESOLVED", "ROUND_3_COMPLETE", "system", _last_issue,
+    Transition(S.ISSUE_PROPOSAL_SELECTION, E.PROPOSAL_MADE, S.ISSUE_VOTE, "system", action=_propose),
+    Transition(S.ISSUE_VOTE, E.HUMAN_VOTE_CAST, S.ISSUE_VOTE, "human", _human_votes, _cast(human=True),
+               payload=BallotCast, who=next_voter, purpose="vote"),
+    Transition(S.ISSUE_VOTE, E.AI_VOTE_COMMITTED, S.ISSUE_VOTE, "ai", _ai_votes, _cast(human=False),
+               who=next_voter, purpose="vote"),
+    Transition(S.ISSUE_VOTE, E.VOTE_COMPLETE, S.ISSUE_RESOLUTION, "system", _all_voted, _complete_vote),
+    Transition(S.ISSUE_RESOLUTION, E.NEXT_ISSUE, S.ISSUE_INTRO, "system", _more_issues, _next_issue),
+    Transition(S.ISSUE_RESOLUTION, E.ALL_ISSUES_RESOLVED, S.ROUND_3_COMPLETE, "system", _last_issue,
                _round3_close),
-    Transition("ROUND_3_COMPLETE", "ROUND_3_ENDED", "REVIEW", "system"),
-    Transition("REVIEW", "REQUEST_AI_SUMMARY", "REVIEW", "system", _summary_not_requested, _request_summary),
-    Transition("REVIEW", "AI_SUMMARY_READY", "REVIEW", "ai", _summary_pending, _store_summary),
+    Transition(S.ROUND_3_COMPLETE, E.ROUND_3_ENDED, S.REVIEW, "system"),
+    Transition(S.REVIEW, E.REQUEST_AI_SUMMARY, S.REVIEW, "system", _summary_not_requested, _request_summary),
+    Transition(S.REVIEW, E.AI_SUMMARY_READY, S.REVIEW, "ai", _summary_pending, _store_summary, payload=Summary,
+               purpose="summary"),
 ]  # fmt: skip
-_BY_KEY = {(t.source, t.event): t for t in TRANSITIONS}
+_BY_KEY: dict[tuple[str, str], Transition] = {
+    (t.source, t.event): t for t in TRANSITIONS
+}  # Status/Event are str
+_BY_SOURCE: dict[str, list[Transition]] = {s: [t for t in TRANSITIONS if t.source == s] for s in Status}
 EVENTS = tuple(dict.fromkeys(t.event for t in TRANSITIONS))
 # The student's events (made on the page or by a bot) and the payload fields each may carry, from the table.
 STUDENT_EVENTS: dict[str, tuple[str, ...]] = {
-    t.event: t.carries for t in TRANSITIONS if t.actor in ("human", "advance")
+    t.event: t.payload.student_fields() for t in TRANSITIONS if t.actor in ("human", "advance")
 }
+DECLINES = frozenset(t.event for t in TRANSITIONS if t.declines)
 
 
-def allowed_events(state: GameState) -> list[str]:
+def allowed_events(state: GameState) -> list[Event]:
     """Events whose guard passes now (payload checks aside), in table order."""
-    return [t.event for t in TRANSITIONS if t.source == state.status and t.guard(state)]
+    return [t.event for t in _open_rows(state)]
+
+
+def _open_rows(state: GameState) -> list[Transition]:
+    return [t for t in _BY_SOURCE.get(state.status, ()) if t.guard(state)]
 
 
 def transition_for(state: GameState, event: str) -> Transition:
@@ -719,17 +774,18 @@ def transition_for(state: GameState, event: str) -> Transition:
 def apply(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any] | None = None) -> Outcome:
     """Apply one event to a copy of `state`. Raises IllegalEvent/InvalidMove and then changes nothing."""
     t = transition_for(state, event)
-    payload = dict(payload or {})
+    raw = dict(payload or {})
+    checked = t.payload.read(state.status, t.event, raw, scenario, state)
     # A dump/validate round trip is a deep copy at a quarter of copy.deepcopy's cost.
     new = GameState.model_validate(state.model_dump())
-    ctx = _Ctx(scenario, new, event, payload)
+    ctx = _Ctx(scenario, new, t.event, checked, raw)
     t.action(ctx)
-    new.status = t.target or str(payload["status"])
+    new.status = t.target or Status(raw["status"])
     new.event_seq += 1
-    actor = _actor_label(t, state)
     return Outcome(
-        seq=new.event_seq, event=event, actor=actor, source=state.status, target=new.status, payload=payload,
-        state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote, judgements=ctx.judgements,
+        seq=new.event_seq, event=t.event, actor=_actor_label(t, state), source=state.status, target=new.status,
+        payload=raw, state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote,
+        judgements=ctx.judgements,
     )  # fmt: skip
 
 
@@ -737,14 +793,7 @@ def _actor_label(t: Transition, before: GameState) -> str:
     if t.actor == "human":
         return f"human:{before.human_role}" if before.human_role else "human"
     if t.actor == "ai":
-        if t.event == "AI_MESSAGE_COMMITTED":
-            convo = _convo(before)
-            return f"ai:{convo.partner if convo else '?'}"
-        if t.event in ("AI_TURN_COMMITTED", "AI_TURN_SKIPPED"):
-            return f"ai:{current_speaker(before)}"
-        if t.event == "AI_VOTE_COMMITTED":
-            return f"ai:{next_voter(before)}"
-        return "ai:debrief"
+        return f"ai:{t.who(before) or 'debrief'}"
     return t.actor
 
 
@@ -769,50 +818,17 @@ def ai_has_something_new(scenario: Scenario, state: GameState, role: str) -> boo
 
 
 def next_step(scenario: Scenario, state: GameState) -> Step:
-    """Who acts next, and with which events. Exactly one actor at a time."""
-    s = state.status
-    if s == "BOOT":  # a stored game boots through `resume`; a fresh state is a new game
-        return Step("system", ("NEW_GAME_CREATED",))
-    if s == "REVIEW" and state.summary is not None:
+    """Who acts next, and with which events: the table's rows whose guards pass now (exactly one actor)."""
+    if state.status == Status.BOOT:  # a stored game boots through `resume`; a fresh state is a new game
+        return Step("system", (Event.NEW_GAME_CREATED,))
+    rows = _open_rows(state)
+    if not rows:
+        assert state.status == Status.REVIEW, f"no way on from {state.status}"
         return Step("done")
-    if s == "ROLE_SELECTION":
-        return Step("human", ("ROLE_CONFIRMED",), state.human_role, "role")
-    if s == "ROUND_1_OPENING_STATEMENTS" and _openings_left(state):
-        return Step(
-            "advance", ("OPENING_PRESENTED",), state.round1.speaker_order[state.round1.cursor], "opening"
-        )
-    if s in ("ROUND_2_SELECT_CONVO_1", "ROUND_2_SELECT_CONVO_2"):
-        return Step("human", tuple(allowed_events(state)), state.human_role, "partner")
-    if s == "ROUND_2_CONVERSATION_ACTIVE":
-        convo = _convo(state)
-        assert convo is not None
-        if convo.phase != "CLOSED":
-            purpose = "talk_final" if convo.phase == "FINAL_TURNS" else "talk"
-            if convo.phase == "OPEN" and convo.starter == "partner" and convo.partner_turns == 0:
-                purpose = "talk_open"
-            if convo.next_speaker == "human":
-                return Step("human", ("HUMAN_MESSAGE_SUBMITTED",), state.human_role, purpose)
-            return Step("ai", ("AI_MESSAGE_COMMITTED",), convo.partner, purpose)
-    if s == "ISSUE_INTRO":
-        return Step("human", ("ISSUE_INTRO_COMPLETE",), state.human_role, "placement")
-    if s in _DEBATE and not _debate_done(state):
-        speaker = current_speaker(state)
-        assert speaker is not None
-        if speaker == state.human_role:
-            return Step("human", ("HUMAN_TURN_SPEAK", "HUMAN_TURN_SKIP"), speaker, "speech")
-        # The seat (its model) decides to speak or pass; `ai_has_something_new` is the hint it is given.
-        return Step("ai", ("AI_TURN_COMMITTED", "AI_TURN_SKIPPED"), speaker, "speech")
-    if s == "ISSUE_VOTE" and not _all_voted(state):
-        voter = next_voter(state)
-        if voter == state.human_role:
-            return Step("human", ("HUMAN_VOTE_CAST",), voter, "vote")
-        return Step("ai", ("AI_VOTE_COMMITTED",), voter, "vote")
-    if s == "REVIEW" and state.summary_requested:
-        return Step("ai", ("AI_SUMMARY_READY",), None, "summary")
-    events = allowed_events(state)
-    system = [e for e in events if _BY_KEY[(s, e)].actor == "system"]
-    assert len(system) == 1, f"no unique system event in {s}: {events}"
-    return Step("system", (system[0],))
+    first = rows[0]
+    assert all(t.actor == first.actor for t in rows), f"two actors at once in {state.status}: {rows}"
+    assert first.actor != "system" or len(rows) == 1, f"no unique system event in {state.status}: {rows}"
+    return Step(first.actor, tuple(t.event for t in rows), first.who(state), first.purpose_in(state))
 
 
 UPGRADABLE_SCHEMAS = (1,)
@@ -850,8 +866,8 @@ def resume(scenario: Scenario, snapshot: dict[str, Any]) -> GameState:
     problems = consistency_problems(scenario, stored)
     if problems:
         raise ResumeError(f"Snapshot is inconsistent with its status {stored.status}: {'; '.join(problems)}.")
-    booting = stored.model_copy(update={"status": "BOOT"})
-    loading = apply(scenario, booting, "LOAD_EXISTING_GAME").state
-    ready = apply(scenario, loading, "RESUME_READY", {"status": stored.status}).state
+    booting = stored.model_copy(update={"status": Status.BOOT})
+    loading = apply(scenario, booting, Event.LOAD_EXISTING_GAME).state
+    ready = apply(scenario, loading, Event.RESUME_READY, {"status": stored.status}).state
     # The boot transitions are session bookkeeping, not game history: keep the stored counters.
     return ready.model_copy(update={"event_seq": stored.event_seq})

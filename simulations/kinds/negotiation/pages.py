@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
 from simulations.kinds.negotiation.games import scenario_of_version
+from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game
 from simulations.services.access import can_drive
 from simulations.services.export import dollars, reader_export
@@ -28,7 +29,7 @@ from .presenters import brief_context, game_context, persona_context, roles_cont
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
     context = game_context(game)
-    if game.phase == "ROLE_SELECTION":
+    if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
         context |= {
             "roles": roles_context(scenario),
@@ -65,7 +66,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return redirect("game", game_id=game.pk)
     game.refresh_from_db()
     context = game_context(game) | {"error": error}
-    if game.phase == "ROLE_SELECTION":
+    if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
         context |= {
             "roles": roles_context(scenario),
@@ -144,7 +145,7 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
             "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]),
-            "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == "REVIEW",
+            "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == Status.REVIEW,
         },
     )  # fmt: skip
 

@@ -18,6 +18,7 @@ from simulations.kinds import (
     NextStep,
     ScenarioSource,
 )
+from simulations.kinds.negotiation.machine import Event, Status
 
 from . import machine, offline_writer, prompts
 from .machine import Outcome, Step
@@ -56,7 +57,7 @@ def run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any
 def ledger_events(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
     return tuple(
         LedgerEvent(
-            seq=o.seq, name=o.event, source=o.source, target=o.target, actor=o.actor, payload=o.payload,
+            seq=o.seq, name=str(o.event), source=str(o.source), target=str(o.target), actor=o.actor, payload=o.payload,
             entries=tuple(
                 LedgerEntry(
                     seq=e.seq, round=e.round, phase=e.phase, issue=e.issue or "", speaker=e.speaker, kind=e.kind,
@@ -78,9 +79,16 @@ def _advance(outcomes: list[Outcome]) -> Advance:
                 log.warning("entry %s: judged by the rules: %s", seq, judgement.note)
     final = outcomes[-1].state
     return Advance(
-        events=ledger_events(outcomes), state=final.model_dump(mode="json"), phase=final.status,
-        human_role=final.human_role or "", finished=final.status == "REVIEW", schema_version=final.schema_version,
+        events=ledger_events(outcomes), state=final.model_dump(mode="json"), phase=str(final.status),
+        human_role=final.human_role or "", finished=final.status == Status.REVIEW, schema_version=final.schema_version,
         transcript_seq=final.transcript_seq,
+    )  # fmt: skip
+
+
+def _source(scenario: Scenario) -> ScenarioSource:
+    return ScenarioSource(
+        slug=scenario.slug, title=scenario.title, content_hash=scenario.content_hash(),
+        document=scenario.model_dump(mode="json"), model=scenario,
     )  # fmt: skip
 
 
@@ -89,18 +97,15 @@ class Negotiation:
     title = "Treaty negotiation"
     blurb_field = "summary"
     # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
-    after_finish_events = frozenset({"AI_SUMMARY_READY"})
+    after_finish_events: frozenset[str] = frozenset({Event.AI_SUMMARY_READY})
 
     def read_scenarios(self, path: Path) -> list[ScenarioSource]:
         if not (path.is_dir() and (path / "chair.yaml").is_file()):
             return []  # a negotiation is a folder with a chair.yaml (docs/scenario-format.md)
-        scenario = load_scenario_dir(path)
-        return [
-            ScenarioSource(
-                slug=scenario.slug, title=scenario.title, content_hash=scenario.content_hash(),
-                document=scenario.model_dump(mode="json"), model=scenario,
-            )
-        ]  # fmt: skip
+        return [_source(load_scenario_dir(path))]
+
+    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
+        return _source(Scenario.model_validate(document))
 
     def index_scenario(self, version: ScenarioVersion, scenario: Scenario) -> None:
         from simulations.models import ScenarioIssue, ScenarioRole
@@ -126,7 +131,7 @@ class Negotiation:
     def start(self, scenario: Scenario, *, seed: int, options: dict[str, Any]) -> Advance:
         if options:
             raise ValueError(f"a negotiation takes no start options (got {sorted(options)})")
-        return _advance(run(scenario, machine.new_game(seed), "NEW_GAME_CREATED", {}))
+        return _advance(run(scenario, machine.new_game(seed), Event.NEW_GAME_CREATED, {}))
 
     def advance(
         self, scenario: Scenario, state: dict[str, Any], event: str, payload: dict[str, Any]

@@ -9,21 +9,22 @@ from typing import Any
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import machine, rules
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
+from simulations.kinds.negotiation.machine import Status
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game, TranscriptEntry
 
-PHASES = {
-    "ROLE_SELECTION": "Choose your delegation",
-    "ROUND_1_OPENING_STATEMENTS": "Round 1 · Opening statements",
-    "ROUND_2_SELECT_CONVO_1": "Round 2 · Private talks",
-    "ROUND_2_CONVERSATION_ACTIVE": "Round 2 · Private talks",
-    "ROUND_2_SELECT_CONVO_2": "Round 2 · Private talks",
-    "ISSUE_INTRO": "Round 3 · Public debate",
-    "ISSUE_DEBATE_ROUND_1": "Round 3 · Public debate",
-    "ISSUE_DEBATE_ROUND_2": "Round 3 · Public debate",
-    "ISSUE_VOTE": "Round 3 · Vote",
-    "REVIEW": "Review",
+PHASES: dict[str, str] = {
+    Status.ROLE_SELECTION: "Choose your delegation",
+    Status.ROUND_1_OPENING_STATEMENTS: "Round 1 · Opening statements",
+    Status.ROUND_2_SELECT_CONVO_1: "Round 2 · Private talks",
+    Status.ROUND_2_CONVERSATION_ACTIVE: "Round 2 · Private talks",
+    Status.ROUND_2_SELECT_CONVO_2: "Round 2 · Private talks",
+    Status.ISSUE_INTRO: "Round 3 · Public debate",
+    Status.ISSUE_DEBATE_ROUND_1: "Round 3 · Public debate",
+    Status.ISSUE_DEBATE_ROUND_2: "Round 3 · Public debate",
+    Status.ISSUE_VOTE: "Round 3 · Vote",
+    Status.REVIEW: "Review",
 }
 
 
@@ -114,8 +115,18 @@ def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
 
 
 def _action(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str, Any]:
+    """The move panel: which kind of form, and the events its buttons send (the step's events, from the table:
+    `event` is the move, `skip` the one that declines it, when the step offers one)."""
+    action = _panel(scenario, state, step)
+    if step.kind in ("human", "advance"):
+        action["event"] = next(e for e in step.events if e not in machine.DECLINES)
+        action["skip"] = next((e for e in step.events if e in machine.DECLINES), None)
+    return action
+
+
+def _panel(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str, Any]:
     human = state.human_role
-    if step.kind == "done" or state.status == "REVIEW":
+    if step.kind == "done" or state.status == Status.REVIEW:
         return {"kind": "review" if step.kind == "done" else "waiting", "who": "The debrief"}
     if step.kind == "ai":
         who = scenario.display_name(step.role) if step.role else "The chair"
@@ -131,7 +142,6 @@ def _action(scenario: Scenario, state: GameState, step: machine.Step) -> dict[st
         others = [r for r in scenario.role_ids if r not in requests and r not in taken and r != human]
         return {
             "kind": "partner",
-            "second": state.status == "ROUND_2_SELECT_CONVO_2",
             "requests": [{"id": r, "name": scenario.display_name(r)} for r in requests],
             "others": [{"id": r, "name": scenario.display_name(r)} for r in others],
         }
@@ -181,8 +191,13 @@ def game_context(game: Game) -> dict[str, Any]:
         "action": _action(scenario, state, step),
         "talk": _talk(scenario, state),
         "issue": _issue(scenario, state),
-        "round1": {"done": state.round1.cursor, "total": len(state.round1.speaker_order)},
-        "issues_done": sum(1 for i in state.round3.issues if i.adopted is not None),
+        "round1": {"done": state.round1.cursor, "total": len(state.round1.speaker_order)}
+        if state.status == Status.ROUND_1_OPENING_STATEMENTS
+        else None,
+        # Round 3 and after: how many issues are settled.
+        "issues_done": sum(1 for i in state.round3.issues if i.adopted is not None)
+        if state.round3.issues
+        else None,
         "earlier_talks": earlier_talks(game, scenario, state),
     }
 

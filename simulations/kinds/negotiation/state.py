@@ -6,11 +6,38 @@ however long the game runs.
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 2  # 2: `stated` and `stated_in_talks`
+
+
+class Status(StrEnum):
+    """Where a game stands (seed 002 §5); the machine's table (machine.TRANSITIONS) moves between these."""
+
+    BOOT = "BOOT"
+    RESUME = "RESUME"
+    ROLE_SELECTION = "ROLE_SELECTION"
+    ROUND_1_SETUP = "ROUND_1_SETUP"
+    ROUND_1_OPENING_STATEMENTS = "ROUND_1_OPENING_STATEMENTS"
+    ROUND_2_SETUP = "ROUND_2_SETUP"
+    ROUND_2_SELECT_CONVO_1 = "ROUND_2_SELECT_CONVO_1"
+    ROUND_2_CONVERSATION_ACTIVE = "ROUND_2_CONVERSATION_ACTIVE"
+    ROUND_2_SELECT_CONVO_2 = "ROUND_2_SELECT_CONVO_2"
+    ROUND_2_WRAP_UP = "ROUND_2_WRAP_UP"
+    ROUND_3_SETUP = "ROUND_3_SETUP"
+    ISSUE_INTRO = "ISSUE_INTRO"
+    ISSUE_DEBATE_ROUND_1 = "ISSUE_DEBATE_ROUND_1"
+    ISSUE_DEBATE_ROUND_2 = "ISSUE_DEBATE_ROUND_2"
+    ISSUE_POSITION_FINALIZATION = "ISSUE_POSITION_FINALIZATION"
+    ISSUE_PROPOSAL_SELECTION = "ISSUE_PROPOSAL_SELECTION"
+    ISSUE_VOTE = "ISSUE_VOTE"
+    ISSUE_RESOLUTION = "ISSUE_RESOLUTION"
+    ROUND_3_COMPLETE = "ROUND_3_COMPLETE"
+    REVIEW = "REVIEW"
+
 
 Placement = Literal["first", "random", "skip"]
 Ballot = Literal["yes", "no"]
@@ -94,7 +121,9 @@ class Commitment(Model):
 
 class GameState(Model):
     schema_version: int = SCHEMA_VERSION
-    status: str = "BOOT"
+    # Validated as a Status (an unknown status is refused); annotated str so a copy made with a plain string
+    # (`model_copy(update={"status": ...})`) serialises without warnings. Status members are strs.
+    status: Annotated[str, AfterValidator(Status)] = Status.BOOT
     seed: int
     human_role: str | None = None
     human_variant: str | None = None

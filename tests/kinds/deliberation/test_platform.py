@@ -1,5 +1,5 @@
 """Deliberations played by the platform: stored, driven by the one driver, argued by the offline model through
-litellm, and ending exactly as the pure loop (`run.play`) ends the same deliberation."""
+litellm, and ending exactly as the pure loop (`engine_loop.play`) ends the same deliberation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from simulations.kinds import Actor, kind_of
-from simulations.kinds.deliberation import machine, run
+from simulations.kinds.deliberation import machine
+from simulations.kinds.deliberation.amendments import sample_amendment
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.machine import Event
 from simulations.kinds.deliberation.offline import AmendedCode, Move
@@ -19,6 +20,8 @@ from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.scenarios import load_scenarios
 from simulations.services.turns import create_game
+
+from . import engine_loop
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
@@ -34,7 +37,7 @@ def version() -> ScenarioVersion:
 
 def pure_run(sc: DeliberationScenario, sub: Submission, sample: str) -> DeliberationState:
     st = machine.new_deliberation(sc, seed=SEED, submission=sub, human_seat=None)
-    return run.play(sc, st, amended=run.sample_amendment(sc, sample))
+    return engine_loop.play(sc, st, amended=sample_amendment(sc, sample))
 
 
 def drive_to_end(game: Game, max_steps: int | None = None) -> Game:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PURE = ("machine", "quorum", "state", "scenario", "offline", "prompts", "report", "run", "checks")
+PURE = ("machine", "quorum", "state", "scenario", "offline", "prompts", "report", "amendments", "checks")
 
 
 def test_deliberation_core_imports_neither_django_nor_litellm() -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
-from simulations.kinds.deliberation import machine, run
+from simulations.kinds.deliberation import machine
+from simulations.kinds.deliberation.amendments import sample_amendment
 from simulations.kinds.deliberation.report import render_report
 from simulations.kinds.deliberation.scenario import DeliberationScenario
 from simulations.kinds.deliberation.state import Submission
+
+from . import engine_loop
 
 SECTION = re.compile(r"^### Round (\d+) — (PROPOSAL|DEBATE|VETO|SYNTHESIS|ABSTAIN)$")
 LINE = re.compile(r'^- \*\*(?P<who>[^*]+)\*\*: (?P<what>".*"|\S.*)$')
@@ -31,7 +34,9 @@ def test_secret_run_report_has_a_section_per_state_with_its_transition(
 ) -> None:
     outcomes: list[machine.Outcome] = []
     st = machine.new_deliberation(scenario, seed=5, submission=checked["secret"])
-    st = run.play(scenario, st, amended=run.sample_amendment(scenario, "secret"), on_outcome=outcomes.append)
+    st = engine_loop.play(
+        scenario, st, amended=sample_amendment(scenario, "secret"), on_outcome=outcomes.append
+    )
     report = render_report(scenario, st)
 
     found = sections(report)
@@ -56,7 +61,9 @@ def test_secret_run_report_has_a_section_per_state_with_its_transition(
 
 
 def test_votes_table_and_fix_items(scenario: DeliberationScenario, checked: dict[str, Submission]) -> None:
-    st = run.play(scenario, machine.new_deliberation(scenario, seed=2, submission=checked["deadlock"]))
+    st = engine_loop.play(
+        scenario, machine.new_deliberation(scenario, seed=2, submission=checked["deadlock"])
+    )
     report = render_report(scenario, st)
     header = "| Member | " + " | ".join(f"Round {n}" for n in range(1, st.round + 1)) + " |"
     assert header in report

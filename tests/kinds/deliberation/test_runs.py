@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulations.kinds.deliberation import machine, run
+from simulations.kinds.deliberation import machine
+from simulations.kinds.deliberation.amendments import sample_amendment
 from simulations.kinds.deliberation.machine import Event, Opinion, Step
 from simulations.kinds.deliberation.offline import AmendedCode, Move
 from simulations.kinds.deliberation.scenario import DeliberationScenario
@@ -17,12 +18,14 @@ from simulations.kinds.deliberation.state import (
     Verdict,
 )
 
+from . import engine_loop
+
 
 def play(sc: DeliberationScenario, sub: Submission, *, seed: int = 11, human_seat: str | None = None,
-         amended: AmendedCode | None = None, human: run.HumanPolicy | None = None) -> tuple[DeliberationState, list[machine.Outcome]]:  # fmt: skip
+         amended: AmendedCode | None = None, human: engine_loop.HumanPolicy | None = None) -> tuple[DeliberationState, list[machine.Outcome]]:  # fmt: skip
     outcomes: list[machine.Outcome] = []
     st = machine.new_deliberation(sc, seed=seed, submission=sub, human_seat=human_seat)
-    st = run.play(sc, st, human=human, amended=amended, on_outcome=outcomes.append)
+    st = engine_loop.play(sc, st, human=human, amended=amended, on_outcome=outcomes.append)
     return st, outcomes
 
 
@@ -34,7 +37,7 @@ def path(outcomes: list[machine.Outcome]) -> list[str]:
 def test_planted_secret_is_vetoed_then_the_amended_code_is_approved(
     scenario: DeliberationScenario, checked: dict[str, Submission]
 ) -> None:
-    st, outcomes = play(scenario, checked["secret"], amended=run.sample_amendment(scenario, "secret"))
+    st, outcomes = play(scenario, checked["secret"], amended=sample_amendment(scenario, "secret"))
     assert path(outcomes) == ["DEBATE", "VETO", "PROPOSAL", "DEBATE", "SYNTHESIS", "CONCLUSION"]
     first = st.rounds[0].ballots
     assert first["ops_km"].stance == Stance.VETO  # the operations/knowledge manager's absolute veto
@@ -144,7 +147,7 @@ def test_a_person_cannot_veto_from_a_seat_without_a_veto(
 def test_resume_from_a_stored_state_at_every_step_ends_the_same(
     scenario: DeliberationScenario, checked: dict[str, Submission], sample: str
 ) -> None:
-    amended = run.sample_amendment(scenario, sample)
+    amended = sample_amendment(scenario, sample)
     whole, outcomes = play(scenario, checked[sample], seed=4, amended=amended)
 
     def reuse_check(sc: DeliberationScenario, code: AmendedCode) -> Submission:
@@ -153,5 +156,5 @@ def test_resume_from_a_stored_state_at_every_step_ends_the_same(
 
     for outcome in outcomes:
         stored = outcome.state.model_dump(mode="json")  # as a checkpoint would keep it
-        resumed = run.play(scenario, machine.restore(stored), amended=amended, checker=reuse_check)
+        resumed = engine_loop.play(scenario, machine.restore(stored), amended=amended, checker=reuse_check)
         assert resumed == whole, f"resumed after {outcome.event} (step {outcome.seq}) diverged"

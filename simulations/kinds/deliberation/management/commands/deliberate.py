@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.engine.errors import MachineError
-from simulations.kinds.deliberation import checks, machine, run
+from simulations.engine.errors import MachineError, ScenarioError
+from simulations.kinds.deliberation import amendments, checks, machine
+from simulations.kinds.deliberation.games import scenario_of, state_of
 from simulations.kinds.deliberation.machine import (
     Actor,
     AmendmentDeclined,
@@ -17,21 +18,21 @@ from simulations.kinds.deliberation.machine import (
     Opinion,
     Step,
 )
-from simulations.kinds.deliberation.offline import AmendedCode, Move
+from simulations.kinds.deliberation.offline import AmendedCode, Move, decide
 from simulations.kinds.deliberation.report import render_report
-from simulations.kinds.deliberation.scenario import (
-    SCENARIO_ROOT,
-    DeliberationScenario,
-    ScenarioError,
-    load_scenario,
-)
+from simulations.kinds.deliberation.scenario import SCENARIO_ROOT, DeliberationScenario
 from simulations.kinds.deliberation.state import DeliberationState, Stance
+from simulations.kinds.deliberation.turns import play_headless
+from simulations.models import Game, TranscriptEntry
+from simulations.services.scenarios import load_scenario, parsed_scenario
+from simulations.services.turns import create_game
 
 
 class Command(BaseCommand):
     help = (
-        "Run a code-review deliberation (seed 004) with the offline personas and print review-report.md. "
-        "Watch it, take a seat (--seat, answers read from stdin) or act as proposer (--amend FILE)."
+        "Run a code-review deliberation (seed 004) on the platform (stored as a game, played by the shared "
+        "driver) and print review-report.md. Watch it, take a seat (--seat, answers read from stdin) or act "
+        "as proposer (--amend FILE)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,52 +53,62 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="print the report only, not the live log")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            scenario = load_scenario(options["scenario"])
+        try:  # stored like `load_scenario` stores it: the same file is the same version
+            version, _ = load_scenario(folder=options["scenario"])
         except ScenarioError as exc:
             raise CommandError(str(exc)) from exc
+        if version.kind != "deliberation":
+            raise CommandError(f"{options['scenario']} is a {version.kind} scenario, not a deliberation.")
+        scenario: DeliberationScenario = parsed_scenario(version)
         if options["sample"] and options["sample"] not in {s.id for s in scenario.samples}:
             ids = ", ".join(s.id for s in scenario.samples)
             raise CommandError(f"No sample {options['sample']!r}; the scenario has: {ids}.")
         amended = self._amended(options, scenario)
         seat = options["seat"] or (scenario.proposer if options["amend"] else None)
         try:
-            submission = self._submission(options, scenario)
-            state = machine.new_deliberation(
-                scenario, seed=options["seed"], submission=submission, human_seat=seat
-            )
+            start = self._start(options) | {"seat": seat}
+            game = create_game(scenario_version=version, seed=options["seed"], options=start)
         except (checks.CheckError, ValueError, OSError) as exc:
             raise CommandError(str(exc)) from exc
-        human = self._ask if options["seat"] else None
 
-        def show(outcome: machine.Outcome) -> None:
+        shown = 0
+
+        def show(g: Game, _: str) -> None:
+            nonlocal shown
             if options["quiet"]:
                 return
-            for e in outcome.entries:
+            for e in TranscriptEntry.objects.filter(game=g, seq__gt=shown).order_by("seq"):
                 who = scenario.persona(e.speaker).label
-                self.stderr.write(f"[round {e.round} {e.state.value}] {who}: {e.text}")
+                self.stderr.write(f"[round {e.round} {e.phase}] {who}: {e.text}")
+                shown = e.seq
 
+        def offline_seat(sc: DeliberationScenario, state: DeliberationState, step: Step) -> Move:
+            return decide(sc, state, step, amended=amended)
+
+        show(game, "")
         try:
-            final = run.play(scenario, state, human=human, amended=amended, on_outcome=show)
+            game = play_headless(
+                game, decide=self._ask if options["seat"] else offline_seat, on_progress=show
+            )
         except (MachineError, checks.CheckError) as exc:
-            raise CommandError(str(exc)) from exc
-        report = render_report(scenario, final)
+            raise CommandError(f"Deliberation {game.pk} stopped: {exc}") from exc
+        report = render_report(scenario_of(game), state_of(game))
         if options["out"]:
             options["out"].write_text(report, encoding="utf-8")
         self.stdout.write(report)
 
-    def _submission(self, options: dict[str, Any], scenario: DeliberationScenario) -> Any:
+    def _start(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The kind's start options: a sample, or the code to check (the platform runs the tools on it)."""
         if options["sample"]:
-            return checks.check_sample(scenario, options["sample"])
+            return {"sample": options["sample"]}
         if options["paste"]:
-            data: str | bytes = sys.stdin.read()
-            source, name = "paste", "submission.py"
-        else:
-            path: Path = options["file"] or options["diff"]
-            data, name = path.read_bytes(), path.name
-            source = "file" if options["file"] else "diff"
-        report = checks.run_checks(scenario, data=data, source=source, filename=name)  # type: ignore[arg-type]
-        return report.submission(source=source, label=report.filename)  # type: ignore[arg-type]
+            return {"code": sys.stdin.read(), "filename": "submission.py", "source": "paste"}
+        path: Path = options["file"] or options["diff"]
+        return {
+            "code": path.read_bytes(),
+            "filename": path.name,
+            "source": "file" if options["file"] else "diff",
+        }
 
     def _amended(self, options: dict[str, Any], scenario: DeliberationScenario) -> AmendedCode | None:
         if options["amend"]:
@@ -107,14 +118,14 @@ class Command(BaseCommand):
             except (OSError, UnicodeDecodeError) as exc:
                 raise CommandError(f"Cannot read the amended file {path}: {exc}") from exc
             return AmendedCode(code=code, filename=path.name, label=f"{path.name} (amended)")
-        return run.sample_amendment(scenario, options["sample"])
+        return amendments.sample_amendment(scenario, options["sample"])
 
     def _ask(self, scenario: DeliberationScenario, state: DeliberationState, step: Step) -> Move:
         """Ask the person at the terminal until the machine accepts the move (a refusal loses nothing)."""
         while True:
             move = self._read_move(scenario, state, step)
             try:
-                machine.apply(scenario, state, move.event, run.payload_for(scenario, move))
+                machine.apply(scenario, state, move.event, amendments.payload_for(scenario, move))
                 return move
             except (MachineError, checks.CheckError, ValueError) as exc:
                 self.stderr.write(f"Refused: {exc}")
