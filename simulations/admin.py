@@ -1,8 +1,9 @@
-"""Admin: scenario versions to browse (content changes arrive as new versions via load_scenario), games read-only,
-and the list of models teachers may choose from when starting a game (the only thing edited here).
+"""Admin: scenario versions to browse, scenario drafts to write and publish (admin_scenarios.py), games read-only,
+and the list of models teachers may choose from when starting a game.
 
-Scenario versions are immutable because running games are pinned to them; editing a scenario means editing its
-YAML and loading it again, which creates a new version and leaves running games untouched.
+Scenario versions are immutable because running games are pinned to them; a change to a scenario is a draft
+(cloned from a version, or a file loaded again with load_scenario) published as a new version, which leaves
+running games untouched.
 """
 
 from __future__ import annotations
@@ -11,8 +12,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.http import HttpRequest
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
+from . import admin_game_files as game_files
+from .admin_scenarios import ScenarioDraftAdmin, VersionAuthoring
 from .models import (
     Checkpoint,
     Event,
@@ -25,6 +31,7 @@ from .models import (
     TranscriptEntry,
     Vote,
 )
+from .services import scenario_drafts as drafts
 
 
 class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -55,11 +62,28 @@ class IssueInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 @admin.register(ScenarioVersion)
-class ScenarioVersionAdmin(ReadOnly):
-    list_display = ("slug", "version", "title", "created_at", "source")
-    readonly_fields = ("slug", "version", "title", "content_hash", "source", "created_at")
+class ScenarioVersionAdmin(VersionAuthoring, ReadOnly):
+    list_display = ("slug", "kind", "version", "title", "created_at", "source")
+    list_filter = ("kind", "slug")
+    readonly_fields = ("slug", "kind", "version", "title", "content_hash", "source", "created_at", "changes")
     exclude = ("document",)
     inlines = (RoleInline, IssueInline)
+    actions = ("clone_versions", "compare_versions", "download_yaml")
+
+    @admin.display(description="Changes from the previous version")
+    def changes(self, obj: ScenarioVersion) -> str:
+        previous = (
+            ScenarioVersion.objects.filter(slug=obj.slug, version__lt=obj.version)
+            .order_by("-version")
+            .first()
+        )
+        if previous is None:
+            return "The first version."
+        text = drafts.diff(previous.document, obj.document, before_name=str(previous), after_name=str(obj))
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", text or "No changes.")
+
+
+__all__ = ["ScenarioDraftAdmin"]  # registered in its module
 
 
 class EntryInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -80,8 +104,34 @@ class VoteInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Game)
 class GameAdmin(ReadOnly):
-    list_display = ("pk", "owner", "scenario", "human_role", "phase", "status", "model", "updated_at")
-    list_filter = ("status", "phase", "human_role", "model")
+    list_display = (
+        "pk",
+        "owner",
+        "scenario",
+        "human_role",
+        "phase",
+        "status",
+        "model",
+        "updated_at",
+        "review",
+    )
+    list_filter = ("scenario__kind", "scenario__slug", "scenario", "status", "phase", "human_role",
+                   ("created_at", admin.DateFieldListFilter), "model")  # fmt: skip
+    date_hierarchy = "created_at"
+    actions = ("download_exports", "download_outcomes")
+
+    @admin.display(description="Review")
+    def review(self, obj: Game) -> str:
+        return format_html('<a href="{}">open</a>', reverse("review", args=[obj.pk]))
+
+    @admin.action(description="Download the exports (JSON, one file per game, zipped)")
+    def download_exports(self, request: HttpRequest, queryset: QuerySet[Game]) -> HttpResponse:
+        return game_files.exports_zip(list(queryset.select_related("scenario").order_by("pk")))
+
+    @admin.action(description="Download the outcomes per issue (CSV, for a class)")
+    def download_outcomes(self, request: HttpRequest, queryset: QuerySet[Game]) -> HttpResponse:
+        return game_files.outcomes_csv(list(queryset.select_related("scenario", "owner").order_by("pk")))
+
     readonly_fields = ("owner", "scenario", "seed", "status", "phase", "human_role", "version", "created_at",
                        "finished_at", "model_choice", "model", "judge_model")  # fmt: skip
     exclude = ("state", "model_access")

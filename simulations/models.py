@@ -54,6 +54,35 @@ class ScenarioVersion(models.Model):
         return f"{self.slug} v{self.version}"
 
 
+class ScenarioDraft(models.Model):
+    """A scenario being written in admin: changed freely, validated by its kind's schema on every save, and
+    published as a new ScenarioVersion (which games can then pin). Nothing plays a draft."""
+
+    kind = models.CharField(max_length=32, help_text="The simulation kind whose schema the document follows.")
+    slug = models.SlugField(max_length=64, editable=False, help_text="From the document (its slug or id).")
+    title = models.CharField(max_length=200, editable=False)
+    document = models.JSONField(help_text="The whole scenario, valid for its kind.")
+    based_on = models.ForeignKey(
+        ScenarioVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="drafts",
+        help_text="The version this draft was cloned from (its diff is shown against it).",
+    )  # fmt: skip
+    published = models.ForeignKey(
+        ScenarioVersion, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+",
+        help_text="The version its last publication stored (or found: the same content is the same version).",
+    )  # fmt: skip
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug", "-updated_at"]
+        permissions = [("publish_scenariodraft", "Can publish a scenario draft as a new version")]
+
+    def __str__(self) -> str:
+        return f"{self.slug} (draft)"
+
+
 class ScenarioRole(models.Model):
     """A seat of a scenario version, broken out of the document for browsing in the admin."""
 

@@ -128,6 +128,11 @@ class Kind(Protocol):
         """A stored scenario document back as the kind's scenario model."""
         ...
 
+    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
+        """A whole scenario document (e.g. edited in admin) validated by the kind's schema, ready to store: the
+        same content as a file on disk gives the same hash. Raises pydantic's ValidationError."""
+        ...
+
     def start(self, scenario: Any, *, seed: int, options: dict[str, Any]) -> Advance:
         """A new simulation's first committed step (raises a `MachineError` or `ValueError` on bad options)."""
         ...

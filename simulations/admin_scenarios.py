@@ -1,0 +1,168 @@
+"""Admin for scenario authoring: drafts edited as YAML and validated by their kind's schema, published as
+immutable versions; versions cloned into drafts and compared.
+
+Who may do what: the "Scenario editors" group (migration 0010) may add, change, delete and publish drafts; other
+staff with view permissions only read. Every publication is in the admin's history (LogEntry) under the user who
+made it, on the draft and on the version it stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.html import format_html
+
+from .models import ScenarioDraft, ScenarioVersion
+from .services import scenario_drafts as drafts
+
+EDITOR_ROWS = 36
+
+
+class DraftForm(forms.ModelForm):  # type: ignore[type-arg]
+    """The whole scenario as YAML: checked as YAML, then by the kind's schema; every problem is listed beside the
+    editor with its path in the document (`roles[BRA].stances.1.firmness: ...`), and nothing is saved."""
+
+    kind = forms.ChoiceField(choices=[(k, k) for k in settings.MERCURY_KINDS])
+    text = forms.CharField(
+        label="Scenario (YAML)",
+        widget=forms.Textarea(
+            attrs={
+                "rows": EDITOR_ROWS,
+                "cols": 120,
+                "spellcheck": "false",
+                "style": "font-family: monospace; width: 100%",
+            }
+        ),  # fmt: skip
+        help_text="The whole scenario. Saving checks it against the kind's schema; publishing stores it as a new "
+        "version that new games can use (games already started keep theirs).",
+    )
+
+    class Meta:
+        model = ScenarioDraft
+        fields = ("kind", "based_on")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and self.instance.document:
+            self.fields["text"].initial = drafts.as_yaml(self.instance.document)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        kind, text = cleaned.get("kind"), cleaned.get("text")
+        if not kind or text is None:
+            return cleaned
+        try:
+            source = drafts.validate(str(kind), drafts.parse_yaml(str(text)))
+        except drafts.DraftInvalid as exc:
+            raise forms.ValidationError({"text": [str(p) for p in exc.problems]}) from exc
+        self.instance.document, self.instance.slug, self.instance.title = (
+            source.document,
+            source.slug,
+            source.title,
+        )
+        return cleaned
+
+
+@admin.register(ScenarioDraft)
+class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    form = DraftForm
+    list_display = ("slug", "kind", "title", "based_on", "published", "updated_by", "updated_at")
+    list_filter = ("kind",)
+    readonly_fields = ("slug", "title", "published", "updated_by", "updated_at", "changes")
+    fields = ("kind", "based_on", "slug", "title", "text", "changes", "published", "updated_by", "updated_at")
+    actions = ("publish_drafts", "download_yaml")
+
+    @admin.action(description="Download as a scenario file (YAML)")
+    def download_yaml(self, request: HttpRequest, queryset: QuerySet[ScenarioDraft]) -> HttpResponse:
+        return _scenario_file(list(queryset.order_by("slug")), "drafts")
+
+    def save_model(self, request: HttpRequest, obj: ScenarioDraft, form: Any, change: bool) -> None:
+        obj.updated_by = request.user if request.user.is_authenticated else None  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+    @admin.display(description="Changes from the version it was cloned from")
+    def changes(self, obj: ScenarioDraft) -> str:
+        if obj.pk is None or obj.based_on is None:
+            return "—"
+        text = drafts.diff(
+            obj.based_on.document, obj.document, before_name=str(obj.based_on), after_name="draft"
+        )
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", text or "No changes yet.")
+
+    def has_publish_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("simulations.publish_scenariodraft")
+
+    @admin.action(description="Publish the selected drafts as new versions", permissions=["publish"])
+    def publish_drafts(self, request: HttpRequest, queryset: QuerySet[ScenarioDraft]) -> None:
+        for draft in queryset:
+            try:
+                version, created = drafts.publish(draft, user=_user(request))
+            except drafts.DraftInvalid as exc:
+                self.message_user(request, f"{draft}: not published: {exc}", messages.ERROR)
+                continue
+            if not created:
+                self.message_user(request, f"{draft}: {version} already has this content; nothing new published.",
+                                  messages.WARNING)  # fmt: skip
+                continue
+            self.log_change(request, draft, f"Published as {version}.")
+            self.log_addition(request, version, f"Published from draft {draft.pk}.")
+            self.message_user(request, f"{draft}: published as {version}. New games use it from now on.")
+
+
+def _user(request: HttpRequest) -> Any:
+    return request.user if request.user.is_authenticated else None
+
+
+def _scenario_file(items: list[Any], name: str) -> HttpResponse:
+    """A file `import_scenario` (or an editor) reads back: one YAML document per scenario."""
+    stem = items[0].slug if len(items) == 1 else name
+    response = HttpResponse(drafts.dump_scenarios(items), content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{stem}.yaml"'
+    return response
+
+
+class VersionAuthoring:
+    """The authoring actions of the (read-only) version admin: clone into a draft, compare two versions,
+    download as a scenario file."""
+
+    @admin.action(description="Download as a scenario file (YAML)")
+    def download_yaml(self, request: HttpRequest, queryset: QuerySet[ScenarioVersion]) -> HttpResponse:
+        return _scenario_file(list(queryset.order_by("slug", "version")), "scenarios")
+
+    def has_clone_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("simulations.add_scenariodraft")
+
+    @admin.action(description="Edit as a new draft", permissions=["clone"])
+    def clone_versions(self, request: HttpRequest, queryset: QuerySet[ScenarioVersion]) -> None:
+        for version in queryset:
+            draft = drafts.clone(version, user=_user(request))
+            admin_self: Any = self
+            admin_self.log_addition(request, draft, f"Cloned from {version}.")
+            admin_self.message_user(request, f"Draft of {version} created: edit it under Scenario drafts.")
+
+    @admin.action(description="Compare two selected versions")
+    def compare_versions(
+        self, request: HttpRequest, queryset: QuerySet[ScenarioVersion]
+    ) -> HttpResponse | None:
+        admin_self: Any = self
+        chosen = list(queryset.order_by("slug", "version"))
+        if len(chosen) != 2:
+            admin_self.message_user(request, "Select exactly two versions to compare.", messages.WARNING)
+            return None
+        before, after = chosen
+        text = drafts.diff(before.document, after.document, before_name=str(before), after_name=str(after))
+        context = {
+            **admin_self.admin_site.each_context(request),
+            "title": f"{before} → {after}",
+            "before": before,
+            "after": after,
+            "diff": text,
+            "opts": admin_self.model._meta,
+        }
+        return TemplateResponse(request, "admin/simulations/scenario_diff.html", context)

@@ -1,0 +1,170 @@
+"""Scenario drafts: written in admin, validated by their kind's schema, published as immutable versions.
+
+A draft is free to change; nothing plays it. Publishing validates it once more and stores its document as a
+ScenarioVersion exactly as `load_scenario` stores a file (same content, same version), so games that pinned an
+earlier version keep it. The lobby only ever lists versions, so only published content reaches students.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from django.conf import settings
+from django.contrib.auth.models import User
+from pydantic import ValidationError
+
+from simulations.kinds import ScenarioSource, get_kind
+from simulations.models import ScenarioDraft, ScenarioVersion
+
+from .scenarios import store_scenario
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One schema error: where in the document (a readable path) and what is wrong there."""
+
+    where: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}" if self.where else self.what
+
+
+class DraftInvalid(Exception):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+def validate(kind: str, document: Any) -> ScenarioSource:
+    """The document as its kind would store it, or DraftInvalid listing every problem with its path."""
+    if not isinstance(document, dict):
+        raise DraftInvalid([Problem("", "the scenario must be a mapping of fields (name: value)")])
+    try:
+        return get_kind(kind).source_of(document)
+    except ValidationError as exc:
+        raise DraftInvalid([_problem(document, e) for e in exc.errors()]) from exc
+    except ValueError as exc:  # a kind's own cross-checks raised outside pydantic
+        raise DraftInvalid([Problem("", str(exc))]) from exc
+
+
+def _problem(document: dict[str, Any], error: Any) -> Problem:
+    """A pydantic error located the way an editor reads the YAML: `roles[BRA].stances.1.firmness`, naming list
+    items by their id where they have one."""
+    parts: list[str] = []
+    node: Any = document
+    for key in error["loc"]:
+        if isinstance(key, int) and isinstance(node, list) and 0 <= key < len(node):
+            item = node[key]
+            label = item.get("id") if isinstance(item, dict) else None
+            index = f"[{label if label is not None else key}]"
+            if parts:
+                parts[-1] += index
+            else:
+                parts.append(index)
+            node = item
+        else:
+            parts.append(str(key))
+            node = node.get(key) if isinstance(node, dict) else None
+    return Problem(".".join(parts), error["msg"])
+
+
+def parse_yaml(text: str) -> Any:
+    """The editor's text as data; DraftInvalid (with the line) when it is not YAML."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        raise DraftInvalid(
+            [Problem(where, f"not valid YAML ({getattr(exc, 'problem', None) or exc})")]
+        ) from exc
+
+
+def as_yaml(document: Any) -> str:
+    """A document as the editor shows it: fields in the schema's order, text kept readable."""
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110)
+
+
+def save_draft(draft: ScenarioDraft, document: Any, *, user: User | None) -> ScenarioDraft:
+    """Validate and store the draft's new content (DraftInvalid and nothing stored if it is not valid)."""
+    source = validate(draft.kind, document)
+    draft.document, draft.slug, draft.title = source.document, source.slug, source.title
+    draft.updated_by = user
+    draft.save()
+    return draft
+
+
+def clone(version: ScenarioVersion, *, user: User | None) -> ScenarioDraft:
+    """A new draft with a published version's content, to edit into the next version (or, with a new slug or
+    id in the document, into a new scenario)."""
+    return ScenarioDraft.objects.create(
+        kind=version.kind, slug=version.slug, title=version.title, document=version.document,
+        based_on=version, updated_by=user,
+    )  # fmt: skip
+
+
+def publish(draft: ScenarioDraft, *, user: User | None) -> tuple[ScenarioVersion, bool]:
+    """Store the draft as a version: (version, True) when new; (the existing version, False) when a version
+    of this scenario already has exactly this content."""
+    source = validate(draft.kind, draft.document)
+    who = user.get_username() if user is not None else "unknown"
+    version, created = store_scenario(
+        kind=get_kind(draft.kind), source=source, origin=f"admin draft, by {who}"
+    )
+    draft.published = version
+    draft.save(update_fields=["published"])
+    return version, created
+
+
+def diff(before: dict[str, Any] | None, after: dict[str, Any], *, before_name: str, after_name: str) -> str:
+    """A unified diff of two documents as YAML (empty when they are the same)."""
+    old = as_yaml(before).splitlines(keepends=True) if before is not None else []
+    new = as_yaml(after).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(old, new, fromfile=before_name, tofile=after_name, n=2))
+
+
+# --- scenario files: export and import (YAML or JSON) ----------------------------------------------------------
+# A scenario file holds one or more documents `{kind: <kind>, scenario: <the kind's document>}`; YAML separates
+# several with `---`, JSON holds a list. Exporting what was imported gives the same text back.
+
+FORMATS = ("yaml", "json")
+
+
+def dump_scenarios(items: list[ScenarioVersion | ScenarioDraft], *, fmt: str = "yaml") -> str:
+    """Scenario versions or drafts as one file's text."""
+    docs = [{"kind": item.kind, "scenario": item.document} for item in items]
+    if fmt == "json":
+        return json.dumps(docs if len(docs) != 1 else docs[0], indent=2, ensure_ascii=False) + "\n"
+    return "---\n".join(as_yaml(doc) for doc in docs)
+
+
+def parse_scenario_file(text: str, *, fmt: str) -> list[tuple[str, ScenarioSource]]:
+    """(kind, validated source) for each document of a scenario file. Raises DraftInvalid (naming the document
+    and the path in it) if any document is not valid; then nothing is to be stored."""
+    try:
+        if fmt == "json":
+            data = json.loads(text)
+            docs = data if isinstance(data, list) else [data]
+        else:
+            docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+        raise DraftInvalid([Problem("", f"not valid {fmt.upper()} ({exc})")]) from exc
+    found: list[tuple[str, ScenarioSource]] = []
+    for n, doc in enumerate(docs, start=1):
+        if not isinstance(doc, dict) or set(doc) != {"kind", "scenario"}:
+            raise DraftInvalid([Problem(f"document {n}", "must have exactly two fields: kind and scenario")])
+        if doc["kind"] not in settings.MERCURY_KINDS:
+            raise DraftInvalid(
+                [Problem(f"document {n}.kind", f"not a kind this site plays ({doc['kind']!r})")]
+            )
+        try:
+            found.append((str(doc["kind"]), validate(str(doc["kind"]), doc["scenario"])))
+        except DraftInvalid as exc:
+            raise DraftInvalid([Problem(f"document {n}.scenario.{p.where}".rstrip("."), p.what)
+                                for p in exc.problems]) from exc  # fmt: skip
+    return found

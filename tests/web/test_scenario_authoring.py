@@ -1,0 +1,166 @@
+"""Scenario authoring in admin: an editor clones a version into a draft, edits it as YAML (schema errors shown
+beside the editor, nothing saved), publishes it as a new version; plain staff only read; games already running keep
+their version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import Group, Permission, User
+from django.test import Client
+
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.play import play_game
+from simulations.models import ScenarioDraft, ScenarioVersion
+from simulations.services.scenario_drafts import as_yaml
+from simulations.services.scenarios import latest_version, load_scenario
+from simulations.services.turns import create_game
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+DRAFTS = "/admin/simulations/scenariodraft/"
+VERSIONS = "/admin/simulations/scenarioversion/"
+
+
+def _staff(name: str, *, editor: bool) -> Client:
+    user = User.objects.create_user(name, password="pw", is_staff=True)
+    if editor:
+        user.groups.add(Group.objects.get(name="Scenario editors"))
+    else:  # staff who may look, not write
+        user.user_permissions.add(*Permission.objects.filter(
+            codename__in=["view_scenarioversion", "view_scenariodraft"]))  # fmt: skip
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def editor() -> Client:
+    return _staff("editor", editor=True)
+
+
+@pytest.fixture
+def staff() -> Client:
+    return _staff("reader", editor=False)
+
+
+def _clone(client: Client, version: ScenarioVersion) -> ScenarioDraft:
+    response = client.post(
+        VERSIONS, {"action": "clone_versions", "_selected_action": [version.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    return ScenarioDraft.objects.get(based_on=version)
+
+
+def _save(client: Client, draft: ScenarioDraft, text: str) -> Any:
+    return client.post(f"{DRAFTS}{draft.pk}/change/", {"kind": draft.kind, "based_on": draft.based_on_id or "",
+                                                        "text": text})  # fmt: skip
+
+
+def _edited(document: dict[str, Any], **changes: Any) -> str:
+    return as_yaml({**document, **changes})
+
+
+def test_an_editor_clones_edits_and_publishes_a_new_version(editor: Client) -> None:
+    v1 = mercury_version()
+    draft = _clone(editor, v1)
+    assert draft.document == v1.document and draft.slug == v1.slug
+    page = editor.get(f"{DRAFTS}{draft.pk}/change/")
+    assert page.status_code == 200 and b"Scenario (YAML)" in page.content
+
+    response = _save(editor, draft, _edited(draft.document, title="Mercury, for the Tuesday class"))
+    assert response.status_code == 302
+    draft.refresh_from_db()
+    assert draft.title == "Mercury, for the Tuesday class"
+    page = editor.get(f"{DRAFTS}{draft.pk}/change/")
+    assert b"+title: Mercury, for the Tuesday class" in page.content  # the diff against v1
+
+    editor.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
+    v2 = latest_version(slug=v1.slug)
+    assert v2 is not None and v2.version == v1.version + 1 and v2.title == "Mercury, for the Tuesday class"
+    assert v2.source == "admin draft, by editor"
+    logged = LogEntry.objects.filter(user__username="editor").values_list("change_message", flat=True)
+    assert f"Published as {v2}." in logged and f"Published from draft {draft.pk}." in logged
+
+    editor.post(
+        DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]}
+    )  # nothing new to publish
+    assert ScenarioVersion.objects.filter(slug=v1.slug).count() == 2
+
+
+def test_schema_errors_are_shown_beside_the_editor_and_nothing_is_saved(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    before = dict(draft.document)
+    roles = [dict(r) for r in draft.document["roles"]]
+    roles[0] = {**roles[0], "votes": "sometimes"}
+    response = _save(editor, draft, _edited(draft.document, roles=roles))
+    assert response.status_code == 200
+    problem = f"roles[{roles[0]['id']}].votes: Input should be a valid boolean"
+    assert problem in response.content.decode()
+
+    response = _save(editor, draft, "title: [unclosed\n")
+    assert response.status_code == 200 and "line 1: not valid YAML" in response.content.decode()
+    response = _save(editor, draft, "- just\n- a list\n")
+    assert "the scenario must be a mapping" in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.document == before
+
+
+def test_a_deliberation_draft_is_checked_by_its_own_schema(editor: Client) -> None:
+    version, _ = load_scenario(folder=ROOT / "scenarios" / "deliberation" / "code-review.yaml")
+    draft = _clone(editor, version)
+    personas = [dict(p) for p in draft.document["personas"]]
+    personas[1] = {**personas[1], "confidence_threshold": 3}
+    response = _save(editor, draft, _edited(draft.document, personas=personas))
+    assert f"personas[{personas[1]['id']}].confidence_threshold" in response.content.decode()
+
+
+def test_plain_staff_read_but_cannot_change_or_publish(editor: Client, staff: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    assert staff.get(f"{DRAFTS}{draft.pk}/change/").status_code == 200  # a read-only view
+    assert _save(staff, draft, _edited(draft.document, title="Hijacked")).status_code == 403
+    staff.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
+    staff.post(VERSIONS, {"action": "clone_versions", "_selected_action": [draft.based_on_id]})
+    assert ScenarioVersion.objects.count() == 1 and ScenarioDraft.objects.count() == 1
+    assert staff.get(f"{DRAFTS}add/").status_code == 403
+
+
+def test_two_versions_compared(editor: Client) -> None:
+    v1 = mercury_version()
+    draft = _clone(editor, v1)
+    _save(editor, draft, _edited(draft.document, title="Mercury II"))
+    editor.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
+    v2 = latest_version(slug=v1.slug)
+    assert v2 is not None
+    page = editor.post(VERSIONS, {"action": "compare_versions", "_selected_action": [v1.pk, v2.pk]})
+    text = page.content.decode()
+    assert (
+        "+title: Mercury II" in text and "-title: &#x27;Mercury: negotiating" in text
+    )  # the YAML quotes a colon
+    assert "+title: Mercury II" in editor.get(f"{VERSIONS}{v2.pk}/change/").content.decode()
+
+
+def test_publishing_leaves_a_running_game_on_its_version(editor: Client) -> None:
+    v1 = mercury_version()
+    game = create_game(scenario_version=v1, seed=3)
+    draft = _clone(editor, v1)
+    issues = [dict(i) for i in draft.document["issues"]]
+    issues[0] = {**issues[0], "title": "A renamed first issue"}
+    assert _save(editor, draft, _edited(draft.document, issues=issues)).status_code == 302
+    editor.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
+    assert latest_version(slug=v1.slug) != v1
+
+    finished = play_game(game_id=game.pk, policy=make_policy("advocate", "EU"))
+    assert finished.scenario_id == v1.pk and finished.phase == "REVIEW"
+    fresh = play_game(
+        game_id=create_game(scenario_version=v1, seed=3).pk, policy=make_policy("advocate", "EU")
+    )
+    assert list(finished.entries.order_by("seq").values_list("text", flat=True)) == list(
+        fresh.entries.order_by("seq").values_list("text", flat=True)
+    )  # the same game as one never touched by the publication
+    assert "A renamed first issue" not in yaml.safe_dump(v1.document)
