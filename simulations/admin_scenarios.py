@@ -14,10 +14,13 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
+from .kinds import get_kind
 from .models import ScenarioDraft, ScenarioVersion
 from .services import scenario_drafts as drafts
 
@@ -74,8 +77,36 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     form = DraftForm
     list_display = ("slug", "kind", "title", "based_on", "published", "updated_by", "updated_at")
     list_filter = ("kind",)
-    readonly_fields = ("slug", "title", "published", "updated_by", "updated_at", "changes")
-    fields = ("kind", "based_on", "slug", "title", "text", "changes", "published", "updated_by", "updated_at")
+    readonly_fields = ("slug", "title", "preview_link", "published", "updated_by", "updated_at", "changes")
+    fields = ("kind", "based_on", "slug", "title", "preview_link", "text", "changes", "published", "updated_by",
+              "updated_at")  # fmt: skip
+
+    def get_urls(self) -> list[Any]:
+        preview = self.admin_site.admin_view(self.preview_view)
+        return [path("<int:draft_id>/preview/", preview, name="simulations_scenariodraft_preview"),
+                *super().get_urls()]  # fmt: skip
+
+    @admin.display(description="Preview")
+    def preview_link(self, obj: ScenarioDraft) -> str:
+        if obj.pk is None:
+            return "—"
+        url = reverse("admin:simulations_scenariodraft_preview", args=[obj.pk])
+        return format_html('<a href="{}">As the students will see it (saved content)</a>', url)
+
+    def preview_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
+        draft = ScenarioDraft.objects.filter(pk=draft_id).first()
+        if draft is None or not self.has_view_permission(request, draft):
+            raise Http404("No such draft.")
+        kind = get_kind(draft.kind)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Preview of {draft}",
+            "opts": self.model._meta,
+            "draft": draft,
+            "body": mark_safe(kind.preview(kind.parse_scenario(draft.document))),  # noqa: S308  # rendered by the kind's autoescaped template
+        }
+        return TemplateResponse(request, "admin/simulations/scenario_preview.html", context)
+
     actions = ("publish_drafts", "download_yaml")
 
     @admin.action(description="Download as a scenario file (YAML)")

@@ -128,6 +128,11 @@ class Kind(Protocol):
         """A stored scenario document back as the kind's scenario model."""
         ...
 
+    def preview(self, scenario: Any) -> str:
+        """HTML for the admin's preview of a scenario: what each seat's player will read, and what the content
+        implies for play (e.g. an option no briefing lets a voter accept)."""
+        ...
+
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         """A whole scenario document (e.g. edited in admin) validated by the kind's schema, ready to store: the
         same content as a file on disk gives the same hash. Raises pydantic's ValidationError."""

@@ -4,6 +4,7 @@ their version."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,27 @@ def test_publishing_leaves_a_running_game_on_its_version(editor: Client) -> None
         fresh.entries.order_by("seq").values_list("text", flat=True)
     )  # the same game as one never touched by the publication
     assert "A renamed first issue" not in yaml.safe_dump(v1.document)
+
+
+def test_the_preview_shows_each_seat_and_what_the_briefs_allow(editor: Client, staff: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    roles = [dict(r) for r in draft.document["roles"]]
+    voter = next(r for r in roles if r["votes"])
+    issue = draft.document["issues"][0]
+    options = [o["id"] for o in issue["options"]]
+    # The first voter accepts only one option of the first issue, and no condition leads elsewhere.
+    stances = {**voter["stances"], issue["id"]: {**voter["stances"][issue["id"]], "preferred": options[0],
+                                                 "acceptable": [options[0]], "conditions": []}}  # fmt: skip
+    roles[roles.index(voter)] = {**voter, "stances": stances}
+    assert _save(editor, draft, _edited(draft.document, roles=roles)).status_code == 302
+
+    page = editor.get(f"{DRAFTS}{draft.pk}/preview/").content.decode()
+    for role in roles:
+        assert role["confidential_brief"]["interests"][:40].replace("'", "&#x27;") in page
+    rows = page.split(f"<h3>{issue['id']}. ")[1].split("</table>")[0]
+    cells = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", rows)
+    never = [row[3] for row in cells]  # each option's "never" column
+    assert len(never) == len(options)
+    assert voter["id"] not in never[0] and all(f"<strong>{voter['name']}" in cell for cell in never[1:])
+    assert staff.get(f"{DRAFTS}{draft.pk}/preview/").status_code == 200  # readers may look
+    assert Client().get(f"{DRAFTS}{draft.pk}/preview/").status_code == 302  # to the admin's sign-in

@@ -190,6 +190,11 @@ class Deliberation:
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(DeliberationScenario.model_validate(document))
 
+    def preview(self, scenario: DeliberationScenario) -> str:
+        from django.template.loader import render_to_string
+
+        return render_to_string("deliberation/preview.html", {"scenario": scenario})
+
     def index_scenario(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
         return None  # the admin shows the document itself; personas have no rows of their own
 

@@ -107,6 +107,11 @@ class Negotiation:
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(Scenario.model_validate(document))
 
+    def preview(self, scenario: Scenario) -> str:
+        from .preview import render_preview
+
+        return render_preview(scenario)
+
     def index_scenario(self, version: ScenarioVersion, scenario: Scenario) -> None:
         from simulations.models import ScenarioIssue, ScenarioRole
 
