@@ -87,7 +87,7 @@ def parse_yaml(text: str) -> Any:
 
 def as_yaml(document: Any) -> str:
     """A document as the editor shows it: fields in the schema's order, text kept readable."""
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110)
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100_000)  # no folded lines
 
 
 def save_draft(draft: ScenarioDraft, document: Any, *, user: User | None) -> ScenarioDraft:
