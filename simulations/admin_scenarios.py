@@ -107,7 +107,32 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         }
         return TemplateResponse(request, "admin/simulations/scenario_preview.html", context)
 
-    actions = ("publish_drafts", "download_yaml")
+    actions = ("publish_drafts", "rehearse_drafts", "download_yaml")
+
+    @admin.action(
+        description="Rehearse: play to the end with bots and the offline model", permissions=["change"]
+    )
+    def rehearse_drafts(self, request: HttpRequest, queryset: QuerySet[ScenarioDraft]) -> None:
+        for draft in queryset:
+            try:
+                result = drafts.rehearse(draft)
+            except drafts.DraftInvalid as exc:
+                self.message_user(request, f"{draft}: not valid, not rehearsed: {exc}", messages.ERROR)
+                continue
+            if result.game is None:
+                self.message_user(
+                    request, f"{draft}: cannot be rehearsed: {result.problem}", messages.WARNING
+                )
+                continue
+            review = reverse("review", args=[result.game.pk])
+            if result.finished:
+                summary = rehearsal_summary(result.game)
+                self.message_user(request, format_html(
+                    '{}: rehearsed to the end ({}). <a href="{}">Read its review</a>.', draft, summary, review))  # fmt: skip
+            else:
+                self.message_user(request, format_html(
+                    '{}: the rehearsal {}. <a href="{}">See where</a>.', draft, result.problem, review),
+                    messages.ERROR)  # fmt: skip
 
     @admin.action(description="Download as a scenario file (YAML)")
     def download_yaml(self, request: HttpRequest, queryset: QuerySet[ScenarioDraft]) -> HttpResponse:
@@ -144,6 +169,14 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             self.log_change(request, draft, f"Published as {version}.")
             self.log_addition(request, version, f"Published from draft {draft.pk}.")
             self.message_user(request, f"{draft}: published as {version}. New games use it from now on.")
+
+
+def rehearsal_summary(game: Any) -> str:
+    """What a rehearsed game decided, in a few words: its issues adopted and rejected, or its final phase."""
+    votes = list(game.votes.values_list("adopted", flat=True))
+    if votes:
+        return f"{sum(votes)} of {len(votes)} issues adopted"
+    return get_kind(game.scenario.kind).phase_label(game.phase)
 
 
 def _user(request: HttpRequest) -> Any:

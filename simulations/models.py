@@ -41,6 +41,9 @@ class ScenarioVersion(models.Model):
     content_hash = models.CharField(max_length=64)
     document = models.JSONField(help_text="The whole validated scenario, as loaded.")
     source = models.CharField(max_length=500, blank=True)
+    listed = models.BooleanField(
+        default=True, help_text="Offered in the lobby. An admin's rehearsal of a draft is stored unlisted."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

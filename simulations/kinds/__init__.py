@@ -133,6 +133,11 @@ class Kind(Protocol):
         implies for play (e.g. an option no briefing lets a voter accept)."""
         ...
 
+    def rehearsal(self, scenario: Any) -> tuple[str | None, dict[str, Any]]:
+        """The seat a bot takes and the start options of an admin's rehearsal of this scenario (a whole game
+        played by bots and the offline model). Raises ValueError when the scenario cannot be rehearsed."""
+        ...
+
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         """A whole scenario document (e.g. edited in admin) validated by the kind's schema, ready to store: the
         same content as a file on disk gives the same hash. Raises pydantic's ValidationError."""

@@ -12,10 +12,11 @@ from typing import Any
 
 from django.conf import settings
 
-from simulations.ai.model_spec import ModelSpec, default_spec, judge_spec, spec_from_data
+from simulations.ai.model_spec import OFFLINE_PREFIX, ModelSpec, default_spec, judge_spec, spec_from_data
 from simulations.models import Game, ModelChoice
 
 DEFAULT = "default"
+OFFLINE = "offline"  # the built-in offline model whatever the settings say (an admin's rehearsal of a draft)
 OFFLINE_LABEL = "Built-in offline model"
 
 
@@ -65,6 +66,13 @@ def find(name: str) -> str:
 
 def pinned_fields(key: str | None) -> dict[str, Any]:
     """The Game fields that pin a new game to the option `key` (None or DEFAULT: the settings' model)."""
+    if key == OFFLINE:
+        model = f"{OFFLINE_PREFIX}default"
+        return {
+            "model_choice": None, "model": model, "judge_model": model,
+            "model_access": {"source": "choice", "api_base": "", "api_key_env": "", "kwargs": {}, "judge_api_base": "",
+                             "judge_api_key_env": "", "judge_kwargs": {}},
+        }  # fmt: skip
     if not key or key == DEFAULT:
         playing = default_spec()
         judging = judge_spec(playing)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -17,10 +18,16 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from pydantic import ValidationError
 
+from simulations.ai.gateway import ModelFailure
+from simulations.engine.errors import MachineError
 from simulations.kinds import ScenarioSource, get_kind
-from simulations.models import ScenarioDraft, ScenarioVersion
+from simulations.models import Game, ScenarioDraft, ScenarioVersion
 
+from .model_choice import OFFLINE
 from .scenarios import store_scenario
+from .turns import create_game
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -168,3 +175,38 @@ def parse_scenario_file(text: str, *, fmt: str) -> list[tuple[str, ScenarioSourc
             raise DraftInvalid([Problem(f"document {n}.scenario.{p.where}".rstrip("."), p.what)
                                 for p in exc.problems]) from exc  # fmt: skip
     return found
+
+
+# --- rehearsal: the draft played to the end by bots ------------------------------------------------------------
+
+REHEARSAL_SUFFIX = "--rehearsal"  # rehearsals are versions of their own, unlisted scenario
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    game: Game | None
+    finished: bool
+    problem: str  # empty when the game reached its end
+
+
+def rehearse(draft: ScenarioDraft, *, seed: int = 1) -> Rehearsal:
+    """Play the draft's content to the end, as a real game with the offline model everywhere and a bot in the
+    student's seat (the kind says which), stored under an unlisted scenario `<slug>--rehearsal` so its review
+    can be read like any game's. What stops it (a refused move, a content error) is the rehearsal's finding."""
+    source = validate(draft.kind, draft.document)
+    kind = get_kind(draft.kind)
+    try:
+        role, options = kind.rehearsal(source.model)
+    except ValueError as exc:
+        return Rehearsal(None, False, str(exc))
+    unlisted = replace(source, slug=f"{source.slug}{REHEARSAL_SUFFIX}"[:64])
+    version, _ = store_scenario(
+        kind=kind, source=unlisted, origin=f"rehearsal of draft {draft.pk}", listed=False
+    )
+    game = create_game(scenario_version=version, seed=seed, model=OFFLINE, options=options)
+    try:
+        game = kind.play_headless(game, role=role, human=None, resumed=False, say=log.info, on_progress=None)
+    except (MachineError, ModelFailure, ValueError, RuntimeError) as exc:
+        game.refresh_from_db()
+        return Rehearsal(game, False, f"stopped in {kind.phase_label(game.phase)}: {exc}")
+    return Rehearsal(game, game.finished_at is not None, "")

@@ -43,7 +43,9 @@ def load_scenario(*, folder: str | Path) -> tuple[ScenarioVersion, bool]:
     return loaded[0]
 
 
-def store_scenario(*, kind: Kind, source: ScenarioSource, origin: str) -> tuple[ScenarioVersion, bool]:
+def store_scenario(
+    *, kind: Kind, source: ScenarioSource, origin: str, listed: bool = True
+) -> tuple[ScenarioVersion, bool]:
     with transaction.atomic():
         existing = ScenarioVersion.objects.filter(slug=source.slug, content_hash=source.content_hash).first()
         if existing:
@@ -57,6 +59,7 @@ def store_scenario(*, kind: Kind, source: ScenarioSource, origin: str) -> tuple[
             content_hash=source.content_hash,
             document=source.document,
             source=origin,
+            listed=listed,
         )
         kind.index_scenario(version, source.model)
     return version, True
@@ -74,4 +77,5 @@ def parsed_scenario(version: ScenarioVersion) -> Any:
 
 
 def latest_version(*, slug: str) -> ScenarioVersion | None:
-    return ScenarioVersion.objects.filter(slug=slug).order_by("-version").first()
+    """The version a new game of `slug` takes (only versions listed in the lobby)."""
+    return ScenarioVersion.objects.filter(slug=slug, listed=True).order_by("-version").first()

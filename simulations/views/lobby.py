@@ -24,7 +24,7 @@ def latest_scenarios() -> list[dict[str, object]]:
     kinds = {kind.name: kind for kind in all_kinds()}
     blurbs = {f"document__{kind.blurb_field}" for kind in kinds.values()}
     rows = (
-        ScenarioVersion.objects.filter(kind__in=kinds)
+        ScenarioVersion.objects.filter(kind__in=kinds, listed=True)
         .order_by("slug", "-version")
         .values("pk", "slug", "kind", "version", "title", *sorted(blurbs))
     )
@@ -67,7 +67,8 @@ def new_game(request: HttpRequest) -> HttpResponse:
         return redirect("lobby")
     slug = request.POST.get("scenario", "")
     if not slug:  # a form without the choice (one scenario loaded, an old page): the only scenario, if one
-        slugs = list(ScenarioVersion.objects.order_by("slug").values_list("slug", flat=True).distinct()[:2])
+        listed = ScenarioVersion.objects.filter(listed=True)
+        slugs = list(listed.order_by("slug").values_list("slug", flat=True).distinct()[:2])
         slug = slugs[0] if len(slugs) == 1 else ""
     version = latest_version(slug=slug) if slug else None
     if version is None:

@@ -16,10 +16,11 @@ from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
-from simulations.models import ScenarioDraft, ScenarioVersion
+from simulations.models import Game, ScenarioDraft, ScenarioVersion
 from simulations.services.scenario_drafts import as_yaml
 from simulations.services.scenarios import latest_version, load_scenario
 from simulations.services.turns import create_game
+from simulations.views.lobby import latest_scenarios
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -149,6 +150,8 @@ def test_two_versions_compared(editor: Client) -> None:
 def test_publishing_leaves_a_running_game_on_its_version(editor: Client) -> None:
     v1 = mercury_version()
     game = create_game(scenario_version=v1, seed=3)
+    with pytest.raises(RuntimeError, match="did not finish"):  # interrupted in the middle of the game
+        play_game(game_id=game.pk, policy=make_policy("advocate", "EU"), max_turns=60)
     draft = _clone(editor, v1)
     issues = [dict(i) for i in draft.document["issues"]]
     issues[0] = {**issues[0], "title": "A renamed first issue"}
@@ -156,7 +159,7 @@ def test_publishing_leaves_a_running_game_on_its_version(editor: Client) -> None
     editor.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
     assert latest_version(slug=v1.slug) != v1
 
-    finished = play_game(game_id=game.pk, policy=make_policy("advocate", "EU"))
+    finished = play_game(game_id=game.pk, policy=make_policy("advocate", "EU"))  # resumed where it stopped
     assert finished.scenario_id == v1.pk and finished.phase == "REVIEW"
     fresh = play_game(
         game_id=create_game(scenario_version=v1, seed=3).pk, policy=make_policy("advocate", "EU")
@@ -165,6 +168,8 @@ def test_publishing_leaves_a_running_game_on_its_version(editor: Client) -> None
         fresh.entries.order_by("seq").values_list("text", flat=True)
     )  # the same game as one never touched by the publication
     assert "A renamed first issue" not in yaml.safe_dump(v1.document)
+    review = editor.get(f"/games/{game.pk}/review/").content.decode()  # staff read it, on the game's version
+    assert v1.document["issues"][0]["title"] in review and "A renamed first issue" not in review
 
 
 def test_the_preview_shows_each_seat_and_what_the_briefs_allow(editor: Client, staff: Client) -> None:
@@ -189,3 +194,37 @@ def test_the_preview_shows_each_seat_and_what_the_briefs_allow(editor: Client, s
     assert voter["id"] not in never[0] and all(f"<strong>{voter['name']}" in cell for cell in never[1:])
     assert staff.get(f"{DRAFTS}{draft.pk}/preview/").status_code == 200  # readers may look
     assert Client().get(f"{DRAFTS}{draft.pk}/preview/").status_code == 302  # to the admin's sign-in
+
+
+def test_a_rehearsal_plays_the_draft_to_the_end_offline_and_stays_out_of_the_lobby(
+    editor: Client, staff: Client, settings: Any
+) -> None:
+    settings.MERCURY_MODEL = "openai/never-called"  # the site's model; a rehearsal always plays offline
+    draft = _clone(editor, mercury_version())
+    _save(editor, draft, _edited(draft.document, title="Mercury, rehearsed"))
+    staff.post(DRAFTS, {"action": "rehearse_drafts", "_selected_action": [draft.pk]})
+    assert not Game.objects.exists()  # readers may not rehearse
+
+    page = editor.post(DRAFTS, {"action": "rehearse_drafts", "_selected_action": [draft.pk]}, follow=True)
+    game = Game.objects.get()
+    assert game.model.startswith("mercury-offline/") and game.phase == "REVIEW"
+    adopted = sum(game.votes.values_list("adopted", flat=True))
+    text = page.content.decode()
+    assert (
+        f"rehearsed to the end ({adopted} of 4 issues adopted)" in text
+        and f"/games/{game.pk}/review/" in text
+    )
+    assert game.scenario.slug == "mercury--rehearsal" and not game.scenario.listed
+    assert [s["slug"] for s in latest_scenarios()] == ["mercury"]  # the lobby offers only published versions
+    assert editor.get(f"/games/{game.pk}/review/").status_code == 200  # staff read any review
+
+
+def test_a_deliberation_without_samples_says_why_it_cannot_be_rehearsed(editor: Client) -> None:
+    version, _ = load_scenario(folder=ROOT / "scenarios" / "deliberation" / "code-review.yaml")
+    draft = _clone(editor, version)
+    _save(editor, draft, _edited(draft.document, samples=[]))
+    page = editor.post(DRAFTS, {"action": "rehearse_drafts", "_selected_action": [draft.pk]}, follow=True)
+    assert (
+        "cannot be rehearsed: a rehearsal reviews the scenario&#x27;s first sample; add one"
+        in page.content.decode()
+    )

@@ -190,6 +190,11 @@ class Deliberation:
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(DeliberationScenario.model_validate(document))
 
+    def rehearsal(self, scenario: DeliberationScenario) -> tuple[str | None, dict[str, Any]]:
+        if not scenario.samples:
+            raise ValueError("a rehearsal reviews the scenario's first sample; add one")
+        return None, {"sample": scenario.samples[0].id}  # everyone played by the personas
+
     def preview(self, scenario: DeliberationScenario) -> str:
         from django.template.loader import render_to_string
 

@@ -107,6 +107,9 @@ class Negotiation:
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(Scenario.model_validate(document))
 
+    def rehearsal(self, scenario: Scenario) -> tuple[str | None, dict[str, Any]]:
+        return scenario.voters[0], {}  # a passive student in the first voting seat: the delegations decide
+
     def preview(self, scenario: Scenario) -> str:
         from .preview import render_preview
 
