@@ -13,8 +13,10 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -72,6 +74,12 @@ class DraftForm(forms.ModelForm):  # type: ignore[type-arg]
         return cleaned
 
 
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        help_text="A scenario file as `export_scenario` or *Download* writes it (YAML or .json)."
+    )
+
+
 @admin.register(ScenarioDraft)
 class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     form = DraftForm
@@ -81,10 +89,42 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     fields = ("kind", "based_on", "slug", "title", "preview_link", "text", "changes", "published", "updated_by",
               "updated_at")  # fmt: skip
 
+    change_list_template = "admin/simulations/scenariodraft_change_list.html"
+
     def get_urls(self) -> list[Any]:
         preview = self.admin_site.admin_view(self.preview_view)
+        upload = self.admin_site.admin_view(self.import_view)
         return [path("<int:draft_id>/preview/", preview, name="simulations_scenariodraft_preview"),
+                path("import/", upload, name="simulations_scenariodraft_import"),
                 *super().get_urls()]  # fmt: skip
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a scenario file (YAML, or JSON by its suffix): every scenario in it becomes a draft, or none
+        does and the problems are listed."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            fmt = "json" if upload.name.lower().endswith(".json") else "yaml"
+            try:
+                text = upload.read().decode("utf-8")
+                found = drafts.parse_scenario_file(text, fmt=fmt)
+            except UnicodeDecodeError:
+                form.add_error("file", "The file is not UTF-8 text.")
+            except drafts.DraftInvalid as exc:
+                for problem in exc.problems:
+                    form.add_error("file", str(problem))
+            else:
+                for kind, source in found:
+                    draft = ScenarioDraft.objects.create(kind=kind, slug=source.slug, title=source.title,
+                                                         document=source.document, updated_by=_user(request))  # fmt: skip
+                    self.log_addition(request, draft, f"Imported from {upload.name}.")
+                self.message_user(request, f"{len(found)} draft(s) imported from {upload.name}.")
+                return redirect("admin:simulations_scenariodraft_changelist")
+        context = {**self.admin_site.each_context(request), "title": "Import a scenario file", "form": form,
+                   "opts": self.model._meta}  # fmt: skip
+        return TemplateResponse(request, "admin/simulations/scenario_import.html", context)
 
     @admin.display(description="Preview")
     def preview_link(self, obj: ScenarioDraft) -> str:

@@ -12,12 +12,13 @@ import pytest
 import yaml
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission, User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
-from simulations.services.scenario_drafts import as_yaml
+from simulations.services.scenario_drafts import as_yaml, dump_scenarios
 from simulations.services.scenarios import latest_version, load_scenario
 from simulations.services.turns import create_game
 from simulations.views.lobby import latest_scenarios
@@ -192,6 +193,9 @@ def test_the_preview_shows_each_seat_and_what_the_briefs_allow(editor: Client, s
     never = [row[3] for row in cells]  # each option's "never" column
     assert len(never) == len(options)
     assert voter["id"] not in never[0] and all(f"<strong>{voter['name']}" in cell for cell in never[1:])
+    grid = page.split("<h2>Stances, by seat and issue</h2>")[1].split("</table>")[0]
+    firmness = voter["stances"][issue["id"]]["firmness"]
+    assert f"<tr><td>{voter['name']}</td><td><strong>{options[0]}</strong> · {firmness}</td>" in grid
     assert staff.get(f"{DRAFTS}{draft.pk}/preview/").status_code == 200  # readers may look
     assert Client().get(f"{DRAFTS}{draft.pk}/preview/").status_code == 302  # to the admin's sign-in
 
@@ -228,3 +232,17 @@ def test_a_deliberation_without_samples_says_why_it_cannot_be_rehearsed(editor: 
         "cannot be rehearsed: a rehearsal reviews the scenario&#x27;s first sample; add one"
         in page.content.decode()
     )
+
+
+def test_a_scenario_file_uploaded_in_admin_becomes_drafts_or_nothing(editor: Client, staff: Client) -> None:
+    version = mercury_version()
+    good = dump_scenarios([version])
+    page = editor.post(f"{DRAFTS}import/", {"file": SimpleUploadedFile("m.yaml", good.encode())}, follow=True)
+    assert "1 draft(s) imported from m.yaml" in page.content.decode()
+    assert ScenarioDraft.objects.get().document == version.document
+
+    bad = good.replace("votes: true", "votes: perhaps", 1)
+    page = editor.post(f"{DRAFTS}import/", {"file": SimpleUploadedFile("b.yaml", bad.encode())})
+    assert "document 1.scenario.roles[" in page.content.decode() and ScenarioDraft.objects.count() == 1
+    assert staff.get(f"{DRAFTS}import/").status_code == 403
+    assert "Import a scenario file" in editor.get(DRAFTS).content.decode()

@@ -57,6 +57,10 @@ def render_preview(scenario: Scenario) -> str:
             (persona_context(scenario, r.id, confidential=True) or {}) | {"brief": r.confidential_brief}
             for r in scenario.roles
         ],
+        # Stances per seat and issue, as a grid: preferred option, the others it accepts, and how firmly.
+        "grid": [
+            {"name": r.name, "cells": [r.stances[i.id] for i in scenario.issues]} for r in scenario.roles
+        ],
         "issues": [
             {"issue": i, "reach": by_issue[i.id], "settled_never": all(r.blocked for r in by_issue[i.id])}
             for i in scenario.issues
