@@ -21,6 +21,7 @@ from . import admin_game_files as game_files
 from .admin_scenarios import ScenarioDraftAdmin, VersionAuthoring
 from .models import (
     Checkpoint,
+    Classroom,
     Event,
     Game,
     ModelCall,
@@ -32,6 +33,7 @@ from .models import (
     Vote,
 )
 from .services import scenario_drafts as drafts
+from .services.access import class_scoped, readable_games
 
 
 class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]
@@ -120,6 +122,10 @@ class GameAdmin(ReadOnly):
     date_hierarchy = "created_at"
     actions = ("download_exports", "download_outcomes")
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Game]:
+        """A teacher sees the games of their classes' students; other staff every game."""
+        return super().get_queryset(request).filter(pk__in=readable_games(request.user).values("pk"))
+
     @admin.display(description="Review")
     def review(self, obj: Game) -> str:
         return format_html('<a href="{}">open</a>', reverse("review", args=[obj.pk]))
@@ -136,6 +142,27 @@ class GameAdmin(ReadOnly):
                        "finished_at", "model_choice", "model", "judge_model")  # fmt: skip
     exclude = ("state", "model_access")
     inlines = (VoteInline, EntryInline)
+
+
+@admin.register(Classroom)
+class ClassroomAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Admins make classes; a teacher sees the classes they teach (read only, unless also given change rights)."""
+
+    list_display = ("name", "teacher_names", "student_count")
+    filter_horizontal = ("teachers", "students")
+    search_fields = ("name", "students__username", "teachers__username")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Classroom]:
+        rows = super().get_queryset(request)
+        return rows.filter(teachers=request.user) if class_scoped(request.user) else rows
+
+    @admin.display(description="Teachers")
+    def teacher_names(self, obj: Classroom) -> str:
+        return ", ".join(t.get_username() for t in obj.teachers.all())
+
+    @admin.display(description="Students")
+    def student_count(self, obj: Classroom) -> int:
+        return obj.students.count()
 
 
 @admin.register(Event)

@@ -86,6 +86,20 @@ class ScenarioDraft(models.Model):
         return f"{self.slug} (draft)"
 
 
+class Classroom(models.Model):
+    """A class: its teachers read its students' games (in admin and their reviews) and no one else's."""
+
+    name = models.CharField(max_length=120, unique=True)
+    teachers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="classes_taught", blank=True)
+    students = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="classes", blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class ScenarioRole(models.Model):
     """A seat of a scenario version, broken out of the document for browsing in the admin."""
 

@@ -1,4 +1,5 @@
-"""Who may read and who may drive a game: the owner drives; staff and holders of the share link read.
+"""Who may read and who may drive a game: the owner drives; staff and holders of the share link read. A staff
+member in the Teachers group reads only the games of the students in the classes they teach (Classroom).
 
 A share link carries its token after `#` (`/shared/#TOKEN`), which browsers never send in a request line: the
 page posts it once, the visitor's session receives a grant for that game (`grant_share`), and every later
@@ -14,6 +15,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.backends.base import SessionBase
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from simulations.models import Game
@@ -30,8 +32,31 @@ def can_drive(user: User | AnonymousUser, game: Game) -> bool:
     return bool(user.is_authenticated and game.owner_id is not None and game.owner_id == user.pk)
 
 
+TEACHERS = "Teachers"
+
+
+def class_scoped(user: User | AnonymousUser) -> bool:
+    """A teacher (not an admin): what they read of games is limited to their classes."""
+    return bool(
+        user.is_authenticated and not user.is_superuser and user.groups.filter(name=TEACHERS).exists()
+    )
+
+
+def readable_games(user: User | AnonymousUser) -> QuerySet[Game]:
+    """The games staff `user` may read: all of them, or a teacher's classes' games."""
+    if not class_scoped(user):
+        return Game.objects.all()
+    return Game.objects.filter(owner__classes__teachers=user.pk).distinct()
+
+
 def can_read(user: User | AnonymousUser, game: Game, share_token: str | None = None) -> bool:
-    if can_drive(user, game) or (user.is_authenticated and user.is_staff):
+    if can_drive(user, game):
+        return True
+    if (
+        user.is_authenticated
+        and user.is_staff
+        and (not class_scoped(user) or readable_games(user).filter(pk=game.pk).exists())
+    ):
         return True
     return bool(
         share_token
