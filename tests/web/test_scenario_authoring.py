@@ -246,3 +246,23 @@ def test_a_scenario_file_uploaded_in_admin_becomes_drafts_or_nothing(editor: Cli
     assert "document 1.scenario.roles[" in page.content.decode() and ScenarioDraft.objects.count() == 1
     assert staff.get(f"{DRAFTS}import/").status_code == 403
     assert "Import a scenario file" in editor.get(DRAFTS).content.decode()
+
+
+def test_an_editor_adds_a_new_scenario_by_pasting_it(editor: Client) -> None:
+    version, _ = load_scenario(folder=ROOT / "scenarios" / "deliberation" / "code-review.yaml")
+    document = {**version.document, "id": "code-review-ops", "title": "Operations review"}
+    response = editor.post(
+        f"{DRAFTS}add/", {"kind": "deliberation", "based_on": "", "text": as_yaml(document)}
+    )
+    assert response.status_code == 302
+    draft = ScenarioDraft.objects.get()
+    assert (draft.slug, draft.title, draft.based_on) == ("code-review-ops", "Operations review", None)
+    editor.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
+    published = latest_version(slug="code-review-ops")
+    assert published is not None and published.version == 1 and published.kind == "deliberation"
+    response = editor.post(
+        f"{DRAFTS}add/", {"kind": "negotiation", "based_on": "", "text": as_yaml(document)}
+    )
+    assert (
+        response.status_code == 200 and "Field required" in response.content.decode()
+    )  # the wrong kind's schema
