@@ -114,6 +114,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from this process, compressed and cached (collectstatic fills STATIC_ROOT); no proxy needed.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "mercury.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -213,6 +215,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise: a production process serves STATIC_ROOT (run `collectstatic`); a local one (tests, `make serve`, a
+# benchmark without DEBUG) serves the source folders as they are, with no collectstatic step.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION
 
 # --- Mercury ------------------------------------------------------------------------------------------------
 # Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
@@ -247,6 +253,8 @@ if MERCURY_WORKERS not in ("embedded", "external"):
     raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
 # Embedded worker threads: how many games the server drives at the same time.
 MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "2"))
+# /healthz reports the workers failing when a queued drive has been due this long without a worker taking it.
+MERCURY_HEALTH_QUEUE_SECONDS = float(os.environ.get("MERCURY_HEALTH_QUEUE_SECONDS", "60"))
 # Request bodies larger than this are refused (413) before they are read; no form here comes near it.
 MERCURY_MAX_REQUEST_BYTES = int(os.environ.get("MERCURY_MAX_REQUEST_BYTES", str(1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MERCURY_MAX_REQUEST_BYTES

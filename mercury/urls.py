@@ -6,7 +6,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
-from simulations.views import accounts, lobby, play, review
+from simulations.views import accounts, health, lobby, play, review
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("", lobby.lobby, name="lobby"),
+    path("healthz", health.health, name="health"),
     path("games/new/", lobby.new_game, name="new_game"),
     path("games/<int:game_id>/", play.game_page, name="game"),
     path("games/<int:game_id>/move/", play.move, name="move"),
