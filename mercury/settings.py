@@ -265,12 +265,25 @@ MERCURY_WS_FRAMES_PER_10_SECONDS = int(os.environ.get("MERCURY_WS_FRAMES_PER_10_
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))
 
+# MERCURY_LOG_FORMAT=json: one JSON object per line (mercury/logs.py) from Mercury, Django and the servers, for a
+# log collector; plain text otherwise.
+LOG_FORMAT = os.environ.get("MERCURY_LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in ("text", "json"):
+    raise RuntimeError("MERCURY_LOG_FORMAT must be 'text' or 'json'")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "mercury.logs.JsonLines"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "loggers": {
         "LiteLLM": {"level": "WARNING"},
         "mercury": {"handlers": ["console"], "level": os.environ.get("MERCURY_LOG_LEVEL", "INFO")},
+        **(
+            {name: {"handlers": ["console"], "level": "INFO", "propagate": False}
+             for name in ("django", "daphne", "simulations")}
+            if LOG_FORMAT == "json" else {}
+        ),
     },
-}
+}  # fmt: skip
