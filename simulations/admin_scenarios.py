@@ -85,11 +85,23 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     form = DraftForm
     list_display = ("slug", "kind", "title", "based_on", "published", "updated_by", "updated_at")
     list_filter = ("kind",)
-    readonly_fields = ("slug", "title", "preview_link", "published", "updated_by", "updated_at", "changes")
+    readonly_fields = ("slug", "title", "preview_link", "published", "updated_by", "updated_at", "changes",
+                       "scenario_yaml")  # fmt: skip
     fields = ("kind", "based_on", "slug", "title", "preview_link", "text", "changes", "published", "updated_by",
               "updated_at")  # fmt: skip
 
     change_list_template = "admin/simulations/scenariodraft_change_list.html"
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """Staff who only read see the scenario as text, not an empty editor."""
+        fields = [f for f in super().get_fields(request, obj) if f != "scenario_yaml"]
+        if obj is not None and not self.has_change_permission(request, obj):
+            fields[fields.index("text")] = "scenario_yaml"
+        return fields
+
+    @admin.display(description="Scenario (YAML)")
+    def scenario_yaml(self, obj: ScenarioDraft) -> str:
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", drafts.as_yaml(obj.document))
 
     def get_urls(self) -> list[Any]:
         preview = self.admin_site.admin_view(self.preview_view)

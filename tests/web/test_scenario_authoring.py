@@ -125,7 +125,11 @@ def test_a_deliberation_draft_is_checked_by_its_own_schema(editor: Client) -> No
 
 def test_plain_staff_read_but_cannot_change_or_publish(editor: Client, staff: Client) -> None:
     draft = _clone(editor, mercury_version())
-    assert staff.get(f"{DRAFTS}{draft.pk}/change/").status_code == 200  # a read-only view
+    page = staff.get(f"{DRAFTS}{draft.pk}/change/")  # a read-only view, with the scenario as text
+    assert (
+        page.status_code == 200
+        and "<pre style='white-space: pre-wrap'>slug: mercury" in page.content.decode()
+    )
     assert _save(staff, draft, _edited(draft.document, title="Hijacked")).status_code == 403
     staff.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
     staff.post(VERSIONS, {"action": "clone_versions", "_selected_action": [draft.based_on_id]})
