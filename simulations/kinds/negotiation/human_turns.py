@@ -10,6 +10,7 @@ from django.core.cache import cache
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.kinds.negotiation import machine
 from simulations.kinds.negotiation.ai_turns import judge_text
+from simulations.kinds.negotiation.events import Spoken
 from simulations.kinds.negotiation.games import state_of
 from simulations.kinds.negotiation.machine import Event
 from simulations.models import Game, Submission
@@ -97,11 +98,9 @@ def _claim_turn(game: Game, version: int) -> str:
 
 
 def _check_text(status: str, event: str, text: object) -> None:
-    """The engine's own text rules, applied before anything is spent on the text (the engine checks again)."""
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidMove(status, event, InvalidMove.EMPTY_TEXT)
-    if len(text) > machine.MAX_MESSAGE_CHARS:
-        raise InvalidMove(status, event, InvalidMove.TEXT_TOO_LONG)
+    """The event's own payload model, applied to the text before anything is spent on it (the engine checks the
+    whole payload again when it commits)."""
+    Spoken.read(status, event, {"text": text})
 
 
 def _check_fresh(game: Game, version: int, key: str | None) -> None:
