@@ -180,8 +180,20 @@ class ModelCallAdmin(ReadOnly):
 
 @admin.register(Checkpoint)
 class CheckpointAdmin(ReadOnly):
-    list_display = ("game", "seq", "after_event", "transcript_seq", "schema_version", "created_at")
-    exclude = ("state",)
+    list_display = (
+        "game",
+        "seq",
+        "after_event",
+        "transcript_seq",
+        "keyframe",
+        "schema_version",
+        "created_at",
+    )
+    exclude = ("state",)  # a keyframe is ~15 KB of JSON; `changes` (a turn's few hundred bytes) is shown
+
+    @admin.display(boolean=True, description="whole state")
+    def keyframe(self, obj: Checkpoint) -> bool:
+        return obj.state is not None
 
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"

@@ -270,11 +270,24 @@ class Checkpoint(AppendOnly):
     after_event = models.PositiveIntegerField()
     transcript_seq = models.PositiveIntegerField()
     schema_version = models.PositiveSmallIntegerField()
-    state = models.JSONField()
+    # A keyframe holds the whole state; the checkpoints between keyframes hold only what their turn changed
+    # (services/checkpoints.py: `state_at` gives any checkpoint's whole state).
+    state = models.JSONField(null=True, blank=True, help_text="The whole state (keyframes only).")
+    changes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="What this checkpoint changed from the one before (between keyframes).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["game", "seq"], name="checkpoint_seq_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "seq"], name="checkpoint_seq_unique"),
+            models.CheckConstraint(
+                condition=models.Q(state__isnull=False) | models.Q(changes__isnull=False),
+                name="checkpoint_state_or_changes",
+            ),
+        ]
         ordering = ["game", "seq"]
 
     def __str__(self) -> str:

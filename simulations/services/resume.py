@@ -8,6 +8,7 @@ from simulations.engine.errors import ResumeError
 from simulations.kinds import kind_of
 from simulations.models import Checkpoint, Event, Game, TranscriptEntry
 
+from .checkpoints import state_at
 from .scenarios import parsed_scenario
 from .turns import games_with_scenario
 
@@ -18,13 +19,14 @@ def resume_game(*, game_id: int) -> tuple[Game, Any]:
     checkpoint = Checkpoint.objects.filter(game=game).order_by("-seq").first()
     if checkpoint is None:
         raise ResumeError("The game has no checkpoint to resume from.")
-    state = kind_of(game).restore(parsed_scenario(game.scenario), checkpoint.state)
+    stored = state_at(checkpoint)  # its keyframe and at most KEYFRAME_EVERY - 1 changes: flat in game length
+    state = kind_of(game).restore(parsed_scenario(game.scenario), stored)
     last_entry = (
         TranscriptEntry.objects.filter(game=game).order_by("-seq").values_list("seq", flat=True).first()
     )
     last_event = Event.objects.filter(game=game).order_by("-seq").values_list("seq", flat=True).first()
     if (last_entry or 0) != checkpoint.transcript_seq or (last_event or 0) != checkpoint.after_event:
         raise ResumeError("The transcript or event log does not match the latest checkpoint.")
-    if checkpoint.state != game.state:
+    if stored != game.state:
         raise ResumeError("The game's state document does not match its latest checkpoint.")
     return game, state

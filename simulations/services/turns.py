@@ -30,6 +30,7 @@ from simulations.models import (
 )
 
 from .broadcast import notify_game_advanced
+from .checkpoints import stored_fields
 from .model_choice import pinned_fields
 from .scenarios import parsed_scenario
 
@@ -180,7 +181,7 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
         after_event=advance.events[-1].seq,
         transcript_seq=advance.transcript_seq,
         schema_version=advance.schema_version,
-        state=advance.state,
+        **stored_fields(seq=game.version + 1, before=game.state or None, after=advance.state),
     )
     game.state = advance.state
     game.phase = advance.phase

@@ -28,6 +28,7 @@ from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
+from simulations.services.checkpoints import state_at
 from simulations.services.resume import resume_game
 from simulations.services.turns import create_game
 from tests.ai.conftest import ROLES, brief_canary
@@ -273,9 +274,10 @@ def assert_legal_history(game: Game, scenario: Scenario, human: str) -> None:
     # Every checkpoint resumes to exactly the state it holds, in the state its last event reached.
     to_state = {e.seq: e.to_state for e in events}
     for cp in Checkpoint.objects.filter(game=game).order_by("seq"):
-        resumed = machine.resume(scenario, cp.state)
-        assert resumed.model_dump() == GameState.model_validate(cp.state).model_dump(), cp.seq
-        assert to_state[cp.after_event] == cp.state["status"], cp.seq
+        stored = state_at(cp)
+        resumed = machine.resume(scenario, stored)
+        assert resumed.model_dump() == GameState.model_validate(stored).model_dump(), cp.seq
+        assert to_state[cp.after_event] == stored["status"], cp.seq
     resume_game(game_id=game.pk)
 
 

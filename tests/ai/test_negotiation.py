@@ -21,6 +21,7 @@ from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Checkpoint, Game, TranscriptEntry, Vote
+from simulations.services.checkpoints import state_at
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version, played
 
@@ -58,8 +59,7 @@ class Audit:
 def _state_before(game: Game, seq: int) -> dict[str, Any]:
     checkpoint = Checkpoint.objects.filter(game=game, transcript_seq__lt=seq).order_by("-seq").first()
     assert checkpoint is not None
-    state: dict[str, Any] = checkpoint.state
-    return state
+    return state_at(checkpoint)
 
 
 def _stated(scenario: Scenario, said: list[TranscriptEntry], speaker: str, issue: str) -> str | None:

@@ -6,6 +6,7 @@ from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds.negotiation import machine, prompts
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.models import AppendOnlyError, Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
+from simulations.services.checkpoints import state_at
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from tests.helpers import mercury_version, played
 
@@ -16,7 +17,7 @@ def test_a_new_game_waits_for_role_selection_with_a_checkpoint() -> None:
     game = create_game(scenario_version=mercury_version(), seed=3)
     assert game.phase == "ROLE_SELECTION" and game.version == 1
     assert list(Event.objects.filter(game=game).values_list("name", flat=True)) == ["NEW_GAME_CREATED"]
-    assert Checkpoint.objects.get(game=game).state == game.state
+    assert state_at(Checkpoint.objects.get(game=game)) == game.state
 
 
 def test_role_confirmation_commits_setup_and_round_1_in_one_turn() -> None:
@@ -27,7 +28,7 @@ def test_role_confirmation_commits_setup_and_round_1_in_one_turn() -> None:
     assert names == ["NEW_GAME_CREATED", "ROLE_CONFIRMED", "ROUND_1_READY"]
     assert TranscriptEntry.objects.filter(game=game, kind="chair").count() == 1
     checkpoint = Checkpoint.objects.filter(game=game).order_by("-seq").first()
-    assert checkpoint is not None and checkpoint.state["round1"]["speaker_order"]
+    assert checkpoint is not None and state_at(checkpoint)["round1"]["speaker_order"]
     assert checkpoint.transcript_seq == 1 and checkpoint.after_event == 3
 
 
@@ -61,11 +62,11 @@ def test_a_whole_game_keeps_its_ledger_consistent() -> None:
         assert a.to_state == b.from_state
     checkpoints = list(Checkpoint.objects.filter(game=game).order_by("seq"))
     assert len(checkpoints) == game.version
-    assert checkpoints[-1].state == game.state and checkpoints[-1].transcript_seq == entries[-1].seq
+    assert state_at(checkpoints[-1]) == game.state and checkpoints[-1].transcript_seq == entries[-1].seq
     # Every checkpoint sits at a turn boundary: the next step is never an automatic system event.
     scenario = scenario_of_version(game.scenario)
     for checkpoint in checkpoints:
-        step = machine.next_step(scenario, machine.resume(scenario, checkpoint.state))
+        step = machine.next_step(scenario, machine.resume(scenario, state_at(checkpoint)))
         assert step.kind != "system"
     votes = list(Vote.objects.filter(game=game).order_by("issue"))
     assert [v.issue for v in votes] == ["1", "2", "3", "4"]

@@ -21,6 +21,7 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS
 from simulations.kinds.negotiation.play import play_game
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
+from simulations.services.checkpoints import state_at
 from simulations.services.export import export_game
 from simulations.services.import_game import ExportImportError, import_game
 from simulations.services.resume import resume_game
@@ -63,9 +64,7 @@ def test_a_finished_game_imports_into_the_same_game_and_review(role: str, human:
     Game.objects.filter(pk=original.pk).update(owner=owner)
     original.refresh_from_db()
     exported, state, html = _as_file(original), original.state, _review_html(client, original)
-    checkpoints = list(
-        Checkpoint.objects.filter(game=original).order_by("seq").values_list("state", flat=True)
-    )
+    checkpoints = [state_at(c) for c in Checkpoint.objects.filter(game=original).order_by("seq")]
     calls = list(ModelCall.objects.filter(game=original).order_by("seq").values_list("event_seq", flat=True))
     assert exported["game"]["phase"] == "REVIEW" and exported["negotiation"]["summary"]
     assert exported["game"]["human_policy"] == {"kind": human}
@@ -81,7 +80,7 @@ def test_a_finished_game_imports_into_the_same_game_and_review(role: str, human:
     assert imported.owner == owner and imported.status == Game.Status.FINISHED
     # What the export does not carry is rebuilt: the state at every checkpoint.
     assert imported.state == state
-    assert list(imported.checkpoints.order_by("seq").values_list("state", flat=True)) == checkpoints
+    assert [state_at(c) for c in imported.checkpoints.order_by("seq")] == checkpoints
     assert list(imported.model_calls.order_by("seq").values_list("event_seq", flat=True)) == calls
     resume_game(game_id=imported.pk)  # ledger and checkpoint agree
     assert _review_html(client, imported) == html

@@ -7,6 +7,7 @@ from typing import TypeVar
 from django.db import models, transaction
 
 from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
+from simulations.services.checkpoints import state_at
 
 M = TypeVar("M", bound=models.Model)
 
@@ -17,10 +18,11 @@ def fork_at_checkpoint(*, checkpoint: Checkpoint) -> Game:
     Used to check resume parity, and to let an instructor replay a game from any turn.
     """
     source = checkpoint.game
+    state = state_at(checkpoint)
     with transaction.atomic():
         fork = Game.objects.create(
-            owner=source.owner, scenario=source.scenario, seed=source.seed, phase=checkpoint.state["status"],
-            human_role=checkpoint.state.get("human_role") or "", state=checkpoint.state, version=checkpoint.seq,
+            owner=source.owner, scenario=source.scenario, seed=source.seed, phase=state["status"],
+            human_role=state.get("human_role") or "", state=state, version=checkpoint.seq,
             model_choice_id=source.model_choice_id, model=source.model, judge_model=source.judge_model,
             model_access=source.model_access,
         )  # fmt: skip
@@ -33,7 +35,7 @@ def fork_at_checkpoint(*, checkpoint: Checkpoint) -> Game:
         Checkpoint.objects.bulk_create(
             _clone(c, fork) for c in source.checkpoints.filter(seq__lte=checkpoint.seq)
         )
-        voted = {i["issue_id"] for i in checkpoint.state["round3"]["issues"] if i["adopted"] is not None}
+        voted = {i["issue_id"] for i in state["round3"]["issues"] if i["adopted"] is not None}
         Vote.objects.bulk_create(_clone(v, fork) for v in source.votes.filter(issue__in=voted))
         ModelCall.objects.bulk_create(
             _clone(m, fork) for m in source.model_calls.filter(event_seq__lte=checkpoint.after_event)
