@@ -8,13 +8,18 @@ VENDOR := static/vendor
 HTMX_VERSION := 2.0.11
 HTMX_WS_VERSION := 2.0.4
 
-.PHONY: serve install test lint types pytest pytest-core pytest-browser bench clean chromium
+.PHONY: serve serve-scaled install test lint types pytest pytest-core pytest-browser bench clean chromium
 
 # serve loads every scenario under scenarios/ (each kind knows its own files).
 serve: install
 	$(BIN)/python manage.py migrate --noinput
 	for d in scenarios/*/; do $(BIN)/python manage.py load_scenario "$$d" || exit 1; done
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# The scaled set-up: PostgreSQL + Redis, N web processes on one port, M background workers (README: "Running
+# Mercury for a school"). Settings from the environment; see scripts/serve_scaled.py.
+serve-scaled: install
+	$(BIN)/python scripts/serve_scaled.py
 
 install: $(STAMP) $(VENDOR)/htmx.min.js $(VENDOR)/ws.js
 

@@ -185,9 +185,16 @@ DATABASES = {"default": _database()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 _redis = os.environ.get("REDIS_URL", "")
+# A page's consumer waits on Redis with a blocking pop of up to 5 s (channels_redis's brpop_timeout); redis-py 8
+# gives every socket read a 5 s time-out by default, which that wait can reach: an idle page's socket then broke
+# (issue #16's multi-process test found it). Reads may take longer than the pop; a dead Redis still fails them.
+REDIS_SOCKET_TIMEOUT = float(os.environ.get("MERCURY_REDIS_SOCKET_TIMEOUT", "20"))
 CHANNEL_LAYERS = {
     "default": (
-        {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [_redis]}}
+        {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": _redis, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
+        }
         if _redis
         else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
     )

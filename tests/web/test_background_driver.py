@@ -210,3 +210,34 @@ def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for
     time.sleep(0.5)  # the thread has looked at the empty queue and waits
     enqueue_drive(game_id=game.pk)
     _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
+
+
+def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(settings: Any) -> None:
+    """`drive_worker`'s sweep (simulations/drive_recovery.py): a running drive whose game's lease lapsed, or whose
+    holder on this machine is gone, is marked failed with why and its game queued again; a drive that renews its
+    lease, or that started too recently to have taken one, is left alone."""
+    from django.utils import timezone
+
+    from simulations.drive_recovery import requeue_dead_drives
+
+    settings.MERCURY_DRIVER_LEASE_SECONDS = 5
+    long_ago = timezone.now() - timedelta(seconds=60)
+    games = {name: game_at_first_ai_turn(seed=n) for n, name in enumerate(("lapsed", "alive", "young"), 1)}
+    rows = {}
+    for name, game in games.items():
+        enqueue_drive(game_id=game.pk)
+        row = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
+        row.claim(f"worker-{name}")
+        rows[name] = row
+    DBTaskResult.objects.filter(pk__in=[rows["lapsed"].pk, rows["alive"].pk]).update(started_at=long_ago)
+    Game.objects.filter(pk=games["lapsed"].pk).update(driver="other-host:x:1:2:3", driver_until=long_ago)
+    assert acquire_lease(game_id=games["alive"].pk, holder="other-host:x:1:2:4")  # a live holder's lease
+
+    assert requeue_dead_drives() == [games["lapsed"].pk]
+    assert requeue_dead_drives() == []  # once
+    for name, row in rows.items():
+        row.refresh_from_db()
+        assert (row.status == TaskResultStatus.FAILED) == (name == "lapsed"), name
+    assert rows["lapsed"].exception_class_path == "simulations.drive_recovery.WorkerStopped"
+    assert "worker-lapsed stopped during this drive" in rows["lapsed"].traceback
+    assert [_queued(g.pk) for g in games.values()] == [1, 0, 0]
