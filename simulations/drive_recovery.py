@@ -2,9 +2,11 @@
 
 django-tasks-db marks a task running when a worker claims it and finished when the worker returns; a worker
 killed in between leaves the row running and nobody picks the game up until a page connects or a move is made.
-A live drive holds its game's lease and renews it (the heartbeat), so a running drive whose game's lease has
-lapsed, or whose holder on this machine is a dead process, is a dead worker's: its row is marked failed with
-why, and the game is queued again. A drive that has not yet taken its lease is left alone while it is young.
+A `drive_worker`'s id names its host and process (as a lease holder's does), so a running drive whose worker on
+this machine is a dead process is a dead worker's. A worker elsewhere is judged by the game's lease, which a
+live drive renews (the heartbeat): a running drive whose game's lease has lapsed, or whose lease holder is dead,
+is a dead worker's. Either way its row is marked failed with why, and the game is queued again (a new drive
+waits for any live holder's lease). A drive that has not yet taken its lease is left alone while it is young.
 
 The external workers (`manage.py drive_worker`) sweep every half lease; the embedded server recovers what an
 earlier server process left running at start-up (`embedded_worker`).
@@ -36,28 +38,38 @@ def requeue_dead_drives() -> list[int]:
     """Mark the running drives of dead workers failed and queue their games again; return those games."""
     from simulations.tasks import drive_game_task, enqueue_drive
 
-    lease = timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
-    now = timezone.now()
     running = DBTaskResult.objects.filter(
-        status=TaskResultStatus.RUNNING, task_path=drive_game_task.module_path, started_at__lt=now - lease
+        status=TaskResultStatus.RUNNING, task_path=drive_game_task.module_path
     )
     requeued = []
     for row in running:
         game_id = row.args_kwargs["kwargs"]["game_id"]
-        lease_row = Game.objects.filter(pk=game_id).values_list("driver", "driver_until").first()
-        if lease_row is None:
-            continue
-        driver, until = lease_row
-        if driver and until is not None and until > now and not holder_is_dead(driver):
-            continue  # alive: it renewed its lease
-        if not driver and row.started_at and row.started_at > now - 2 * lease:
-            continue  # no lease taken: maybe just finishing; give it another lease's time
         who = row.worker_ids[-1] if row.worker_ids else "?"
-        row.set_failed(WorkerStopped(f"worker {who} stopped during this drive (its lease lapsed)"))
+        # A worker on this machine whose process is gone is dead, whatever its game's lease says.
+        if not holder_is_dead(who) and not _lease_says_dead(row, game_id):
+            continue
+        row.set_failed(WorkerStopped(f"worker {who} stopped during this drive"))
         enqueue_drive(game_id=game_id)
         logger.warning("game %s: the drive of worker %s was left running; queued again", game_id, who)
         requeued.append(game_id)
     return requeued
+
+
+def _lease_says_dead(row: DBTaskResult, game_id: int) -> bool:
+    """For a worker that may run elsewhere: its drive is old enough to hold the lease, and the game's lease has
+    lapsed or its holder is dead. (Once a live drive took the game over, the old row is marked when it is idle.)"""
+    lease = timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
+    now = timezone.now()
+    if row.started_at is None or row.started_at > now - lease:
+        return False  # young: it may not have taken its lease yet
+    lease_row = Game.objects.filter(pk=game_id).values_list("driver", "driver_until").first()
+    if lease_row is None:
+        return False
+    driver, until = lease_row
+    if driver and until is not None and until > now and not holder_is_dead(driver):
+        return False  # a live holder renews it
+    # No lease held: maybe just finishing, so give it another lease's time.
+    return bool(driver) or row.started_at <= now - 2 * lease
 
 
 class Sweeper(threading.Thread):

@@ -110,7 +110,7 @@ class Processes:
         port = _free_port()
         argv = [
             "gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
-            "--workers", "1", "--bind", f"127.0.0.1:{port}", "--no-control-socket",
+            "--workers", "1", "--bind", f"127.0.0.1:{port}", "--no-control-socket", "--graceful-timeout", "3",
         ]  # fmt: skip
         self.servers[name] = (port, self._start(f"server-{name}", argv))
 
@@ -148,6 +148,7 @@ class Processes:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
 
 
 @dataclass

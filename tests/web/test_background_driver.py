@@ -26,7 +26,7 @@ from simulations.kinds.negotiation.games import scenario_of_version, state_of, s
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import acquire_lease
+from simulations.services.lease import acquire_lease, new_holder
 from simulations.services.turns import create_game, games_with_scenario
 from simulations.tasks import enqueue_drive
 from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
@@ -222,22 +222,26 @@ def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(
 
     settings.MERCURY_DRIVER_LEASE_SECONDS = 5
     long_ago = timezone.now() - timedelta(seconds=60)
-    games = {name: game_at_first_ai_turn(seed=n) for n, name in enumerate(("lapsed", "alive", "young"), 1)}
+    host, machine, pid, _, _ = new_holder().rsplit(":", 4)
+    dead_here = f"{host}:{machine}:{pid}:1:gone"  # this machine, a process that is not running any more
+    names = ("lapsed", "alive", "young", "dead here")
+    games = {name: game_at_first_ai_turn(seed=n) for n, name in enumerate(names, 1)}
     rows = {}
     for name, game in games.items():
         enqueue_drive(game_id=game.pk)
         row = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
-        row.claim(f"worker-{name}")
+        row.claim(dead_here if name == "dead here" else f"worker-{name}")
         rows[name] = row
     DBTaskResult.objects.filter(pk__in=[rows["lapsed"].pk, rows["alive"].pk]).update(started_at=long_ago)
     Game.objects.filter(pk=games["lapsed"].pk).update(driver="other-host:x:1:2:3", driver_until=long_ago)
-    assert acquire_lease(game_id=games["alive"].pk, holder="other-host:x:1:2:4")  # a live holder's lease
+    for name in ("alive", "dead here"):  # a live holder's lease (for "dead here": another drive took over)
+        assert acquire_lease(game_id=games[name].pk, holder=f"other-host:x:1:2:{name}")
 
-    assert requeue_dead_drives() == [games["lapsed"].pk]
+    assert sorted(requeue_dead_drives()) == sorted([games["lapsed"].pk, games["dead here"].pk])
     assert requeue_dead_drives() == []  # once
     for name, row in rows.items():
         row.refresh_from_db()
-        assert (row.status == TaskResultStatus.FAILED) == (name == "lapsed"), name
+        assert (row.status == TaskResultStatus.FAILED) == (name in ("lapsed", "dead here")), name
     assert rows["lapsed"].exception_class_path == "simulations.drive_recovery.WorkerStopped"
     assert "worker-lapsed stopped during this drive" in rows["lapsed"].traceback
-    assert [_queued(g.pk) for g in games.values()] == [1, 0, 0]
+    assert [_queued(g.pk) for g in games.values()] == [1, 0, 0, 1]
