@@ -22,6 +22,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from .authoring import StructuredForm
 from .kinds import get_kind
 from .models import ScenarioDraft, ScenarioVersion
 from .services import scenario_drafts as drafts
@@ -106,7 +107,9 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def get_urls(self) -> list[Any]:
         preview = self.admin_site.admin_view(self.preview_view)
         upload = self.admin_site.admin_view(self.import_view)
+        structured = self.admin_site.admin_view(self.structured_view)
         return [path("<int:draft_id>/preview/", preview, name="simulations_scenariodraft_preview"),
+                path("<int:draft_id>/fields/", structured, name="simulations_scenariodraft_fields"),
                 path("import/", upload, name="simulations_scenariodraft_import"),
                 *super().get_urls()]  # fmt: skip
 
@@ -143,7 +146,45 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         if obj.pk is None:
             return "—"
         url = reverse("admin:simulations_scenariodraft_preview", args=[obj.pk])
-        return format_html('<a href="{}">As the students will see it (saved content)</a>', url)
+        fields = reverse("admin:simulations_scenariodraft_fields", args=[obj.pk])
+        return format_html(
+            '<a href="{}">As the students will see it (saved content)</a> · '
+            '<a href="{}">Edit briefs, options and stances in forms</a>',
+            url,
+            fields,
+        )
+
+    def structured_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
+        """The draft's main fields as forms (the kind's `authoring_fields`): sections of text, a grid of stances.
+        Saving checks the whole scenario with the kind's schema; its errors show beside the fields at fault and
+        nothing is saved. Staff who may only read see the same forms, disabled."""
+        draft = ScenarioDraft.objects.filter(pk=draft_id).first()
+        if draft is None or not self.has_view_permission(request, draft):
+            raise Http404("No such draft.")
+        may_change = self.has_change_permission(request, draft)
+        if request.method == "POST" and not may_change:
+            raise PermissionDenied
+        specs = get_kind(draft.kind).authoring_fields(draft.document)
+        data = request.POST if request.method == "POST" else None
+        form = StructuredForm(specs, draft.document, data, disabled=not may_change)
+        if data is not None and form.is_valid():
+            try:
+                drafts.save_draft(draft, form.edited(draft.document), user=_user(request))
+            except drafts.DraftInvalid as exc:
+                form.add_problems(exc.problems)
+            else:
+                self.log_change(request, draft, "Edited in the forms editor.")
+                self.message_user(request, f"{draft}: saved. Publish it for new games to use it.")
+                return redirect("admin:simulations_scenariodraft_fields", draft.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{'Edit' if may_change else 'Read'} {draft}",
+            "opts": self.model._meta,
+            "draft": draft,
+            "form": form,
+            "may_change": may_change,
+        }
+        return TemplateResponse(request, "admin/simulations/scenario_fields.html", context)
 
     def preview_view(self, request: HttpRequest, draft_id: int) -> HttpResponse:
         draft = ScenarioDraft.objects.filter(pk=draft_id).first()

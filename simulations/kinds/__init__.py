@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from django.http import HttpRequest, HttpResponse
 
+    from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
 
@@ -136,6 +137,11 @@ class Kind(Protocol):
     def rehearsal(self, scenario: Any) -> tuple[str | None, dict[str, Any]]:
         """The seat a bot takes and the start options of an admin's rehearsal of this scenario (a whole game
         played by bots and the offline model). Raises ValueError when the scenario cannot be rehearsed."""
+        ...
+
+    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
+        """The fields of a (valid) scenario document the admin's structured editor shows, in order: sections of
+        briefs, options, stances and the like (simulations/authoring.py). What it leaves out is edited as YAML."""
         ...
 
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:

@@ -32,10 +32,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Problem:
-    """One schema error: where in the document (a readable path) and what is wrong there."""
+    """One schema error: where in the document (a readable path), what is wrong there, and the location as
+    keys and list indexes (for the structured editor to put it beside its field; empty when not known)."""
 
     where: str
     what: str
+    loc: tuple[str | int, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.where}: {self.what}" if self.where else self.what
@@ -77,7 +79,7 @@ def _problem(document: dict[str, Any], error: Any) -> Problem:
         else:
             parts.append(str(key))
             node = node.get(key) if isinstance(node, dict) else None
-    return Problem(".".join(parts), error["msg"])
+    return Problem(".".join(parts), error["msg"], tuple(error["loc"]))
 
 
 def parse_yaml(text: str) -> Any:

@@ -35,6 +35,7 @@ from .state import DeliberationState, State, Submission
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
 
+    from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
 
@@ -186,6 +187,11 @@ class Deliberation:
         else:
             files = [path] if path.suffix in (".yaml", ".yml") else []
         return [_source(load_scenario(file)) for file in files]
+
+    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
+        from .authoring import authoring_fields
+
+        return authoring_fields(document)
 
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(DeliberationScenario.model_validate(document))

@@ -28,6 +28,7 @@ from .state import GameState
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
 
+    from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
 
@@ -103,6 +104,11 @@ class Negotiation:
         if not (path.is_dir() and (path / "chair.yaml").is_file()):
             return []  # a negotiation is a folder with a chair.yaml (docs/scenario-format.md)
         return [_source(load_scenario_dir(path))]
+
+    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
+        from .authoring import authoring_fields
+
+        return authoring_fields(document)
 
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
         return _source(Scenario.model_validate(document))
