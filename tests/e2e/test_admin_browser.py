@@ -1,5 +1,6 @@
 """End to end in a real browser: a scenario editor clones a version in Django admin, edits the draft (a schema
-error first, shown beside the editor), publishes it, and plays the new version from the lobby.
+error first, shown beside the editor; then a brief in the forms editor), publishes it, and plays the new version
+from the lobby.
 
 Same harness as the other browser tests (tests/e2e/browser.py); run apart with
 `pytest -m browser tests/e2e/test_admin_browser.py`.
@@ -80,6 +81,16 @@ def test_an_editor_publishes_a_draft_and_it_is_played_from_the_lobby(server: str
         expect(page.locator("ul.messagelist")).to_contain_text("was changed successfully")
         expect(page.locator(".field-changes")).to_contain_text("+title: Friday code review")
         shot("draft")
+
+        # The same draft in the forms editor: a persona's brief changed in its own field.
+        page.click("text=Edit briefs, options and stances in forms")
+        expect(page.locator("h1")).to_contain_text("Edit code-review")
+        brief = page.get_by_label("Brief").first
+        brief.fill("Reads every diff twice and asks for tests.")
+        page.click("input[value='Save the draft']")
+        expect(page.locator("ul.messagelist")).to_contain_text("saved. Publish it for new games to use it.")
+        expect(page.get_by_label("Brief").first).to_have_value("Reads every diff twice and asks for tests.")
+        shot("forms")
 
         page.goto(f"{server}/admin/simulations/scenariodraft/")
         page.check("input[name=_selected_action]")
