@@ -58,7 +58,9 @@ def _form_field(spec: FieldSpec, disabled: bool) -> forms.Field:
         case "text":
             return forms.CharField(**common, strip=False, widget=forms.TextInput(attrs={"size": 60}))
         case "long_text":  # kept as written, final newline included (the YAML's block texts end with one)
-            return forms.CharField(**common, strip=False, widget=forms.Textarea(attrs={"rows": 5, "cols": 90}))
+            return forms.CharField(
+                **common, strip=False, widget=forms.Textarea(attrs={"rows": 5, "cols": 90})
+            )
         case "number":
             step = {"step": "0.05"} if spec.maximum is not None and spec.maximum <= 1 else {"step": "any"}
             return forms.FloatField(**common, **limits, widget=forms.NumberInput(attrs=step))

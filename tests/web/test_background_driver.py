@@ -245,3 +245,31 @@ def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(
     assert rows["lapsed"].exception_class_path == "simulations.drive_recovery.WorkerStopped"
     assert "worker-lapsed stopped during this drive" in rows["lapsed"].traceback
     assert [_queued(g.pk) for g in games.values()] == [1, 0, 0, 1]
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")),
+    reason="the worker process opens the test database by its SQLite path",
+)
+def test_a_drive_worker_with_threads_drives_several_games_at_once() -> None:
+    """`drive_worker --threads 3`: three games queued at their first AI turn are driven at the same time by one
+    process, each thread under its own worker id, and each game stops at its student's turn."""
+    import subprocess
+
+    games = [game_at_first_ai_turn(seed=n) for n in (1, 2, 3)]
+    for game in games:
+        enqueue_drive(game_id=game.pk)
+    database = connections["default"].settings_dict["NAME"]
+    connections.close_all()
+    env = {**os.environ, "MERCURY_SQLITE_PATH": str(database), "MERCURY_WORKERS": "external",
+           "MERCURY_OFFLINE_TOKEN_DELAY": "0.01", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "drive_worker", "--threads", "3", "--batch", "--no-reload",
+         "--no-startup-delay"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [_next_kind(g.pk) for g in games] == ["human"] * 3
+    rows = list(DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).order_by("started_at"))
+    assert len(rows) == 3 and len({r.worker_ids[-1] for r in rows}) == 3
+    assert max(r.started_at for r in rows) < min(r.finished_at for r in rows)  # all three at once
