@@ -270,6 +270,7 @@ MERCURY_WS_MAX_FRAME_BYTES = int(os.environ.get("MERCURY_WS_MAX_FRAME_BYTES", "4
 MERCURY_WS_FRAMES_PER_10_SECONDS = int(os.environ.get("MERCURY_WS_FRAMES_PER_10_SECONDS", "20"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)
+MERCURY_STREAM_TIMESTAMPS = env_bool("MERCURY_STREAM_TIMESTAMPS", False)  # bench/load.py: stamp streamed frames
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))
 
 # MERCURY_LOG_FORMAT=json: one JSON object per line (mercury/logs.py) from Mercury, Django and the servers, for a

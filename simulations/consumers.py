@@ -111,7 +111,11 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def game_stream(self, event: dict[str, Any]) -> None:
         if not await self._still_logged_in(force=False):
             return
-        html = render_to_string("game/_stream.html", {"speaker": event["speaker"], "text": event["text"]})
+        context = {"speaker": event["speaker"], "text": event["text"]}
+        if settings.MERCURY_STREAM_TIMESTAMPS:  # for bench/load.py: when the frame's words left the model
+            oldest, newest = event.get("at") or (0.0, 0.0)
+            context["chunk_at"] = f"{oldest:.6f} {newest:.6f}"
+        html = render_to_string("game/_stream.html", context)
         await self.send(text_data=html)
 
     async def session_ended(self, event: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ class StreamRelay:
     def __init__(self, *, game_id: int, speaker: str, kind: Kind) -> None:
         self.game_id, self.speaker, self.kind = game_id, speaker, kind
         self.text, self.sent_at = "", 0.0
+        self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._closed = False
@@ -56,6 +57,8 @@ class StreamRelay:
     def chunk(self, text: str) -> None:
         with self._lock:
             self.text += text
+            self.newest_at = time.time()
+            self.oldest_at = self.oldest_at or self.newest_at
             wait = FRAME_INTERVAL - (time.monotonic() - self.sent_at)
             if wait <= 0:
                 self._send()
@@ -92,7 +95,8 @@ class StreamRelay:
         if not shown:
             return  # nothing to show yet, or a decision (a seat's PASS) rather than words
         self.sent_at = time.monotonic()
-        notify_stream(self.game_id, speaker=self.speaker, text=shown)
+        notify_stream(self.game_id, speaker=self.speaker, text=shown, at=(self.oldest_at, self.newest_at))
+        self.oldest_at = 0.0
 
 
 StepCallback = Callable[[Game, NextStep], None]

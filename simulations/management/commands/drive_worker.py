@@ -2,9 +2,10 @@
 that died mid-drive (simulations/drive_recovery.py), and `--threads N` to drive N games at once in one process.
 The scaled set-up's worker process (Procfile).
 
-A drive spends most of its time waiting for the model's words, so one process can drive several games: each
-thread runs django-tasks-db's own worker loop (as `db_worker` does in its one thread) under its own id. SIGINT or
-SIGTERM stops them after their current step: a drive pauses there and its game is queued again.
+A drive spends most of its time waiting for the model's words, so one process can drive several games: one loop
+claims ready tasks as `db_worker` does (one look an interval while idle) and runs each in a pool of N threads
+with django-tasks-db's own `run_task`. SIGINT or SIGTERM stops them after their current step: a drive pauses
+there and its game is queued again.
 """
 
 from __future__ import annotations
@@ -12,10 +13,15 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from django.db import connections
+from django.db import close_old_connections, connections
+from django.db.utils import OperationalError
 from django_tasks_db.management.commands import db_worker
+from django_tasks_db.models import DBTaskResult
+from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
 from simulations import embedded_worker
 from simulations.drive_recovery import Sweeper
@@ -54,38 +60,79 @@ class Command(db_worker.Command):
             sweeper.stopped.set()
 
     def _run_threads(self, count: int, options: dict[str, Any]) -> None:
-        workers = [
-            db_worker.Worker(
-                queue_names=options["queue_name"].split(","), interval=options["interval"],
-                batch=options["batch"], backend_name=options["backend_name"],
-                startup_delay=options["startup_delay"], max_tasks=options["max_tasks"],
-                worker_id=f"{options['worker_id']}-{n}" if options["worker_id"] else new_holder(),
-                excluded_queue_names=options["exclude_queues"].split(",") if options["exclude_queues"] else [],
-            )
-            for n in range(count)
-        ]  # fmt: skip
+        worker = PooledWorker(
+            slots=count, queue_names=options["queue_name"].split(","), interval=options["interval"],
+            batch=options["batch"], backend_name=options["backend_name"], startup_delay=options["startup_delay"],
+            max_tasks=options["max_tasks"], worker_id=options["worker_id"] or new_holder(),
+            excluded_queue_names=options["exclude_queues"].split(",") if options["exclude_queues"] else [],
+        )  # fmt: skip
 
         def stop(signum: int, frame: Any) -> None:
             embedded_worker.stopping.set()  # drives pause after their current step; their games are queued again
-            for worker in workers:
-                worker.running = False
+            worker.running = False
 
         for name in ("SIGINT", "SIGTERM", "SIGQUIT"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), stop)
-        running = [
-            threading.Thread(target=_run, args=(worker,), name=f"mercury-drive-{n}", daemon=True)
-            for n, worker in enumerate(workers)
-        ]
-        for thread in running:
-            thread.start()
-        for thread in running:
-            while thread.is_alive():
-                thread.join(0.5)  # wakes for signals
-
-
-def _run(worker: db_worker.Worker) -> None:
-    try:
         worker.run()
-    finally:
-        connections.close_all()  # this thread's own connections
+
+
+class PooledWorker(db_worker.Worker):
+    """django-tasks-db's worker with `slots` drives at once: one loop looks for ready tasks (one query an
+    interval while idle, as `db_worker` makes, not one per thread) and claims one whenever a slot is free; each
+    claimed task runs in a thread of the pool with the library's own `run_task`."""
+
+    def __init__(self, *, slots: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.slots = slots
+
+    def run(self) -> None:
+        free = threading.BoundedSemaphore(self.slots)
+        busy = 0
+        lock = threading.Lock()
+
+        def drive(task_result: DBTaskResult) -> None:
+            nonlocal busy
+            try:
+                self.run_task(task_result)
+            finally:
+                connections.close_all()  # this thread's own connections
+                with lock:
+                    busy -= 1
+                free.release()
+
+        with ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="mercury-drive") as pool:
+            while self.running:
+                if not free.acquire(timeout=0.5):
+                    continue  # every slot is driving: look again (and at `running`) shortly
+                task_result = self._claim()
+                if task_result is None:
+                    free.release()
+                    with lock:
+                        idle = busy == 0
+                    if self.batch and idle:
+                        return
+                    time.sleep(self.interval)
+                    continue
+                with lock:
+                    busy += 1
+                pool.submit(drive, task_result)
+            # asked to stop: the pool's drives finish their current step (they see `stopping`) and return
+
+    def _claim(self) -> DBTaskResult | None:
+        close_old_connections()
+        tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
+        if not self.process_all_queues:
+            tasks = tasks.filter(queue_name__in=self.queue_names)
+        if self.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
+        try:
+            with exclusive_transaction(tasks.db):
+                task_result = tasks.get_locked()
+                if task_result is not None:
+                    task_result.claim(self.worker_id)
+                return task_result
+        except OperationalError as exc:
+            if is_locked_database_exception(exc):
+                return None  # SQLite busy: look again after the interval
+            raise

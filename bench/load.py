@@ -1,0 +1,522 @@
+"""Load benchmark (issue #16): K students at once, each a real HTTP + websocket client playing a game against the
+offline model streaming about 30 words a second, on one machine.
+
+    .venv/bin/python bench/load.py --setup embedded|scaled [--levels 10,50,100,200] [--window 60] [--ramp 20]
+                                   [--token-rate 30] [--worker-threads 100] [--database-url URL]
+                                   [--redis-url URL] [--json FILE] [--note TEXT]
+
+Set-ups:
+- **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
+  channel layer, the server's own worker threads, MERCURY_EMBEDDED_WORKERS as configured, default 2).
+- **scaled**: `make serve-scaled`'s processes: gunicorn with 2 uvicorn processes on one port and 2
+  `manage.py drive_worker` processes of --worker-threads threads each, on PostgreSQL (--database-url, a database of
+  the benchmark's own: dropped and created again) and Redis (--redis-url, flushed).
+
+Per level K, from scratch (a fresh database and fresh processes): K users, each with a session made directly in
+the database (a log-in is not what is measured); then K clients start over --ramp seconds. A client opens the
+lobby, starts a game, takes a seat (the nine seats in turn), loads the game page, opens its websocket and plays as
+bench/http_games.py's student does (first choices, a short message in talks, yes votes), answering at once. Ten
+seconds after the last client started, a window of --window seconds is measured:
+
+- chunk to frame: for every streamed frame a client receives, the time from the model's words to the frame's
+  arrival, from the newest words in the frame (transport: worker, channel layer, server, socket) and from the
+  oldest (adds the relay's coalescing, at most 5 frames a second by design); the server stamps each streamed
+  frame with both times (MERCURY_STREAM_TIMESTAMPS; all processes share this machine's clock);
+- HTTP: every request's time (moves, pages), p50/p99; errors (a status other than 200/409, a socket closed, an
+  exception) by kind;
+- games sustained: games with no error whose longest wait for anything new (a frame or a move's answer) stayed
+  under STALL_LIMIT seconds;
+- lost and duplicated frames: after the window, every entry the student may see up to the newest one a client was
+  shown must have reached it (lost otherwise), each once (duplicated otherwise);
+- CPU and memory: CPU seconds of every process of the set-up (and PostgreSQL's backends) in the window, per game
+  and second (as a share of one core); resident memory of the set-up's processes at the window's end, per game;
+- commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
+  database's growth per game and minute.
+
+Raw results go to --json (one line per run); docs/benchmarks.md keeps the method and current figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.http_games import (  # noqa: E402
+    CSRF,
+    HIDDEN,
+    HX_CSRF,
+    PgProbe,
+    _choose,
+    _entries,
+    _newer,
+    _panels,
+    _radios,
+    fresh_postgres,
+    percentile,
+    proc_cpu,
+    revision,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+SEATS = ("BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA")
+STALL_LIMIT = 5.0  # seconds without anything new before a game counts as not sustained
+SETTLE = 10.0  # seconds after the last client started before the window opens
+CHUNK_AT = re.compile(r'data-chunk-at="([\d.]+) ([\d.]+)"')
+DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_load"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
+
+
+# --- the processes under test -----------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return out
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class SetUp:
+    """The processes of one set-up, each in its own process group."""
+
+    def __init__(self, name: str, env: dict[str, str], tmp: Path, worker_threads: int) -> None:
+        self.name, self.env, self.tmp = name, env, tmp
+        self.port = _free_port()
+        self.procs: list[subprocess.Popen[bytes]] = []
+        if name == "embedded":
+            self._start("server", ["daphne", "-b", "127.0.0.1", "-p", str(self.port),
+                                   "mercury.asgi:application"])  # fmt: skip
+        else:
+            self._start("web", ["gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
+                                "--workers", "2", "--bind", f"127.0.0.1:{self.port}", "--no-control-socket",
+                                "--graceful-timeout", "5"])  # fmt: skip
+            for n in range(2):
+                self._start(f"worker-{n}", [sys.executable, "manage.py", "drive_worker", "--no-reload",
+                                            "--interval", "0.1", "--threads", str(worker_threads)])  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
+                raise SystemExit(f"the {name} set-up did not start; see {tmp}")
+            time.sleep(0.1)
+
+    def _start(self, name: str, argv: list[str]) -> None:
+        with (self.tmp / f"{name}.log").open("wb") as log:
+            self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                               start_new_session=True))  # fmt: skip
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        return [pid for proc in self.procs for pid in _tree(proc.pid)]
+
+    def cpu(self) -> float:
+        total = 0.0
+        for pid in self.pids():
+            try:
+                total += proc_cpu(pid)[0]
+            except (OSError, ValueError):
+                continue
+        return total
+
+    def rss(self) -> int:
+        return sum(_rss_bytes(pid) for pid in self.pids())
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+
+# --- the database (this process) --------------------------------------------------------------------------------
+
+
+def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    env = {
+        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+        "MERCURY_OFFLINE_TOKEN_DELAY": f"{1 / args.token_rate:.4f}",
+        "MERCURY_DEBUG": "0",
+        "MERCURY_SECRET_KEY": "bench-" + secrets.token_hex(32),
+        "MERCURY_RATE_MOVES_PER_MINUTE": "0",
+        "MERCURY_RATE_GAMES_PER_HOUR": "0",
+        "MERCURY_LOG_LEVEL": "WARNING",
+        "MERCURY_STREAM_TIMESTAMPS": "1",
+        "PYTHONPATH": str(ROOT),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    for name in ("DATABASE_URL", "REDIS_URL", "MERCURY_SQLITE_PATH", "MERCURY_WORKERS"):
+        os.environ.pop(name, None)
+    if args.setup == "scaled":
+        env |= {"DATABASE_URL": args.database_url, "REDIS_URL": args.redis_url, "MERCURY_WORKERS": "external"}
+    else:
+        env["MERCURY_SQLITE_PATH"] = str(tmp / "load.sqlite3")
+    os.environ.update(env)
+    return env
+
+
+def fresh_database(args: argparse.Namespace, tmp: Path, clients: int) -> list[str]:
+    """A new database with the scenario and `clients` users; returns their session keys."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+    from django.db import connections
+
+    connections.close_all()
+    if args.setup == "scaled":
+        fresh_postgres(args.database_url)
+        subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=True, capture_output=True)
+    else:
+        for path in tmp.glob("load.sqlite3*"):
+            path.unlink()
+    call_command("migrate", verbosity=0)
+    from simulations.services.scenarios import load_scenario
+
+    load_scenario(folder=ROOT / "scenarios" / "mercury")
+    keys = []
+    for n in range(clients):
+        user = User.objects.create_user(f"student{n}", password=None)
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+        keys.append(str(session.session_key))
+    connections.close_all()
+    return keys
+
+
+def database_figures(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    from django.db import connection, connections
+
+    from simulations.models import Game
+
+    versions = sum(Game.objects.values_list("version", flat=True))
+    if args.setup == "scaled":
+        with connection.cursor() as cursor:
+            cursor.execute("select pg_database_size(current_database())")
+            size = float(cursor.fetchone()[0])
+    else:
+        size = float(sum(p.stat().st_size for p in tmp.glob("load.sqlite3*")))
+    connections.close_all()
+    return {"versions": float(versions), "bytes": size}
+
+
+def visible_entries(game_id: int, seat: str) -> list[int]:
+    from simulations.models import TranscriptEntry
+
+    rows = TranscriptEntry.objects.filter(game_id=game_id).values_list("seq", "audience")
+    return sorted(seq for seq, audience in rows if not audience or seat in audience)
+
+
+# --- one student ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Student:
+    base: str
+    session_key: str
+    seat: str
+    game: int = 0
+    seen: set[int] = field(default_factory=set)
+    duplicates: int = 0
+    errors: list[str] = field(default_factory=list)
+    http: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
+    lags: list[tuple[float, float, float]] = field(default_factory=list)  # (at, newest lag, oldest lag)
+    gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
+    last_news: float = 0.0
+
+    def _news(self) -> None:
+        now = time.time()
+        if self.last_news:
+            self.gaps.append((now, now - self.last_news))
+        self.last_news = now
+
+    def _take(self, text: str) -> None:
+        new, full = _entries(text)
+        if not full:
+            self.duplicates += sum(1 for s in new if s in self.seen)
+        self.seen.update(new)
+
+    async def _request(
+        self, session: aiohttp.ClientSession, method: str, path: str, **kw: Any
+    ) -> tuple[int, str, str]:
+        started = time.time()
+        async with session.request(method, self.base + path, **kw) as r:
+            text = await r.text()
+        self.http.append((started, time.time() - started))
+        self._news()
+        return r.status, text, str(r.url)
+
+    async def play(self, stop: asyncio.Event) -> None:
+        jar = aiohttp.CookieJar(unsafe=True)
+        jar.update_cookies({"sessionid": self.session_key})
+        timeout = aiohttp.ClientTimeout(total=120)
+        try:
+            async with aiohttp.ClientSession(cookie_jar=jar, timeout=timeout) as session:
+                await self._play(session, stop)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure is a figure
+            self.errors.append(f"{type(exc).__name__}: {str(exc)[:120]}")
+
+    async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
+        referer = {"Referer": self.base + "/"}
+        _, lobby, _ = await self._request(session, "GET", "/")
+        token = CSRF.search(lobby)
+        if token is None:
+            raise RuntimeError("the lobby has no form: not logged in?")
+        status, _, url = await self._request(session, "POST", "/games/new/", headers=referer,
+                                             data={"csrfmiddlewaretoken": token.group(1), "scenario": "mercury"})  # fmt: skip
+        found = re.search(r"/games/(\d+)/", url)
+        if status != 200 or found is None:
+            raise RuntimeError(f"new game answered {status} at {url}")
+        self.game = int(found.group(1))
+        _, setup, _ = await self._request(session, "GET", f"/games/{self.game}/?role={self.seat}")
+        await self._request(session, "POST", f"/games/{self.game}/move/", headers=referer,
+                            data=dict(HIDDEN.findall(setup)) | _radios(setup))  # fmt: skip
+        _, page, _ = await self._request(session, "GET", f"/games/{self.game}/")
+        self._take(page)
+        hx_token = HX_CSRF.search(page).group(1)  # type: ignore[union-attr]
+        latest, answered = _panels(page), -1
+        headers = {"HX-Request": "true", "HX-Target": "panels", "X-CSRFToken": hx_token, **referer}
+        async with session.ws_connect(f"{self.base}/ws/games/{self.game}/", headers={"Origin": self.base},
+                                      max_msg_size=0) as ws:  # fmt: skip
+            while not stop.is_set():
+                if latest and latest[0] == "review":
+                    return
+                if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
+                    answered = latest[2]
+                    status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
+                                                          headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
+                    if status not in (200, 409):
+                        self.errors.append(f"move answered {status}")
+                        return
+                    self._take(html)
+                    latest = _newer(latest, _panels(html))
+                    continue
+                try:
+                    message = await ws.receive(timeout=1.0)
+                except TimeoutError:
+                    continue
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    self.errors.append(f"websocket closed ({message.type.name})")
+                    return
+                now = time.time()
+                text = str(message.data)
+                self._news()
+                stamp = CHUNK_AT.search(text)
+                if stamp and float(stamp.group(2)) > 0:
+                    self.lags.append((now, now - float(stamp.group(2)), now - float(stamp.group(1))))
+                self._take(text)
+                latest = _newer(latest, _panels(text))
+
+
+# --- one level --------------------------------------------------------------------------------------------------
+
+
+async def run_clients(students: list[Student], ramp: float, window: float) -> tuple[float, float]:
+    """Start the clients over `ramp` seconds; return the window (start, end) once it has passed."""
+    stop = asyncio.Event()
+    tasks = []
+    for student in students:
+        tasks.append(asyncio.create_task(student.play(stop)))
+        await asyncio.sleep(ramp / max(1, len(students)))
+    await asyncio.sleep(SETTLE)
+    opened = time.time()
+    await asyncio.sleep(window)
+    closed = time.time()
+    stop.set()
+    await asyncio.wait(tasks, timeout=30)
+    for task in tasks:
+        task.cancel()
+    return opened, closed
+
+
+def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: int) -> dict[str, Any]:
+    keys = fresh_database(args, tmp, clients)
+    setup = SetUp(args.setup, env, tmp, args.worker_threads)
+    pg = PgProbe(args.database_url) if args.setup == "scaled" else None
+    try:
+        students = [Student(setup.base, key, SEATS[n % len(SEATS)]) for n, key in enumerate(keys)]
+        before: dict[str, Any] = {}
+
+        async def main() -> tuple[float, float]:
+            loop = asyncio.get_running_loop()
+
+            async def snapshot_at_open() -> None:  # taken when the window opens
+                await asyncio.sleep(args.ramp + SETTLE)
+                before.update(cpu=setup.cpu(), pg=pg.snapshot() if pg else None, client=time.process_time(),
+                              db=await loop.run_in_executor(None, database_figures, args, tmp))  # fmt: skip
+
+            snap = asyncio.create_task(snapshot_at_open())
+            window = await run_clients(students, args.ramp, args.window)
+            await snap
+            return window
+
+        opened, closed = asyncio.run(main())
+        cpu, rss, client_cpu = setup.cpu(), setup.rss(), time.process_time()
+        pg_after = pg.snapshot() if pg else None
+        after = database_figures(args, tmp)
+    finally:
+        setup.stop()
+    span = closed - opened
+    inside = lambda at: opened <= at <= closed  # noqa: E731
+    lags = [(new, old) for s in students for at, new, old in s.lags if inside(at)]
+    http = [sec for s in students for at, sec in s.http if inside(at)]
+    lost = 0
+    for s in students:
+        if s.game and s.seen:
+            lost += sum(
+                1 for seq in visible_entries(s.game, s.seat) if seq <= max(s.seen) and seq not in s.seen
+            )
+    sustained = sum(1 for s in students if not s.errors and s.game and
+                    max((g for at, g in s.gaps if inside(at)), default=0.0) < STALL_LIMIT)  # fmt: skip
+    errors: dict[str, int] = {}
+    for s in students:
+        for e in s.errors:
+            errors[e.split(":")[0]] = errors.get(e.split(":")[0], 0) + 1
+    server_cpu = cpu - before["cpu"]
+    pg_cpu = (pg_after["cpu"] - before["pg"]["cpu"]) if pg and pg_after else 0.0
+    return {
+        "clients": clients,
+        "window_s": span,
+        "games_sustained": sustained,
+        "chunk_to_frame_ms": {
+            "newest_p50": 1000 * percentile([n for n, _ in lags], 50),
+            "newest_p99": 1000 * percentile([n for n, _ in lags], 99),
+            "oldest_p50": 1000 * percentile([o for _, o in lags], 50),
+            "oldest_p99": 1000 * percentile([o for _, o in lags], 99),
+            "frames": len(lags),
+        },
+        "http_ms": {
+            "p50": 1000 * percentile(http, 50),
+            "p99": 1000 * percentile(http, 99),
+            "requests": len(http),
+        },
+        "errors": errors,
+        "lost": lost,
+        "duplicated": sum(s.duplicates for s in students),
+        "cpu_share_per_game": (server_cpu + pg_cpu) / span / clients,
+        "cpu_cores_used": (server_cpu + pg_cpu) / span,
+        "cpu_postgres_s": pg_cpu,
+        "client_cpu_cores": (client_cpu - before["client"]) / span,
+        "rss_mb_per_game": rss / clients / 2**20,
+        "rss_mb": rss / 2**20,
+        "turns_per_s": (after["versions"] - before["db"]["versions"]) / span,
+        "pg_commits_per_s": ((pg_after["commits"] - before["pg"]["commits"]) / span)
+        if pg and pg_after
+        else None,
+        "db_kb_per_game_minute": (after["bytes"] - before["db"]["bytes"]) / 1024 / clients / (span / 60),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [f"{report['setup']} set-up, {report['token_rate']} words/s, window {report['window']} s, "
+             f"revision {report['revision']}, load before {report['loadavg']}",
+             "K | sustained | chunk→frame newest p50/p99 ms | oldest p50/p99 ms | HTTP p50/p99 ms | errors | lost/dup |"
+             " CPU/game | cores | RSS MB/game | turns/s | PG commits/s | DB KB/game·min"]  # fmt: skip
+    for r in report["levels"]:
+        c, h = r["chunk_to_frame_ms"], r["http_ms"]
+        pg = f"{r['pg_commits_per_s']:.0f}" if r["pg_commits_per_s"] is not None else "—"
+        lines.append(
+            f"{r['clients']} | {r['games_sustained']} | {c['newest_p50']:.0f} / {c['newest_p99']:.0f} | "
+            f"{c['oldest_p50']:.0f} / {c['oldest_p99']:.0f} | {h['p50']:.0f} / {h['p99']:.0f} | "
+            f"{sum(r['errors'].values())} {r['errors'] or ''} | {r['lost']}/{r['duplicated']} | "
+            f"{100 * r['cpu_share_per_game']:.1f} % | {r['cpu_cores_used']:.2f} | {r['rss_mb_per_game']:.1f} | "
+            f"{r['turns_per_s']:.1f} | {pg} | {r['db_kb_per_game_minute']:.1f}"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--setup", choices=("embedded", "scaled"), required=True)
+    parser.add_argument("--levels", default="10,50,100,200")
+    parser.add_argument("--window", type=float, default=60.0)
+    parser.add_argument("--ramp", type=float, default=20.0)
+    parser.add_argument("--token-rate", type=float, default=30.0, help="the offline model's words a second")
+    parser.add_argument(
+        "--worker-threads", type=int, default=100, help="scaled: threads of each drive_worker"
+    )
+    parser.add_argument("--database-url", default=DEFAULT_PG_URL)
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--note", default="")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mercury-load-"))
+    env = configure(args, tmp)
+    os.chdir(ROOT)
+    import django
+
+    django.setup()
+    report: dict[str, Any] = {
+        "setup": args.setup, "token_rate": args.token_rate, "window": args.window, "revision": revision(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), "python": platform.python_version(),
+        "note": args.note, "levels": [],
+    }  # fmt: skip
+    for level in (int(x) for x in args.levels.split(",")):
+        report["levels"].append(measure(args, env, tmp, level))
+        print(render(report).splitlines()[-1], flush=True)
+    print(render(report))
+    if args.json:
+        with args.json.open("a") as out:
+            out.write(json.dumps(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
