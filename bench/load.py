@@ -130,7 +130,7 @@ class SetUp:
         else:
             self._start("web", ["gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
                                 "--workers", "2", "--bind", f"127.0.0.1:{self.port}", "--no-control-socket",
-                                "--graceful-timeout", "5"])  # fmt: skip
+                                "--graceful-timeout", "5", "--keep-alive", "30"])  # fmt: skip
             for n in range(2):
                 self._start(f"worker-{n}", [sys.executable, "manage.py", "drive_worker", "--no-reload",
                                             "--interval", "0.1", "--threads", str(worker_threads)])  # fmt: skip
@@ -271,7 +271,7 @@ class Student:
     game: int = 0
     seen: set[int] = field(default_factory=set)
     duplicates: int = 0
-    errors: list[str] = field(default_factory=list)
+    errors: list[tuple[float, str]] = field(default_factory=list)  # (at, what)
     http: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
     lags: list[tuple[float, float, float]] = field(default_factory=list)  # (at, newest lag, oldest lag)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
@@ -309,7 +309,7 @@ class Student:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is a figure
-            self.errors.append(f"{type(exc).__name__}: {str(exc)[:120]}")
+            self.errors.append((time.time(), f"{type(exc).__name__}: {str(exc)[:120]}"))
 
     async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
         referer = {"Referer": self.base + "/"}
@@ -341,7 +341,7 @@ class Student:
                     status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
                                                           headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
                     if status not in (200, 409):
-                        self.errors.append(f"move answered {status}")
+                        self.errors.append((time.time(), f"move answered {status}"))
                         return
                     self._take(html)
                     latest = _newer(latest, _panels(html))
@@ -351,7 +351,7 @@ class Student:
                 except TimeoutError:
                     continue
                 if message.type != aiohttp.WSMsgType.TEXT:
-                    self.errors.append(f"websocket closed ({message.type.name})")
+                    self.errors.append((time.time(), f"websocket closed ({message.type.name})"))
                     return
                 now = time.time()
                 text = str(message.data)
@@ -423,9 +423,9 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             )
     sustained = sum(1 for s in students if not s.errors and s.game and
                     max((g for at, g in s.gaps if inside(at)), default=0.0) < STALL_LIMIT)  # fmt: skip
-    errors: dict[str, int] = {}
+    errors: dict[str, int] = {}  # every error of the run, ramp included, by kind
     for s in students:
-        for e in s.errors:
+        for _, e in s.errors:
             errors[e.split(":")[0]] = errors.get(e.split(":")[0], 0) + 1
     server_cpu = cpu - before["cpu"]
     pg_cpu = (pg_after["cpu"] - before["pg"]["cpu"]) if pg and pg_after else 0.0

@@ -178,6 +178,17 @@ def failure(cause: str, detail: str, spec: ModelSpec) -> ModelFailure:
     )
 
 
+def _hand_back_database_connection() -> None:
+    """A model call takes seconds: meanwhile this thread's database connection goes back to the process's pool
+    (mercury/db/pool.py) for other threads, so a server's connections follow its database work, not its open
+    model calls (200 games streaming at once held 200 PostgreSQL connections, twice its default limit). Never
+    inside a transaction (the model is called outside them; a test's own transaction is left alone)."""
+    from django.db import connection
+
+    if not connection.in_atomic_block:
+        connection.close()
+
+
 def complete(
     messages: list[dict[str, str]],
     *,
@@ -196,6 +207,7 @@ def complete(
     """
     litellm = _litellm()
     spec = spec or default_spec()
+    _hand_back_database_connection()
     attempts = (settings.MERCURY_MODEL_RETRIES if retries is None else retries) + 1
     deadline = float(settings.MERCURY_MODEL_TIMEOUT)
     for attempt in range(attempts):
