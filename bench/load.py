@@ -213,7 +213,10 @@ def fresh_database(args: argparse.Namespace, tmp: Path, clients: int) -> list[st
     from django.core.management import call_command
     from django.db import connections
 
+    from mercury.db.pool import close_idle
+
     connections.close_all()
+    close_idle()  # really closed: the pool would hand back a connection to the database dropped below
     if args.setup == "scaled":
         fresh_postgres(args.database_url)
         subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=True, capture_output=True)
