@@ -387,6 +387,15 @@ async def run_clients(students: list[Student], ramp: float, window: float) -> tu
     return opened, closed
 
 
+def longest_wait(student: Student, opened: float, closed: float) -> float:
+    """The longest the student waited in the window for anything new, the wait still open at its end included
+    (a game that never moved waited the whole window)."""
+    news = sorted(at for at, _ in student.gaps if at <= closed)
+    waits = [gap for at, gap in student.gaps if opened <= at <= closed]
+    last = news[-1] if news else opened - SETTLE
+    return max([*waits, closed - max(last, opened)])
+
+
 def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: int) -> dict[str, Any]:
     keys = fresh_database(args, tmp, clients)
     setup = SetUp(args.setup, env, tmp, args.worker_threads)
@@ -424,8 +433,9 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             lost += sum(
                 1 for seq in visible_entries(s.game, s.seat) if seq <= max(s.seen) and seq not in s.seen
             )
-    sustained = sum(1 for s in students if not s.errors and s.game and
-                    max((g for at, g in s.gaps if inside(at)), default=0.0) < STALL_LIMIT)  # fmt: skip
+    sustained = sum(
+        1 for s in students if not s.errors and s.game and longest_wait(s, opened, closed) < STALL_LIMIT
+    )
     errors: dict[str, int] = {}  # every error of the run, ramp included, by kind
     for s in students:
         for _, e in s.errors:
