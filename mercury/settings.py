@@ -164,7 +164,12 @@ def _database() -> dict[str, object]:
             dj_database_url.parse(url, conn_max_age=int(os.environ.get("MERCURY_DB_CONN_MAX_AGE", "0")))
         )
         engine = str(database["ENGINE"])
-        return database | {"ENGINE": POOLED_ENGINES.get(engine, engine), "POOL_SIZE": DB_POOL_SIZE}
+        # A process opens at most this many connections and a thread that needs one more waits for one to come
+        # back (mercury/db/pool.py): PostgreSQL refuses clients past its max_connections (100 by default), and a
+        # school's web and worker processes together must stay under it.
+        limit = os.environ.get("MERCURY_DB_MAX_CONNECTIONS", "20" if "postgresql" in engine else "0")
+        return database | {"ENGINE": POOLED_ENGINES.get(engine, engine), "POOL_SIZE": DB_POOL_SIZE,
+                           "MAX_CONNECTIONS": int(limit)}  # fmt: skip
     return {
         "ENGINE": "mercury.db.sqlite3",
         "POOL_SIZE": DB_POOL_SIZE,
@@ -270,7 +275,9 @@ MERCURY_WS_MAX_FRAME_BYTES = int(os.environ.get("MERCURY_WS_MAX_FRAME_BYTES", "4
 MERCURY_WS_FRAMES_PER_10_SECONDS = int(os.environ.get("MERCURY_WS_FRAMES_PER_10_SECONDS", "20"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)
-MERCURY_STREAM_TIMESTAMPS = env_bool("MERCURY_STREAM_TIMESTAMPS", False)  # bench/load.py: stamp streamed frames
+MERCURY_STREAM_TIMESTAMPS = env_bool(
+    "MERCURY_STREAM_TIMESTAMPS", False
+)  # bench/load.py: stamp streamed frames
 MERCURY_SCENARIO_DIR = Path(os.environ.get("MERCURY_SCENARIO_DIR", str(BASE_DIR / "scenarios")))
 
 # MERCURY_LOG_FORMAT=json: one JSON object per line (mercury/logs.py) from Mercury, Django and the servers, for a

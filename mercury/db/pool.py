@@ -8,6 +8,11 @@ game). Persistent connections (CONN_MAX_AGE > 0) do not help the per-request thr
 pile up until the garbage collector finds them. Here a thread that closes its connection hands it to the pool
 instead, and the next thread to connect takes it back: the same rule for requests, consumers and workers.
 
+With `MAX_CONNECTIONS` (MERCURY_DB_MAX_CONNECTIONS, 20 a process on PostgreSQL) a process never has more
+connections open than that: a thread that needs one more waits for another thread to give one back (and fails
+with PoolExhausted after `POOL_WAIT` seconds). Under load a school's processes otherwise went past PostgreSQL's
+own limit of 100 clients, and requests failed ("too many clients already").
+
 Only a clean connection is pooled: no transaction open, no error seen, not closed inside an atomic block;
 anything else is really closed. At most `MERCURY_DB_POOL_SIZE` idle connections are kept (0 turns pooling off);
 one idle longer than `HEALTH_CHECK_AFTER` seconds is checked before it is handed out. A forked child process
@@ -23,45 +28,78 @@ import threading
 import time
 from typing import Any
 
+from django.db.utils import OperationalError
+
 HEALTH_CHECK_AFTER = 30.0  # seconds idle before a pooled connection is checked on the way out
 
 
-class IdleConnections:
-    """The idle connections of one database (one NAME of one back-end)."""
+class PoolExhausted(OperationalError):
+    """Every connection this process may open to the database is in use, and none came back in time (a
+    database error like a refused connection: callers that retry those retry this)."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+
+class IdleConnections:
+    """The connections of one database (one NAME of one back-end) in this process: the idle ones, and how many
+    are open in all (idle or in use) when a limit is set (`MAX_CONNECTIONS`: a thread that needs one more waits
+    for one to come back instead of going over the server's own limit; 0: no limit)."""
+
+    def __init__(self, size: int, limit: int = 0, wait: float = 30.0) -> None:
+        self.size, self.limit, self.wait = size, limit, wait
+        self.open = 0  # counted only with a limit
         self._idle: list[tuple[Any, float]] = []
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
 
     def take(self) -> tuple[Any, float] | None:
-        """The most recently returned connection and how long it has been idle, or None."""
-        with self._lock:
-            if not self._idle:
-                return None
-            raw, since = self._idle.pop()
-        return raw, time.monotonic() - since
+        """The most recently returned connection and how long it has been idle, or None: then the caller may
+        open a new one (it was counted; call `closed` if opening fails). With a limit reached this waits for a
+        connection to come back and raises PoolExhausted after `wait` seconds."""
+        deadline = time.monotonic() + self.wait
+        with self._cond:
+            while True:
+                if self._idle:
+                    raw, since = self._idle.pop()
+                    return raw, time.monotonic() - since
+                if not self.limit or self.open < self.limit:
+                    self.open += 1 if self.limit else 0
+                    return None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PoolExhausted(
+                        f"all {self.limit} database connections of this process stayed in use for {self.wait:g} s"
+                        " (MERCURY_DB_MAX_CONNECTIONS)"
+                    )
+                self._cond.wait(remaining)
 
     def give(self, raw: Any) -> bool:
-        """Keep `raw` for the next thread; False when the pool is full (the caller closes it)."""
-        with self._lock:
+        """Keep `raw` for the next thread; False when the pool is full (the caller closes it, then `closed`)."""
+        with self._cond:
             if len(self._idle) >= self.size:
                 return False
             self._idle.append((raw, time.monotonic()))
+            self._cond.notify()
             return True
 
+    def closed(self) -> None:
+        """A connection opened through this pool was really closed (or failed to open): room for another."""
+        with self._cond:
+            if self.limit and self.open > 0:
+                self.open -= 1
+                self._cond.notify()
+
     def close_all(self) -> None:
-        with self._lock:
+        with self._cond:
             idle, self._idle = self._idle, []
         for raw, _ in idle:
             with contextlib.suppress(Exception):
                 raw.close()
+            self.closed()
 
     def forget(self) -> None:
         """After fork: drop the parent's connections without closing them (closing would end the parent's)."""
         _orphans.extend(raw for raw, _ in self._idle)
         self._idle = []
-        self._lock = threading.Lock()
+        self.open = 0
+        self._cond = threading.Condition()
 
 
 _pools: dict[tuple[str, str], IdleConnections] = {}
@@ -69,11 +107,11 @@ _pools_lock = threading.Lock()
 _orphans: list[Any] = []  # a forked child's inherited connections: kept referenced so they are never closed
 
 
-def pool_for(vendor: str, name: str, size: int) -> IdleConnections:
+def pool_for(vendor: str, name: str, size: int, limit: int = 0, wait: float = 30.0) -> IdleConnections:
     with _pools_lock:
         pool = _pools.get((vendor, name))
         if pool is None:
-            pool = _pools[(vendor, name)] = IdleConnections(size)
+            pool = _pools[(vendor, name)] = IdleConnections(size, limit, wait)
         return pool
 
 
@@ -109,7 +147,11 @@ class PooledWrapperMixin:
 
     def _idle_pool(self) -> IdleConnections | None:
         size = int(self.settings_dict.get("POOL_SIZE", 0) or 0)
-        return pool_for(self.vendor, str(self.settings_dict["NAME"]), size) if size > 0 else None
+        if size <= 0:
+            return None
+        limit = int(self.settings_dict.get("MAX_CONNECTIONS", 0) or 0)
+        wait = float(self.settings_dict.get("POOL_WAIT", 30.0))
+        return pool_for(self.vendor, str(self.settings_dict["NAME"]), size, limit, wait)
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         pool = self._idle_pool()
@@ -121,8 +163,14 @@ class PooledWrapperMixin:
                 return raw
             with contextlib.suppress(Exception):
                 raw.close()
+            pool.closed()
         self.reused_connection = False
-        return super().get_new_connection(conn_params)  # type: ignore[misc]
+        try:
+            return super().get_new_connection(conn_params)  # type: ignore[misc]
+        except BaseException:
+            if pool is not None:
+                pool.closed()  # counted by `take`, never opened
+            raise
 
     def _close(self) -> None:
         raw = self.connection
@@ -136,7 +184,11 @@ class PooledWrapperMixin:
             and pool.give(raw)
         ):
             return
-        super()._close()  # type: ignore[misc]
+        try:
+            super()._close()  # type: ignore[misc]
+        finally:
+            if pool is not None and raw is not None:
+                pool.closed()
 
     # --- per back-end -------------------------------------------------------------------------------------------
 

@@ -114,10 +114,95 @@ def test_a_pooled_connection_closed_behind_the_pools_back_is_replaced_after_its_
     assert in_thread(lambda: Game.objects.count()) == 0
 
 
-def test_without_a_pool_size_every_thread_opens_its_own(settings: Any) -> None:
+def test_without_a_pool_size_every_thread_opens_its_own() -> None:
+    size = connection.settings_dict["POOL_SIZE"]  # (the same dict as settings.DATABASES["default"])
     connection.settings_dict["POOL_SIZE"] = 0
     try:
         first = in_thread(raw_connection)
         assert in_thread(raw_connection) is not first
     finally:
-        connection.settings_dict["POOL_SIZE"] = settings.DATABASES["default"]["POOL_SIZE"]
+        connection.settings_dict["POOL_SIZE"] = size
+
+
+@pytest.fixture
+def limited() -> Any:
+    """This database's pool replaced by one that lets the process open at most 2 connections."""
+    key = (connection.vendor, str(connection.settings_dict["NAME"]))
+    connections.close_all()
+    pool.close_idle()
+    saved = pool._pools.get(key)
+    pool._pools[key] = pool.IdleConnections(size=8, limit=2, wait=5.0)
+    yield pool._pools[key]
+    pool._pools[key].close_all()
+    if saved is not None:
+        pool._pools[key] = saved
+    else:
+        del pool._pools[key]
+
+
+def test_with_a_limit_threads_wait_for_a_connection_instead_of_opening_more(limited: Any) -> None:
+    """Six threads at once, each holding a connection a while: never more than two open, and all six done."""
+    open_now, most, lock = 0, 0, threading.Lock()
+    done: list[int] = []
+
+    def work(n: int) -> None:
+        nonlocal open_now, most
+        try:
+            Game.objects.count()
+            with lock:
+                open_now += 1
+                most = max(most, open_now)
+            threading.Event().wait(0.2)
+            with lock:
+                open_now -= 1
+            done.append(n)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(done) == list(range(6)) and most <= 2 and limited.open <= 2
+
+
+def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(limited: Any) -> None:
+    from django.db import OperationalError
+
+    limited.wait = 0.3
+    release, held = threading.Event(), threading.Barrier(3)
+
+    def hold() -> None:
+        try:
+            Game.objects.count()
+            held.wait(5)
+            release.wait(5)
+        finally:
+            connections.close_all()
+
+    holders = [threading.Thread(target=hold) for _ in range(2)]
+    for t in holders:
+        t.start()
+    held.wait(5)  # both connections in use
+    failures: list[BaseException] = []
+
+    def third() -> None:
+        try:
+            Game.objects.count()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    try:
+        waiter = threading.Thread(target=third)
+        waiter.start()
+        waiter.join()
+        assert len(failures) == 1 and isinstance(failures[0], OperationalError)
+        assert "MERCURY_DB_MAX_CONNECTIONS" in str(failures[0])
+    finally:
+        release.set()
+        for t in holders:
+            t.join()
+    assert in_thread(lambda: Game.objects.count()) >= 0  # one came back: served again

@@ -115,7 +115,16 @@ class Processes:
         self.servers[name] = (port, self._start(f"server-{name}", argv))
 
     def worker(self, n: int) -> None:
-        argv = [sys.executable, "manage.py", "drive_worker", "--no-reload", "--interval", "0.1", "--threads", "2"]
+        argv = [
+            sys.executable,
+            "manage.py",
+            "drive_worker",
+            "--no-reload",
+            "--interval",
+            "0.1",
+            "--threads",
+            "2",
+        ]
         self.workers.append(self._start(f"worker-{n}", argv))
 
     def base(self, name: str) -> str:
