@@ -29,19 +29,20 @@ _worker_profiles: list[Any] = []
 
 
 def profile_worker_threads() -> None:
-    """cProfile each embedded worker thread (deterministic, unlike the sampler, which the GIL biases)."""
+    """cProfile every drive the embedded worker runs, in its pool thread (deterministic, unlike the sampler,
+    which the GIL biases)."""
     import cProfile
 
     from simulations import embedded_worker
 
-    run = embedded_worker._run
+    run_task = embedded_worker.EmbeddedWorker.run_task
 
-    def profiled(*a: Any) -> None:
+    def profiled(self: Any, task_result: Any) -> None:
         profile = cProfile.Profile()
         _worker_profiles.append(profile)
-        profile.runcall(run, *a)
+        profile.runcall(run_task, self, task_result)
 
-    embedded_worker._run = profiled  # type: ignore[assignment]
+    embedded_worker.EmbeddedWorker.run_task = profiled  # type: ignore[method-assign,assignment]
 
 
 def worker_profile_report(top: int = 45) -> str:

@@ -7,7 +7,7 @@ offline model streaming about 30 words a second, on one machine.
 
 Set-ups:
 - **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
-  channel layer, the server's own worker threads, MERCURY_EMBEDDED_WORKERS as configured, default 2).
+  channel layer, the server's own worker: MERCURY_EMBEDDED_WORKERS games at once, default 16).
 - **scaled**: `make serve-scaled`'s processes: gunicorn with 2 uvicorn processes on one port and 2
   `manage.py drive_worker` processes of --worker-threads threads each, on PostgreSQL (--database-url, a database of
   the benchmark's own: dropped and created again) and Redis (--redis-url, flushed).

@@ -264,7 +264,7 @@ MERCURY_WORKERS = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower()
 if MERCURY_WORKERS not in ("embedded", "external"):
     raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
 # Embedded worker threads: how many games the server drives at the same time.
-MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "2"))
+MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "16"))  # games driven at once
 # /healthz reports the workers failing when a queued drive has been due this long without a worker taking it.
 MERCURY_HEALTH_QUEUE_SECONDS = float(os.environ.get("MERCURY_HEALTH_QUEUE_SECONDS", "60"))
 # Request bodies larger than this are refused (413) before they are read; no form here comes near it.

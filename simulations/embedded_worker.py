@@ -1,14 +1,16 @@
-"""The embedded default: the server process runs the task queue's worker itself, in a few threads.
+"""The embedded default: the server process runs the task queue's worker itself.
 
-It is django-tasks-db's own worker loop (the one `manage.py db_worker` runs), started with the server's first
-connection so that a laptop needs no second process. With `MERCURY_WORKERS=external` the server starts none and
-`manage.py db_worker` processes do the work. Threads are daemons: a server that stops mid-turn loses only the
-unfinished turn (never half-stored), and its lease lapses so the next worker takes the game over.
+It is django-tasks-db's own worker (the one `manage.py db_worker` runs), in the pooled form of
+`simulations.worker_pool`: one thread claims queued drives and runs up to MERCURY_EMBEDDED_WORKERS of them at once
+in a pool, started with the server's first connection so that a laptop needs no second process. (Two worker
+threads, each polling, drove two games at a time: with ten students at once every game waited for seconds.)
+With `MERCURY_WORKERS=external` the server starts none and `manage.py drive_worker` processes do the work. Threads
+are daemons: a server that stops mid-turn loses only the unfinished turn (never half-stored), and its lease
+lapses so the next worker takes the game over.
 
-A task queued by this process wakes the threads at once (`task_enqueued`): the worker loop runs in its batch
-mode (it returns when the queue is empty) and the thread then waits for the next enqueue, or POLL_INTERVAL for
-tasks queued by other processes or due later. Sleeping a whole interval after each student's move cost a game
-about a second and a half of waiting (30-odd moves, each waiting 0.125 s on average).
+A task queued by this process wakes the claiming thread at once (`task_enqueued`); otherwise it looks every
+POLL_INTERVAL for tasks queued by other processes or due later. Sleeping a whole interval after each student's
+move cost a game about a second and a half of waiting (30-odd moves, each waiting 0.125 s on average).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from simulations.services.broadcast import serve_from_loop
+from simulations.worker_pool import PooledWorker
 
 logger = logging.getLogger("mercury")
 POLL_INTERVAL = 0.25  # seconds between looks at an empty queue when nothing in this process queues a task
@@ -48,24 +51,30 @@ class ServerStopped(Exception):
     """Recorded on a drive whose server process stopped while running it (the drive is queued again)."""
 
 
+class EmbeddedWorker(PooledWorker):
+    def _claim(self) -> DBTaskResult | None:
+        _queued.clear()  # before looking: a task queued while we look wakes the wait below
+        return super()._claim()
+
+    def idle(self) -> None:
+        _queued.wait(POLL_INTERVAL)  # an enqueue in this process wakes it at once
+
+
 def start_embedded_workers(*, count: int) -> None:
-    """Start `count` worker threads in this process, unless they run already."""
+    """Start the claiming thread with `count` drives at once, unless it runs already."""
     with _lock:
         if _running:
             return
         stopping.clear()
-        for n in range(count):
-            worker = Worker(
-                queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=POLL_INTERVAL, batch=True,
-                backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,
-                worker_id=f"{WORKER_PREFIX}{os.getpid()}-{n}", excluded_queue_names=[],
-            )  # fmt: skip
-            thread = threading.Thread(
-                target=_run, args=(worker, n == 0), name=f"mercury-worker-{n}", daemon=True
-            )
-            thread.start()
-            _running.append((worker, thread))
-        logger.info("embedded task workers started: %d", count)
+        worker = EmbeddedWorker(
+            slots=count, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=POLL_INTERVAL, batch=False,
+            backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,
+            worker_id=f"{WORKER_PREFIX}{os.getpid()}-0", excluded_queue_names=[],
+        )  # fmt: skip
+        thread = threading.Thread(target=_run, args=(worker, True), name="mercury-worker", daemon=True)
+        thread.start()
+        _running.append((worker, thread))
+        logger.info("embedded task worker started: %d games at once", count)
 
 
 def stop_embedded_workers(*, timeout: float = 30.0) -> None:
@@ -102,15 +111,12 @@ def _requeue_orphaned_drives() -> None:
 
 
 def _run(worker: Worker, first: bool) -> None:
-    """A worker thread (the first also recovers what an earlier server left running: in a thread, because the
-    server starts the workers from its event loop, where the ORM may not be used)."""
+    """The claiming thread (it also recovers what an earlier server left running: in a thread, because the server
+    starts the workers from its event loop, where the ORM may not be used)."""
     try:
         if first:
             _requeue_orphaned_drives()
-        while worker.running and not stopping.is_set():
-            _queued.clear()  # before looking: a task queued while we look wakes the wait below
-            worker.run()  # batch mode: runs tasks until the queue is empty
-            _queued.wait(POLL_INTERVAL)
+        worker.run()
     finally:
         connections.close_all()  # this thread's own connections
 

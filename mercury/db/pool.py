@@ -22,6 +22,7 @@ Django's own pool (`OPTIONS={"pool": True}`) needs the psycopg_pool package and 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -131,6 +132,7 @@ def _forget_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
+atexit.register(close_idle)  # idle connections closed, not left for the garbage collector to warn about
 
 
 class PooledWrapperMixin:

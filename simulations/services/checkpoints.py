@@ -66,8 +66,11 @@ def _apply_in_place(state: Any, ops: list[list[Any]]) -> Any:
     """Apply `ops` to `state`, reusing both (rows freshly read from the database need no copy)."""
     for op in ops:
         kind, path = op[0], op[1]
-        if not path:  # the whole document replaced
-            state = op[2]
+        if not path:  # the document itself: replaced, or (a list) grown
+            if kind == "add":
+                state.extend(op[2])
+            else:
+                state = op[2]
             continue
         parent = state
         for key in path[:-1]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simulations.kinds.negotiation.fork import fork_at_checkpoint
@@ -26,6 +26,7 @@ json_values = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(before=json_values, after=json_values)
+@example(before=[[True, False]], after=[[True, False], None])  # a list that grew, at the document's root
 def test_the_changes_between_two_documents_rebuild_the_second_exactly(before: Any, after: Any) -> None:
     ops = changes_between(before, after)
     rebuilt = apply_changes(before, ops)

@@ -1,0 +1,81 @@
+"""django-tasks-db's worker, driving several games at once: one loop claims ready tasks (one query an interval
+while idle, as `db_worker` makes, not one per thread) whenever a slot is free, and each claimed task runs in a
+thread of a pool with the library's own `run_task`.
+
+A drive spends most of its time waiting for the model's words, so one process drives many games this way: the
+external workers (`manage.py drive_worker --threads N`) and the embedded server (MERCURY_EMBEDDED_WORKERS).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.db import close_old_connections, connections
+from django.db.utils import OperationalError
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
+
+
+class PooledWorker(Worker):
+    def __init__(self, *, slots: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.slots = slots
+
+    def idle(self) -> None:
+        """Nothing to claim: wait before looking again (the embedded workers are also woken by an enqueue)."""
+        time.sleep(self.interval)
+
+    def run(self) -> None:
+        free = threading.BoundedSemaphore(self.slots)
+        busy = 0
+        lock = threading.Lock()
+
+        def drive(task_result: DBTaskResult) -> None:
+            nonlocal busy
+            try:
+                self.run_task(task_result)
+            finally:
+                connections.close_all()  # this thread's own connections
+                with lock:
+                    busy -= 1
+                free.release()
+
+        with ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="mercury-drive") as pool:
+            while self.running:
+                if not free.acquire(timeout=0.5):
+                    continue  # every slot is driving: look again (and at `running`) shortly
+                task_result = self._claim()
+                if task_result is None:
+                    free.release()
+                    with lock:
+                        idle = busy == 0
+                    if self.batch and idle:
+                        return
+                    self.idle()
+                    continue
+                with lock:
+                    busy += 1
+                pool.submit(drive, task_result)
+            # asked to stop: the pool's drives finish their current step (they see `stopping`) and return
+
+    def _claim(self) -> DBTaskResult | None:
+        close_old_connections()
+        tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
+        if not self.process_all_queues:
+            tasks = tasks.filter(queue_name__in=self.queue_names)
+        if self.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
+        try:
+            with exclusive_transaction(tasks.db):
+                task_result = tasks.get_locked()
+                if task_result is not None:
+                    task_result.claim(self.worker_id)
+                return task_result
+        except OperationalError as exc:
+            if is_locked_database_exception(exc):
+                return None  # SQLite busy: look again after the interval
+            raise
