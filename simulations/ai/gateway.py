@@ -251,6 +251,10 @@ def _classify(litellm: Any, exc: Exception, spec: ModelSpec, deadline: float) ->
         return failure("bad_request", detail, spec), 0.0
     if names & {"RemoteProtocolError", "ReadError"}:  # the connection dropped mid-answer
         return failure("truncated", detail, spec), 0.0
+    if any("Stream ended before a finish_reason" in str(e) for e in chain):
+        # The answer stopped with no finish reason: litellm 1.109 raises this (a MidStreamFallbackError, an
+        # APIConnectionError) where earlier versions ended the stream and left us to see it cut.
+        return failure("truncated", detail, spec), 0.0
     status = getattr(exc, "status_code", None)
     if isinstance(
         exc, litellm.APIConnectionError | litellm.ServiceUnavailableError | litellm.InternalServerError
