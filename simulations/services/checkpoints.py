@@ -36,11 +36,11 @@ def changes_between(before: Any, after: Any, path: Path = ()) -> list[list[Any]]
         for key, value in after.items():
             if key not in before:
                 ops.append(["set", [*path, key], value])
-            elif before[key] != value:
+            elif not same(before[key], value):
                 ops.extend(changes_between(before[key], value, (*path, key)))
         return ops
     if isinstance(before, list) and isinstance(after, list):
-        if len(after) > len(before) and after[: len(before)] == before:
+        if len(after) > len(before) and same(after[: len(before)], before):
             return [["add", list(path), after[len(before) :]]]
         if len(after) == len(before):
             return [
@@ -48,11 +48,23 @@ def changes_between(before: Any, after: Any, path: Path = ()) -> list[list[Any]]
                 for i, (b, a) in enumerate(zip(before, after, strict=True))
                 for op in changes_between(b, a, (*path, i))
             ]
-    if (
-        type(before) is not type(after) or before != after
-    ):  # 1 and 1.0, True and 1 compare equal: keep the type
-        return [["set", list(path), after]]
-    return []
+    return [] if same(before, after) else [["set", list(path), after]]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as JSON documents: Python's == takes 1, 1.0 and True for one value, JSON (and a rebuilt state)
+    does not. Python's own comparison first (fast, in C); the types are checked only where it says equal."""
+    return a == b and _same_types(a, b)
+
+
+def _same_types(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return all(_same_types(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return all(map(_same_types, a, b))
+    return True
 
 
 def apply_changes(state: Any, ops: list[list[Any]]) -> Any:

@@ -27,6 +27,8 @@ json_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(before=json_values, after=json_values)
 @example(before=[[True, False]], after=[[True, False], None])  # a list that grew, at the document's root
+@example(before={"a": [1, 2]}, after={"a": [1.0, 2]})  # equal to Python, not as JSON
+@example(before={"a": {"b": True}}, after={"a": {"b": 1}})
 def test_the_changes_between_two_documents_rebuild_the_second_exactly(before: Any, after: Any) -> None:
     ops = changes_between(before, after)
     rebuilt = apply_changes(before, ops)
