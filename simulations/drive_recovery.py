@@ -8,8 +8,8 @@ live drive renews (the heartbeat): a running drive whose game's lease has lapsed
 is a dead worker's. Either way its row is marked failed with why, and the game is queued again (a new drive
 waits for any live holder's lease). A drive that has not yet taken its lease is left alone while it is young.
 
-The external workers (`manage.py drive_worker`) sweep every half lease; the embedded server recovers what an
-earlier server process left running at start-up (`embedded_worker`).
+Every worker process sweeps when it starts and every half lease: the external workers (`manage.py drive_worker`)
+and the embedded server (`embedded_worker`), whose worker ids name their process in the same way.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def _lease_says_dead(row: DBTaskResult, game_id: int) -> bool:
 
 
 class Sweeper(threading.Thread):
-    """A daemon thread of an external worker process: `requeue_dead_drives` every half lease."""
+    """A daemon thread of every worker process, external or the embedded server: `requeue_dead_drives` when it
+    starts and every half lease."""
 
     def __init__(self) -> None:
         super().__init__(name="mercury-drive-sweeper", daemon=True)
@@ -81,10 +82,14 @@ class Sweeper(threading.Thread):
 
     def run(self) -> None:
         interval = max(0.5, settings.MERCURY_DRIVER_LEASE_SECONDS / 2)
-        while not self.stopped.wait(interval):
+        while (
+            True
+        ):  # at once (what a process that stopped before this one started left running), then every interval
             try:
                 requeue_dead_drives()
             except DatabaseError:
                 logger.exception("drive sweep failed; trying again in %.1f s", interval)
             finally:
                 connections.close_all()
+            if self.stopped.wait(interval):
+                return

@@ -184,8 +184,12 @@ def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_
     before = _seqs(game.pk)
     enqueue_drive(game_id=game.pk)
     row = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
-    row.claim("embedded-999999999-0")  # a server process that is gone
-    assert acquire_lease(game_id=game.pk, holder="gone-server")
+    host, machine, pid, _, _ = new_holder().rsplit(":", 4)
+    gone = (
+        f"{host}:{machine}:{pid}:1:server"  # an earlier server process on this machine, not running any more
+    )
+    row.claim(gone)
+    assert acquire_lease(game_id=game.pk, holder=gone)
     Game.objects.filter(pk=game.pk).update(driver_until=timezone.now() - timedelta(seconds=1))
     start_embedded_workers(count=1)
     _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
@@ -193,8 +197,8 @@ def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_
     assert len(after) == len(before) + 1 and after == sorted(set(after))
     row.refresh_from_db()
     assert row.status == TaskResultStatus.FAILED
-    assert row.exception_class_path == "simulations.embedded_worker.ServerStopped"
-    assert "the server process of embedded-999999999-0 stopped during this drive" in row.traceback
+    assert row.exception_class_path == "simulations.drive_recovery.WorkerStopped"
+    assert f"worker {gone} stopped during this drive" in row.traceback
 
 
 def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for_its_next_poll(
