@@ -25,6 +25,7 @@ from django.template.loader import render_to_string
 
 from simulations.kinds import Actor, kind_of
 from simulations.models import Game
+from simulations.services.student_errors import failure_title
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.lease import lease_expires_in
@@ -140,7 +141,10 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def game_error(self, event: dict[str, Any]) -> None:
         if not await self._still_logged_in(force=False):
             return
-        html = render_to_string("game/_error.html", {"error": event["error"], "game_id": self.game_id})
+        cause, speaker = event.get("cause", ""), event.get("speaker", "")
+        context = {"error": event["error"], "title": failure_title(cause), "cause": cause, "speaker": speaker,
+                   "game_id": self.game_id}  # fmt: skip
+        html = render_to_string("game/_error.html", context)
         await self.send(text_data=html)
 
     # --- queueing the driver --------------------------------------------------------------------------------

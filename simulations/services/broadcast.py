@@ -97,5 +97,7 @@ def notify_stream(game_id: int, *, speaker: str, text: str, at: tuple[float, flo
     send_to_game(game_id, {"type": "game.stream", "speaker": speaker, "text": text, "at": list(at)})
 
 
-def notify_error(game_id: int, *, error: str) -> None:
-    send_to_game(game_id, {"type": "game.error", "error": str(error)})
+def notify_error(game_id: int, *, error: str, cause: str = "", speaker: str = "") -> None:
+    """A turn failed: its pages show a card saying what happened (`cause`: the failure's kind, gateway.CAUSES's
+    keys or "budget") and what to do, and stop showing `speaker` as having the floor."""
+    send_to_game(game_id, {"type": "game.error", "error": str(error), "cause": cause, "speaker": speaker})

@@ -173,7 +173,7 @@ def _play_ai_steps(
         except ModelFailure as exc:
             if relay:
                 relay.close()
-            notify_error(game_id, error=str(exc))
+            notify_error(game_id, error=str(exc), cause=exc.cause, speaker=step.speaker)
             return Drive(Outcome.FAILED, steps, failure=exc)
         finally:
             if relay:

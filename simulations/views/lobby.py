@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from simulations.kinds import all_kinds, get_kind
-from simulations.models import Game, ScenarioVersion
+from simulations.models import Game, ScenarioRole, ScenarioVersion
 from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import latest_version
@@ -49,7 +49,19 @@ def lobby(request: HttpRequest) -> HttpResponse:
         .select_related("scenario")
         .defer("state", "scenario__document")
     )
-    rows = [{"game": g, "phase": get_kind(g.scenario.kind).phase_label(g.phase)} for g in games]
+    games = list(games)
+    # Seats by their delegation's name ("Canada", not its id), from the scenarios' indexed roles: one query.
+    seats = {
+        (r.scenario_id, r.role_id): r.name
+        for r in ScenarioRole.objects.filter(scenario_id__in={g.scenario_id for g in games}).only(
+            "scenario_id", "role_id", "name"
+        )
+    }
+    rows = [
+        {"game": g, "phase": get_kind(g.scenario.kind).phase_label(g.phase),
+         "seat": seats.get((g.scenario_id, g.human_role), g.human_role)}
+        for g in games
+    ]  # fmt: skip
     return render(
         request,
         "lobby.html",

@@ -1,25 +1,88 @@
-// Mercury's only script: modals, auto-advance through Round 1, focus and scrolling after swaps. No build step.
+// Mercury's only script: modals, auto-advance through Round 1, focus, the transcript's scrolling, drafts kept in
+// the browser, keyboard shortcuts. No build step. Every page works without it (plain posts), only less smoothly.
 (function () {
   "use strict";
   const AUTO_KEY = "mercury-auto-advance";
+  const WIDE = window.matchMedia("(min-width: 52rem)");
   let lastAction = null;
+  let following = true; // the reader is at the end of the transcript: new entries scroll into view
 
   function openDialog(id) {
     const dialog = document.getElementById(id);
     if (dialog && !dialog.open) dialog.showModal();
   }
 
-  function scrollTranscript() {
-    const pane = document.querySelector(".transcript-pane");
-    if (pane) pane.scrollTop = pane.scrollHeight;
+  // --- the transcript: follow new entries unless the reader has scrolled up (then offer a pill) ----------------
+  function pane() { return document.querySelector(".transcript-pane"); }
+  function atEnd(p) { return p.scrollHeight - p.scrollTop - p.clientHeight < 48; }
+  function toEnd() {
+    const p = pane();
+    if (!p) return;
+    p.scrollTop = p.scrollHeight;
+    following = true;
+    const pill = document.getElementById("new-messages");
+    if (pill) pill.hidden = true;
+  }
+  function afterNewContent() {
+    const p = pane();
+    if (!p) return;
+    if (following) toEnd();
+    else if (p.scrollHeight > p.clientHeight) {
+      const pill = document.getElementById("new-messages");
+      if (pill) pill.hidden = false;
+    }
+  }
+  document.addEventListener("scroll", (event) => {
+    const p = pane();
+    if (p && event.target === p) {
+      following = atEnd(p);
+      if (following) { const pill = document.getElementById("new-messages"); if (pill) pill.hidden = true; }
+    }
+  }, true);
+
+  // --- drafts: what the student types is kept per game and step, across reloads and other tabs' moves ---------
+  function draftKey(box) { return "mercury-draft:" + box.dataset.draft; }
+  function restoreDrafts() {
+    document.querySelectorAll("textarea[data-draft]").forEach((box) => {
+      const kept = localStorage.getItem(draftKey(box));
+      if (kept && !box.value) box.value = kept;
+    });
+  }
+  document.addEventListener("input", (event) => {
+    const box = event.target.closest && event.target.closest("textarea[data-draft]");
+    if (!box) return;
+    if (box.value) localStorage.setItem(draftKey(box), box.value);
+    else localStorage.removeItem(draftKey(box));
+  });
+  // A move the server took (200) ends its draft; a refused one (409, 429, 400) keeps it for another try.
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
+    const box = form && form.querySelector("textarea[data-draft]");
+    if (box && event.detail.xhr && event.detail.xhr.status === 200) localStorage.removeItem(draftKey(box));
+  });
+
+  // --- focus: after each step, on the new thing to do, unless the reader is elsewhere on purpose -------------
+  function primary(panels) {
+    return panels.querySelector("#actions textarea, #actions input[type=radio]:checked, #actions button.primary, #actions a.primary")
+      || document.getElementById("actions");
+  }
+  function focusLost() {
+    const active = document.activeElement;
+    return !active || active === document.body || !document.contains(active) || active.closest("#panels");
   }
 
   function settle() {
     const panels = document.getElementById("panels");
     if (!panels) return;
-    const action = panels.dataset.action + ":" + panels.dataset.status;
+    const action = panels.dataset.action + ":" + panels.dataset.status + ":" + panels.dataset.version;
     const changed = action !== lastAction;
     lastAction = action;
+    restoreDrafts();
+    panels.querySelectorAll("details[data-wide-open]").forEach((d) => {
+      const remembered = sessionStorage.getItem("mercury-open:" + d.id);
+      d.open = remembered === null ? WIDE.matches : remembered === "1";
+      d.ontoggle = () => sessionStorage.setItem("mercury-open:" + d.id, d.open ? "1" : "0");
+    });
     const auto = document.getElementById("auto-advance");
     if (auto) {
       auto.checked = localStorage.getItem(AUTO_KEY) === "1";
@@ -28,15 +91,41 @@
       if (auto.checked && next) setTimeout(() => { if (document.contains(next) && !next.disabled) next.click(); }, 1500);
     }
     if (changed) {
-      panels.querySelectorAll("dialog[data-autoshow]").forEach((d) => { if (!d.open) d.showModal(); });
-      const field = panels.querySelector("#actions textarea, #actions button.primary");
-      if (field && !document.querySelector("dialog[open]")) field.focus({ preventScroll: true });
+      const modal = panels.querySelector("dialog[data-autoshow]:not([open])");
+      if (modal && !document.querySelector("dialog[open]")) modal.showModal();
+      else if (!document.querySelector("dialog[open]") && focusLost()) {
+        const target = primary(panels);
+        if (target) target.focus();
+      }
     }
   }
 
   document.addEventListener("click", (event) => {
     const opener = event.target.closest("[data-open]");
     if (opener) openDialog(opener.dataset.open);
+    if (event.target.closest("#new-messages")) toEnd();
+  });
+  // Closing a dialog hands focus to the move itself, not back to the top of the page.
+  document.addEventListener("close", (event) => {
+    if (event.target.tagName !== "DIALOG") return;
+    setTimeout(() => {
+      if (!focusLost()) return;
+      const panels = document.getElementById("panels");
+      const target = panels && primary(panels);
+      if (target) target.focus();
+    }, 0);
+  }, true);
+  // The vote's confirm button says what it will cast.
+  document.addEventListener("change", (event) => {
+    if (!event.target.matches("#vote-modal input[name=ballot]")) return;
+    const confirm = document.querySelector("#vote-modal [data-confirm-vote]");
+    if (confirm) confirm.textContent = "Confirm my vote: " + event.target.value.toUpperCase();
+  });
+  // Ctrl+Enter (or Cmd+Enter) sends the box's form.
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+    const box = event.target.closest && event.target.closest("textarea");
+    if (box && box.form) { event.preventDefault(); box.form.requestSubmit(); }
   });
   // A render pushed over the websocket never replaces a newer (or the same) version of the panels: the page may
   // already hold it from its own post's response.
@@ -46,8 +135,8 @@
     const incoming = event.detail.fragment.querySelector("#panels") || event.detail.fragment.firstElementChild;
     if (incoming && Number(incoming.dataset.version) <= Number(target.dataset.version)) event.detail.shouldSwap = false;
   });
-  document.addEventListener("htmx:afterSettle", () => { settle(); scrollTranscript(); });
-  document.addEventListener("htmx:oobAfterSwap", () => { settle(); scrollTranscript(); });
+  document.addEventListener("htmx:afterSettle", () => { settle(); afterNewContent(); });
+  document.addEventListener("htmx:oobAfterSwap", () => { settle(); afterNewContent(); });
   // A share link carries its code after '#' (never sent to the server, so never in its logs): post it once.
   function openSharedGame() {
     const form = document.querySelector("form[data-share-link]");
@@ -57,5 +146,5 @@
     form.querySelector("input[name=token]").value = code;
     form.submit();
   }
-  document.addEventListener("DOMContentLoaded", () => { settle(); scrollTranscript(); openSharedGame(); });
+  document.addEventListener("DOMContentLoaded", () => { settle(); toEnd(); openSharedGame(); });
 })();

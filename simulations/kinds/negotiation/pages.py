@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
@@ -18,6 +19,7 @@ from simulations.models import Game
 from simulations.services.access import can_drive
 from simulations.services.export import dollars, reader_export
 from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
 from simulations.views.play import MissingVersion, NulInForm, posted_version
 from simulations.views.review import share_link
@@ -57,11 +59,11 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except RateLimited as exc:
         error, status = str(exc), 429
     except StaleTurn as exc:
-        error, status = str(exc), 409
+        error, status = for_student(exc), 409
     except (MissingVersion, NulInForm) as exc:
         error, status = str(exc), 400
     except (MachineError, ModelFailure, ValueError) as exc:
-        error, status = str(exc), 409
+        error, status = for_student(exc), 409
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect("game", game_id=game.pk)
     game.refresh_from_db()
@@ -72,7 +74,11 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
             "roles": roles_context(scenario),
             "persona": persona_context(scenario, payload.get("role", "")),
         }
-    return render(request, "negotiation/_panels.html", context, status=status)
+    # The panels, and the notice above them: the notice lives outside #panels, so a turn arriving over the
+    # websocket a moment later does not wipe the sentence before it is read (the next move clears it).
+    panels = render_to_string("negotiation/_panels.html", context, request=request)
+    notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
+    return HttpResponse(panels + notice, status=status)
 
 
 @dataclass

@@ -43,27 +43,66 @@ class EntryView:
     round: int
     issue: str
     mine: bool
+    divider: str = ""  # a heading before this entry when it opens a round or an issue ("" when it does not)
 
     @property
     def is_chair(self) -> bool:
         return self.kind in ("chair", "result")
 
 
-def entry_views(scenario: Scenario, human: str, rows: list[TranscriptEntry]) -> list[EntryView]:
-    """The student's view of entries: public ones and their own private talks (never anyone else's)."""
-    return [
-        EntryView(
-            seq=e.seq, speaker=e.speaker, speaker_name=scenario.display_name(e.speaker), kind=e.kind, text=e.text,
-            private=e.visibility == "private", round=e.round, issue=e.issue, mine=e.speaker == human,
-        )
-        for e in rows
-        if not human or visible_to(e, human)
-    ]  # fmt: skip
+ROUND_TITLES = {1: "Round 1 of 3 · Opening statements", 2: "Round 2 of 3 · Private talks", 3: "Round 3 of 3 · Debate and votes"}  # fmt: skip
+
+
+def _divider(scenario: Scenario, entry: TranscriptEntry, before: tuple[int, str] | None) -> str:
+    """The heading shown before `entry` when it is the first of its round or (in Round 3) of its issue."""
+    if before == (entry.round, entry.issue):
+        return ""
+    ids = [i.id for i in scenario.issues]
+    if entry.round == 3 and entry.issue in ids:
+        number = ids.index(entry.issue) + 1
+        return f"Issue {number} of {len(scenario.issues)} · {scenario.issue(entry.issue).title}"
+    if before is not None and before[0] == entry.round:
+        return ""  # the same round, between issues (the chair's closing lines carry no issue)
+    return ROUND_TITLES.get(entry.round, "")
+
+
+def entry_views(
+    scenario: Scenario, human: str, rows: list[TranscriptEntry], *, before: tuple[int, str] | None = None
+) -> list[EntryView]:
+    """The student's view of entries: public ones and their own private talks (never anyone else's), each with
+    the divider it opens. `before`: the round and issue of the last entry the reader already has."""
+    views = []
+    for e in rows:
+        if human and not visible_to(e, human):
+            continue
+        views.append(
+            EntryView(
+                seq=e.seq, speaker=e.speaker, speaker_name=scenario.display_name(e.speaker), kind=e.kind,
+                text=e.text, private=e.visibility == "private", round=e.round, issue=e.issue,
+                mine=e.speaker == human, divider=_divider(scenario, e, before),
+            )
+        )  # fmt: skip
+        before = (e.round, e.issue)
+    return views
 
 
 def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
     rows = list(TranscriptEntry.objects.filter(game=game, seq__gt=since_seq).order_by("seq"))
-    return entry_views(scenario_of_version(game.scenario), game.human_role, rows)
+    return entry_views(
+        scenario_of_version(game.scenario), game.human_role, rows, before=_last_seen(game, since_seq)
+    )
+
+
+def _last_seen(game: Game, seq: int) -> tuple[int, str] | None:
+    """The round and issue of the last entry up to `seq` that the student sees (private talks of other seats
+    are skipped: a divider follows what the reader has, not what exists)."""
+    if seq <= 0:
+        return None
+    earlier = TranscriptEntry.objects.filter(game=game, seq__lte=seq).order_by("-seq")
+    for e in earlier.only("round", "issue", "visibility", "audience")[:50]:
+        if not game.human_role or visible_to(e, game.human_role):
+            return (e.round, e.issue)
+    return None
 
 
 def _talk(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
@@ -156,6 +195,84 @@ def _panel(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str
     return {"kind": "waiting", "who": "The chair"}
 
 
+def _round_of(status: str) -> int:
+    if status.startswith("ROUND_1"):
+        return 1
+    if status.startswith("ROUND_2"):
+        return 2
+    if status.startswith(("ROUND_3", "ISSUE_")):
+        return 3
+    return 0
+
+
+def orientation(scenario: Scenario, state: GameState) -> str:
+    """Where the student is, in one line: "Round 3 of 3 · Issue 2 of 4 · Debate round 1 of 2"."""
+    number = _round_of(state.status)
+    if not number:
+        return ""
+    parts = [f"Round {number} of 3"]
+    if number == 1:
+        parts.append(f"Opening statement {min(state.round1.cursor + 1, len(state.round1.speaker_order))} of {len(state.round1.speaker_order)}")
+    elif number == 2 and state.round2.conversations:
+        parts.append(f"Private talk {len(state.round2.conversations)} of 2")
+    elif number == 3 and state.active_issue is not None:
+        parts.append(f"Issue {state.round3.active_issue_index + 1} of {len(scenario.issues)}")
+        if state.status in (Status.ISSUE_DEBATE_ROUND_1, Status.ISSUE_DEBATE_ROUND_2):
+            parts.append(f"Debate round {state.active_issue.debate_round or 1} of 2")
+        elif state.status == Status.ISSUE_VOTE:
+            parts.append("Vote")
+    return " · ".join(parts)  # fmt: skip
+
+
+def outcomes(scenario: Scenario, state: GameState) -> list[dict[str, Any]]:
+    """Every issue's outcome so far, in agenda order: adopted or rejected (with the proposal and its yes votes),
+    being debated, or still to come. Empty before Round 3."""
+    if not state.round3.issues:
+        return []
+    by_id = {i.issue_id: i for i in state.round3.issues}
+    active = state.active_issue.issue_id if state.active_issue is not None else None
+    rows = []
+    for n, issue in enumerate(scenario.issues, start=1):
+        done = by_id.get(issue.id)
+        row: dict[str, Any] = {"number": n, "title": issue.title, "result": "upcoming"}
+        if done is not None and done.adopted is not None:
+            yes = sum(1 for b in done.ballots.values() if b == "yes")
+            row |= {
+                "result": "adopted" if done.adopted else "rejected",
+                "proposal": f"{done.proposal} {issue.option(done.proposal).label}" if done.proposal else "",
+                "yes": yes, "voters": len(done.ballots),
+                "against": [scenario.display_name(r) for r, b in done.ballots.items() if b == "no"],
+            }  # fmt: skip
+        elif issue.id == active:
+            row["result"] = "open"
+        rows.append(row)
+    return rows
+
+
+def just_decided(rows: list[dict[str, Any]], state: GameState) -> dict[str, Any] | None:
+    """The issue whose vote has just closed, while the next one is only being introduced (or the session is
+    over): its result is shown, and announced, before anything covers it."""
+    decided = [r for r in rows if r["result"] in ("adopted", "rejected")]
+    if not decided:
+        return None
+    if state.status in (Status.ISSUE_INTRO, Status.ROUND_3_COMPLETE, Status.REVIEW) or not any(
+        r["result"] == "open" for r in rows
+    ):
+        return decided[-1]
+    return None
+
+
+def draft_key(state: GameState) -> str:
+    """Where a typed draft is kept in the browser: one place per talk and per debate turn, so a draft survives a
+    refresh or another tab's move and is never offered at a different step."""
+    convo = state.active_conversation
+    if state.status == Status.ROUND_2_CONVERSATION_ACTIVE and convo is not None:
+        return f"talk-{convo.index + 1}"
+    if state.active_issue is not None and state.status.startswith("ISSUE_DEBATE"):
+        return f"speech-{state.active_issue.issue_id}-{state.active_issue.debate_round}"
+    return state.status.lower()
+
+
 def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> list[dict[str, Any]]:
     closed = [c for c in state.round2.conversations if c.phase == "CLOSED"]
     if not closed:
@@ -177,6 +294,7 @@ def game_context(game: Game) -> dict[str, Any]:
     scenario, state = scenario_of_version(game.scenario), state_of(game)
     step = machine.next_step(scenario, state)
     human = state.human_role
+    rows = outcomes(scenario, state)
     return {
         "game": game,
         "scenario": scenario,
@@ -199,6 +317,10 @@ def game_context(game: Game) -> dict[str, Any]:
         if state.round3.issues
         else None,
         "earlier_talks": earlier_talks(game, scenario, state),
+        "orientation": orientation(scenario, state),
+        "outcomes": rows,
+        "just_decided": just_decided(rows, state),
+        "draft_key": f"{game.pk}:{draft_key(state)}",
     }
 
 
