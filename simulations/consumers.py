@@ -25,10 +25,10 @@ from django.template.loader import render_to_string
 
 from simulations.kinds import Actor, kind_of
 from simulations.models import Game
-from simulations.services.student_errors import failure_title
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.lease import lease_expires_in
+from simulations.services.student_errors import failure_title
 from simulations.services.turns import games_with_scenario
 from simulations.tasks import enqueue_drive
 

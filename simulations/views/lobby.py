@@ -44,12 +44,11 @@ def latest_scenarios() -> list[dict[str, object]]:
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    games = (  # the lobby shows the phase column, never the state document
+    games = list(  # the lobby shows the phase column, never the state document
         Game.objects.filter(owner_id=request.user.pk)
         .select_related("scenario")
         .defer("state", "scenario__document")
     )
-    games = list(games)
     # Seats by their delegation's name ("Canada", not its id), from the scenarios' indexed roles: one query.
     seats = {
         (r.scenario_id, r.role_id): r.name

@@ -212,7 +212,9 @@ def orientation(scenario: Scenario, state: GameState) -> str:
         return ""
     parts = [f"Round {number} of 3"]
     if number == 1:
-        parts.append(f"Opening statement {min(state.round1.cursor + 1, len(state.round1.speaker_order))} of {len(state.round1.speaker_order)}")
+        parts.append(
+            f"Opening statement {min(state.round1.cursor + 1, len(state.round1.speaker_order))} of {len(state.round1.speaker_order)}"
+        )
     elif number == 2 and state.round2.conversations:
         parts.append(f"Private talk {len(state.round2.conversations)} of 2")
     elif number == 3 and state.active_issue is not None:
