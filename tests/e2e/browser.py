@@ -88,3 +88,30 @@ def screenshot(page: Any, path: Path) -> None:
                 print(f"screenshot {path.name} not taken: {exc.message.splitlines()[0]}", file=sys.stderr)
             else:
                 page.wait_for_timeout(500)
+
+
+def serious_accessibility_violations(page: Any) -> list[str]:
+    """axe-core's serious and critical findings on the page as it stands, one line each (rule, impact, the first
+    offending elements). axe-core comes inside the axe-playwright-python wheel: nothing is downloaded."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    found = []
+    for violation in results.response["violations"]:
+        if violation["impact"] in ("serious", "critical"):
+            targets = [", ".join(node["target"]) for node in violation["nodes"][:3]]
+            found.append(f"{violation['id']} ({violation['impact']}): {'; '.join(targets)}")
+    return found
+
+
+def in_viewport(page: Any, selector: str) -> bool | None:
+    """Whether the first element matching `selector` is wholly inside the window, as the student sees it now
+    (None: no such element, e.g. a turn replaced it meanwhile)."""
+    found = page.evaluate(
+        """sel => { const el = document.querySelector(sel); if (!el) return null;
+                    const r = el.getBoundingClientRect();
+                    return r.width > 0 && r.top >= 0 && r.left >= 0 &&
+                           r.bottom <= window.innerHeight && r.right <= window.innerWidth; }""",
+        selector,
+    )
+    return None if found is None else bool(found)

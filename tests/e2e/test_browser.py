@@ -1,4 +1,6 @@
-"""End to end in a real browser: sign up, play a whole game as a country, reach the review.
+"""End to end in a real browser: sign up, play a whole game as a country, reach the review, on a phone (390×844)
+and on a laptop (1280×800). At every step the phase's primary action must be on screen without scrolling, and
+axe-core scans every phase for serious or critical accessibility violations.
 
 A real server (Django's runserver, which is daphne: HTTP and websockets) runs in a subprocess on its own SQLite
 file; Playwright drives the OS Chromium (never a downloaded browser). Screenshots of each phase go to
@@ -14,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser import ARTIFACTS, BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, screenshot, served
+from tests.e2e.browser import (
+    ARTIFACTS,
+    BROWSER_TEST,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    in_viewport,
+    screenshot,
+    serious_accessibility_violations,
+    served,
+)
 
 pytestmark = BROWSER_TEST
 
@@ -25,20 +36,50 @@ def server(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
+# The primary action of each phase: what must be on screen without scrolling (the first selector present counts).
+PRIMARY = {
+    "advance": ["[data-auto-advance]"],
+    "partner": ["#actions button.primary"],
+    "talk": ["#message", "#actions button.primary"],
+    "placement": ["#issue-modal[open] button.primary", "#actions button.primary"],
+    "speech": ["#speech", "#actions button.primary"],
+    "vote": ["#vote-modal[open] [data-confirm-vote]", "#actions button.primary"],
+    "waiting": ["#waiting"],
+    "review": ["#actions a.primary"],
+}
+
+
+@pytest.mark.parametrize("screen", [(390, 844), (1280, 800)], ids=["phone", "laptop"])
+def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[int, int]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
     seen: set[str] = set()
+    scanned: dict[str, list[str]] = {}
+    off_screen: list[str] = []
+    width, height = screen
+    device = "phone" if width < 800 else "laptop"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": height})
         page.set_default_timeout(30_000)
 
         def shot(name: str) -> None:
             if name not in seen:
                 seen.add(name)
-                screenshot(page, ARTIFACTS / f"{len(seen):02d}-{name}.png")
+                screenshot(page, ARTIFACTS / f"{device}-{len(seen):02d}-{name}.png")
+
+        def check_phase(name: str, action: str) -> None:
+            """The primary action is on screen, and (once per phase) axe finds nothing serious."""
+            if name not in scanned:
+                scanned[name] = serious_accessibility_violations(page)
+            for selector in PRIMARY.get(action, []):
+                shown = in_viewport(page, selector)
+                if shown is not None:
+                    if not shown:
+                        off_screen.append(f"{name}: {selector}")
+                        screenshot(page, ARTIFACTS / f"{device}-off-screen-{len(off_screen)}.png")
+                    break
 
         page.goto(f"{server}/games/1/")
         expect(page).to_have_url(f"{server}/accounts/login/?next=/games/1/")  # anonymous: sent to log in
@@ -49,8 +90,11 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
         page.click("button[type=submit]")
         page.click("text=Start a new game")
         shot("roles")
+        check_phase("roles", "")
         page.click("text=Play Canada")
         shot("persona")
+        check_phase("persona", "")
+        assert in_viewport(page, ".sticky-actions button.primary"), "the set-up's button is below the fold"
         page.click("text=Confirm and begin")
         spoke = voted = talked = 0
         deadline = time.monotonic() + 600
@@ -60,7 +104,9 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
                 "#panels", "p => [p.dataset.action, p.dataset.status, p.dataset.version]"
             )
             if action == "review":
+                check_phase("review-ready", action)
                 break
+            check_phase(f"{action}:{status}", action)
             if action == "advance":
                 shot("round-1")
                 page.click("[data-auto-advance]")
@@ -97,7 +143,11 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
                     page.click("text=Cast your vote")
                 shot("round-3-vote")
                 voted += 1
-                page.click("#vote-modal button[value=yes]")
+                # Focus starts on the neutral choice; a vote is chosen, then confirmed.
+                assert page.evaluate("document.activeElement.textContent") == "Not yet"
+                page.check("#vote-modal input[value=yes]")
+                expect(page.locator("#vote-modal [data-confirm-vote]")).to_have_text("Confirm my vote: YES")
+                page.click("#vote-modal [data-confirm-vote]")
             elif action == "waiting" and status.startswith("ROUND_2"):
                 shot("round-2-streaming")  # an AI seat has the floor: its words stream in
             # Every move, the student's or an AI seat's, ends in a newer version of the panels.
@@ -115,8 +165,13 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str) -> None:
         # Private talks show only this student's own; the transcript shows each entry once.
         ids = page.eval_on_selector_all("#transcript li", "els => els.map(e => e.id)")
         assert len(ids) == len(set(ids)) > 100
+        assert not off_screen, off_screen
+        # The side panel keeps every issue's outcome.
+        assert page.locator("ol.outcomes li.adopted, ol.outcomes li.rejected").count() == 4
         page.click("text=Open the review")
         expect(page.locator("h1")).to_contain_text("Review")
+        scanned["review"] = serious_accessibility_violations(page)
+        assert not any(scanned.values()), {k: v for k, v in scanned.items() if v}
         expect(page.locator("text=Round 2: private talks")).to_be_visible()
         expect(page.locator("h2:text-is('Votes')")).to_be_visible()
         shot("review")
