@@ -41,24 +41,26 @@
   }, true);
 
   // --- drafts: what the student types is kept per game and step, across reloads and other tabs' moves ---------
+  // Per tab (sessionStorage): a reload keeps the tab's draft, and another tab's move (or its own draft of the same
+  // message) never overwrites it. The box is re-filled whenever the panels are re-drawn at that step.
   function draftKey(box) { return "mercury-draft:" + box.dataset.draft; }
   function restoreDrafts() {
     document.querySelectorAll("textarea[data-draft]").forEach((box) => {
-      const kept = localStorage.getItem(draftKey(box));
+      const kept = sessionStorage.getItem(draftKey(box));
       if (kept && !box.value) box.value = kept;
     });
   }
   document.addEventListener("input", (event) => {
     const box = event.target.closest && event.target.closest("textarea[data-draft]");
     if (!box) return;
-    if (box.value) localStorage.setItem(draftKey(box), box.value);
-    else localStorage.removeItem(draftKey(box));
+    if (box.value) sessionStorage.setItem(draftKey(box), box.value);
+    else sessionStorage.removeItem(draftKey(box));
   });
   // A move the server took (200) ends its draft; a refused one (409, 429, 400) keeps it for another try.
   document.addEventListener("htmx:afterRequest", (event) => {
     const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
     const box = form && form.querySelector("textarea[data-draft]");
-    if (box && event.detail.xhr && event.detail.xhr.status === 200) localStorage.removeItem(draftKey(box));
+    if (box && event.detail.xhr && event.detail.xhr.status === 200) sessionStorage.removeItem(draftKey(box));
   });
 
   // --- focus: after each step, on the new thing to do, unless the reader is elsewhere on purpose -------------

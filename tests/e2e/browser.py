@@ -39,14 +39,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def served(tmp_path: Path, *, scenarios: str, token_delay: str) -> Iterator[str]:
-    """A migrated server with the scenarios at `scenarios` loaded; yields its base URL, stops it afterwards."""
+def served(
+    tmp_path: Path, *, scenarios: str, token_delay: str, env_extra: dict[str, str] | None = None
+) -> Iterator[str]:
+    """A migrated server with the scenarios at `scenarios` loaded; yields its base URL, stops it afterwards.
+    `env_extra`: settings for this server only (a model that cannot be reached, say)."""
     env = {
         **os.environ,
         "MERCURY_SQLITE_PATH": str(tmp_path / "e2e.sqlite3"),
         "MERCURY_OFFLINE_TOKEN_DELAY": token_delay,
         "MERCURY_DEBUG": "true",
         "DJANGO_SETTINGS_MODULE": "mercury.settings",
+        **(env_extra or {}),
     }
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
@@ -115,3 +119,29 @@ def in_viewport(page: Any, selector: str) -> bool | None:
         selector,
     )
     return None if found is None else bool(found)
+
+
+def sign_up_and_take_a_seat(page: Any, server: str, *, username: str, seat: str = "Canada") -> None:
+    """A new student: signs up, starts a game from the lobby, takes `seat` with its first opening."""
+    page.goto(f"{server}/accounts/signup/")
+    page.fill("#id_username", username)
+    page.fill("#id_password1", "a-long-test-passphrase-42")
+    page.fill("#id_password2", "a-long-test-passphrase-42")
+    page.click("button[type=submit]")
+    page.click("text=Start a new game")
+    page.click(f"text=Play {seat}")
+    page.click("text=Confirm and begin")
+
+
+def panels(page: Any) -> tuple[str, str, str]:
+    """The panels' action, status and version, read at once (separate reads could straddle a swap)."""
+    found = page.eval_on_selector("#panels", "p => [p.dataset.action, p.dataset.status, p.dataset.version]")
+    return found[0], found[1], found[2]
+
+
+def wait_for_new_panels(page: Any, version: str, timeout: int = 60_000) -> None:
+    page.wait_for_function(
+        "(v) => { const p = document.getElementById('panels'); return p && p.dataset.version !== v; }",
+        arg=version,
+        timeout=timeout,
+    )
