@@ -31,6 +31,14 @@ async def test_a_refused_key_is_shown_with_what_to_do_and_the_turn_plays_after(f
     assert "The model server refused the key. Ask your teacher to set MERCURY_MODEL_API_KEY." in alert
     assert "Nothing was lost: try the turn again." in alert and "Try the turn again" in alert
     assert "Incorrect API key" not in alert  # the provider's words are for the teacher, not the page
+    assert (
+        '<h2 class="failure-title">The model server refused the key</h2>' in alert
+        and 'data-cause="auth"' in alert
+    )
+    # The "has the floor" line is replaced by one that says the turn failed (the spinner stops).
+    assert re.search(
+        r'<p id="waiting" class="waiting stopped" hx-swap-oob="outerHTML">[^<]+\'s turn failed', alert
+    )
     assert await count() == before and len(fake.requests()) == 1  # not retried, nothing stored
     await comm.disconnect()
     comm = await _connect(game, owner)  # "Try the turn again" reloads the page: the turn is played
