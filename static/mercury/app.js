@@ -102,7 +102,10 @@
     }
   }
 
+  // A review prints whole: every folded round and issue opens for the printout.
+  window.addEventListener("beforeprint", () => document.querySelectorAll("details").forEach((d) => { d.open = true; }));
   document.addEventListener("click", (event) => {
+    if (event.target.closest("[data-print]")) window.print();
     const opener = event.target.closest("[data-open]");
     if (opener) openDialog(opener.dataset.open);
     if (event.target.closest("#new-messages")) toEnd();

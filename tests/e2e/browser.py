@@ -76,7 +76,7 @@ def served(
         log.close()
 
 
-def screenshot(page: Any, path: Path) -> None:
+def screenshot(page: Any, path: Path, *, full_page: bool = False) -> None:
     """Taken once the page has loaded, retried once. A screenshot is evidence, not an assertion: Chromium
     sometimes refuses one while a navigation is still settling on a loaded machine ("Unable to capture
     screenshot"), and that must not fail a test whose page is right."""
@@ -85,7 +85,7 @@ def screenshot(page: Any, path: Path) -> None:
     for attempt in (1, 2):
         try:
             page.wait_for_load_state("load")
-            page.screenshot(path=str(path), full_page=False)
+            page.screenshot(path=str(path), full_page=full_page)
             return
         except Error as exc:
             if attempt == 2:

@@ -172,9 +172,12 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         expect(page.locator("h1")).to_contain_text("Review")
         scanned["review"] = serious_accessibility_violations(page)
         assert not any(scanned.values()), {k: v for k, v in scanned.items() if v}
-        expect(page.locator("text=Round 2: private talks")).to_be_visible()
-        expect(page.locator("h2:text-is('Votes')")).to_be_visible()
+        expect(page.locator("h2:text-is('At a glance')")).to_be_visible()
+        expect(page.locator(".glance-table tbody tr")).to_have_count(4)
+        expect(page.locator("figure.stance-chart svg")).to_have_count(4)
+        expect(page.locator("details.part summary:has-text('Round 2 of 3 · Private talks')")).to_be_visible()
         shot("review")
+        screenshot(page, ARTIFACTS / f"{device}-review-full.png", full_page=True)
         # The instructor's link: its code rides after '#', the page posts it, the review opens with no code in
         # any URL the server saw.
         page.click("text=Create a read-only link for an instructor")

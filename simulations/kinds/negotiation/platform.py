@@ -219,7 +219,7 @@ class Negotiation:
         return render_update(game, since_seq=since_seq, full=full)
 
     def review(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import review
+        from .review_page import review
 
         return review(request, game)
 
