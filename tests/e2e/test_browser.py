@@ -84,10 +84,12 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         page.goto(f"{server}/games/1/")
         expect(page).to_have_url(f"{server}/accounts/login/?next=/games/1/")  # anonymous: sent to log in
         page.goto(f"{server}/accounts/signup/")
+        check_phase("sign-up", "")
         page.fill("#id_username", "student1")
         page.fill("#id_password1", "a-long-test-passphrase-42")
         page.fill("#id_password2", "a-long-test-passphrase-42")
         page.click("button[type=submit]")
+        check_phase("lobby", "")
         page.click("text=Start a new game")
         shot("roles")
         check_phase("roles", "")
@@ -110,6 +112,12 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
             if action == "advance":
                 shot("round-1")
                 page.click("[data-auto-advance]")
+                # After each step focus moves to the next thing to do, never back to the page's top.
+                page.wait_for_function(
+                    "(v) => document.getElementById('panels').dataset.version !== v"
+                    " && document.activeElement && document.activeElement.closest('#actions, dialog')",
+                    arg=version,
+                )
             elif action == "partner":
                 shot("round-2-partner")
                 if page.locator("text=Skip the second talk").count():
