@@ -120,7 +120,18 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         assert "HUMAN_MESSAGE_SUBMITTED" not in notice.inner_text()
         assert draft in kept_drafts(a)  # refused: the text is kept
         screenshot(a, ARTIFACTS / "tabs-stale-notice.png")
+        # The reader scrolls up to re-read: what arrives does not pull the transcript away, a button says so.
+        a.eval_on_selector(".transcript-pane", "p => { p.scrollTop = 0; }")
+        a.wait_for_timeout(200)
         sleepy_a.wake()
+        pill = a.locator("#new-messages")
+        expect(pill).to_be_visible()
+        assert a.eval_on_selector(".transcript-pane", "p => p.scrollTop") < 100
+        pill.click()
+        expect(pill).to_be_hidden()
+        assert (
+            a.eval_on_selector(".transcript-pane", "p => p.scrollHeight - p.scrollTop - p.clientHeight") < 48
+        )
         # The partner answers; when it is A's turn again, its box holds the kept draft, and the notice was not
         # wiped by the turns that arrived meanwhile over the websocket.
         a.wait_for_function(

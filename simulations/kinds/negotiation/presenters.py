@@ -242,7 +242,7 @@ def outcomes(scenario: Scenario, state: GameState) -> list[dict[str, Any]]:
             row |= {
                 "result": "adopted" if done.adopted else "rejected",
                 "proposal": f"{done.proposal} {issue.option(done.proposal).label}" if done.proposal else "",
-                "yes": yes, "voters": len(done.ballots),
+                "yes": yes, "no": len(done.ballots) - yes, "voters": len(done.ballots),
                 "against": [scenario.display_name(r) for r, b in done.ballots.items() if b == "no"],
             }  # fmt: skip
         elif issue.id == active:
