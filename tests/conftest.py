@@ -22,6 +22,15 @@ def _no_token_delay(settings: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> None:
+    """The rate limits count in the cache, which outlives each test's database while user ids repeat: on a fast
+    machine one minute held more than a user's allowance of moves across tests, and later tests got 429s."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _embedded_workers_stop_after_each_test() -> Iterator[None]:
     """A test's first websocket starts the embedded task workers (as a real server's first connection does);
     stop them before the test's database is flushed, so no drive of one test runs into the next."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
+from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
 from simulations.services.turns import StaleTurn
 
 log = logging.getLogger("mercury.moves")
@@ -22,6 +23,10 @@ NOT_YOUR_TURN = "It is not your turn yet — here is where the game is now. What
 _REASONS = {
     InvalidMove.EMPTY_TEXT: "Your message is empty: write something, then send it.",
     InvalidMove.TEXT_TOO_LONG: "Your message is longer than the limit: shorten it, then send it again.",
+    NO_VISIBLE_TEXT: "Your message has nothing visible in it (only spaces or invisible characters): write something, "
+    "then send it.",
+    CONTROL_CHARACTERS: "Your message contains control characters that cannot be stored: remove them, then send it "
+    "again.",
     InvalidMove.BAD_PARTNER: "That delegation cannot be your partner: choose one from the list.",
     InvalidMove.SAME_PARTNER: "Your second talk needs a different partner: choose another delegation.",
     InvalidMove.BAD_STARTER: "Choose who speaks first, then start the talk.",

@@ -13,6 +13,7 @@ from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
+from simulations.services.student_errors import for_student
 from simulations.views.play import NulInForm
 from tests.helpers import game_in_private_talk
 
@@ -70,7 +71,8 @@ def test_a_message_with_nothing_visible_is_refused_without_using_up_the_turn(inv
     client, game = _in_private_talk()
     version = game.version
     status, body = _say(client, game, invisible)
-    assert status == 409 and NO_VISIBLE_TEXT in body
+    assert status == 409 and for_student(InvalidMove("", "", NO_VISIBLE_TEXT)) in body
+    assert "nothing visible" in body
     game.refresh_from_db()
     assert game.version == version and _messages(game) == 0
     status, _ = _say(client, game, "Canada can support option 2.1.")
