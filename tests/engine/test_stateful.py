@@ -25,6 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.kinds.negotiation import machine
+from simulations.kinds.negotiation.events import MAX_SUMMARY_CHARS
 from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS, Outcome, Step
 from simulations.kinds.negotiation.scenario import load_scenario_dir
 from simulations.kinds.negotiation.state import GameState
@@ -199,7 +200,9 @@ def _field_refusal(state: GameState, event: str, payload: dict[str, Any]) -> str
         text = payload.get("text")
         if not isinstance(text, str) or not text.strip():
             return InvalidMove.EMPTY_TEXT
-        return InvalidMove.TEXT_TOO_LONG if len(text) > MAX_MESSAGE_CHARS else None
+        # The debrief is a handout in sections, with its own larger limit (events.MAX_SUMMARY_CHARS).
+        limit = MAX_SUMMARY_CHARS if event == "AI_SUMMARY_READY" else MAX_MESSAGE_CHARS
+        return InvalidMove.TEXT_TOO_LONG if len(text) > limit else None
     if event == "ISSUE_INTRO_COMPLETE":
         return None if payload.get("placement") in ("first", "random", "skip") else InvalidMove.BAD_PLACEMENT
     if event == "HUMAN_VOTE_CAST":
