@@ -110,7 +110,21 @@ def read_signals(
     if found is None:
         found = memo[key] = _signals_of(reading.read(scenario, text, speaker=speaker, issue=issue))
     assert isinstance(found, Signals)
-    return found.model_copy(deep=True)
+    return _fresh(found)
+
+
+def _fresh(signals: Signals) -> Signals:
+    """A copy the caller may change while the memo keeps the original: new containers, the (frozen) trades shared.
+    By hand, not `model_copy(deep=True)`: prompts re-read every older entry, some 7,000 reads a game, and pydantic's
+    deep copy of them was a fifth of a headless game's CPU."""
+    return Signals.model_construct(
+        support={i: list(o) for i, o in signals.support.items()},
+        oppose={i: list(o) for i, o in signals.oppose.items()},
+        conditional={i: list(o) for i, o in signals.conditional.items()},
+        offers=list(signals.offers),
+        asks=list(signals.asks),
+        trades=list(signals.trades),
+    )
 
 
 def _signals_of(found: reading.Reading) -> Signals:
