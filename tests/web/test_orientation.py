@@ -132,3 +132,16 @@ def test_the_lobby_names_the_seat() -> None:
     client.force_login(owner)
     page = client.get("/").content.decode()
     assert "<td>Canada</td>" in page and "<td>CAN</td>" not in page
+
+
+def test_without_javascript_a_refusal_reaches_the_game_page() -> None:
+    from tests.helpers import game_in_private_talk
+
+    owner = User.objects.create_user("plain", password="pw-123456789")
+    client = Client()
+    client.force_login(owner)
+    game = game_in_private_talk(client, owner)
+    form = {"event": "HUMAN_MESSAGE_SUBMITTED", "text": "We back 2.1.", "version": game.version - 1}
+    page = client.post(f"/games/{game.pk}/move/", form, follow=True).content.decode()
+    assert student_errors.ALREADY_PLAYED.split(" —")[0] in page
+    assert Game.objects.get(pk=game.pk).version == game.version

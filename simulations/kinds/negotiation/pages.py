@@ -6,6 +6,7 @@ The shared views (`simulations/views/`) check who may see or drive a game and ha
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -61,6 +62,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except (MachineError, ModelFailure, ValueError) as exc:
         error, status = for_student(exc), 409
     if not request.htmx:  # type: ignore[attr-defined]
+        if error:  # a plain post (no JavaScript): the sentence rides to the game page as a flash message
+            messages.error(request, error)
         return redirect("game", game_id=game.pk)
     game.refresh_from_db()
     context = game_context(game) | {"error": error}
