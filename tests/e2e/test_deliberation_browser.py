@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from simulations.kinds.deliberation.scenario import load_default_scenario
-from tests.e2e.browser import ARTIFACTS, BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, screenshot, served
+from tests.e2e.browser import (
+    ARTIFACTS,
+    BROWSER_TEST,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    screenshot,
+    serious_accessibility_violations,
+    served,
+)
 
 pytestmark = BROWSER_TEST
 
@@ -37,8 +45,11 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
 
+        found: dict[str, list[str]] = {}
+
         def shot(name: str) -> None:
             screenshot(page, ARTIFACTS / f"deliberation-{name}.png")
+            found[name] = serious_accessibility_violations(page)  # axe-core on every phase shot
 
         page.goto(f"{server}/accounts/signup/")
         page.fill("#id_username", "proposer1")
@@ -81,3 +92,4 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
         expect(page.locator("text=Download review-report.md")).to_be_visible()
         shot("review")
         browser.close()
+        assert not any(found.values()), {k: v for k, v in found.items() if v}
