@@ -230,6 +230,9 @@ class _Pattern:
     regex: re.Pattern[str]
     named: bool  # by id or label (a keyword is only an allusion)
     allusion: bool = False  # counts only while the option's issue is under discussion
+    # Text every match contains (the first word's stem, or the id): a message without it is not scanned. Messages
+    # are read clause by clause against every option's patterns, and most patterns match nothing.
+    literal: str = ""
 
 
 @dataclass(frozen=True)
@@ -240,15 +243,25 @@ class Lexicon:
     issue_of: dict[str, str]
 
 
+def _stem_of(word: str) -> str:
+    if re.fullmatch(r"[\d.]+", word):
+        return word
+    for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def _stem(word: str) -> str:
     if re.fullmatch(r"[\d.]+", word):
         return re.escape(word) + r"(?!\d)"
-    stem = word
-    for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
-        if len(stem) > 4 and stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    return re.escape(stem) + r"[\w-]*"
+    return re.escape(_stem_of(word)) + r"[\w-]*"
+
+
+def _first_literal(phrase: str) -> str:
+    """What every match of `phrase_pattern(phrase)` contains: its first word's stem."""
+    words = _WORD.findall(phrase.lower())
+    return _stem_of(words[0]) if words else ""
 
 
 # Small words a phrase may carry between its keywords ("leave air emissions" for "leave emissions").
@@ -277,12 +290,23 @@ def lexicon(scenario: Scenario) -> Lexicon:
         for option in issue.options:
             issue_of[option.id] = issue.id
             id_re = re.compile(rf"(?<![\d.]){re.escape(option.id)}(?![\d])")
-            options.append(_Pattern(issue.id, option.id, id_re, True))
-            options.append(_Pattern(issue.id, option.id, phrase_pattern(option.label), True))
+            options.append(_Pattern(issue.id, option.id, id_re, True, literal=option.id))
+            label = option.label
+            options.append(
+                _Pattern(issue.id, option.id, phrase_pattern(label), True, literal=_first_literal(label))
+            )
             for keyword in option.keywords:
-                options.append(_Pattern(issue.id, option.id, phrase_pattern(keyword), False))
+                options.append(
+                    _Pattern(
+                        issue.id, option.id, phrase_pattern(keyword), False, literal=_first_literal(keyword)
+                    )
+                )
             for allusion in option.allusions:
-                options.append(_Pattern(issue.id, option.id, phrase_pattern(allusion), False, True))
+                options.append(
+                    _Pattern(
+                        issue.id, option.id, phrase_pattern(allusion), False, True, _first_literal(allusion)
+                    )
+                )
     offers = tuple(
         (
             offer.id,
@@ -324,7 +348,7 @@ class _Mention:
 def _mentions(lex: Lexicon, text: str, issue: str | None) -> list[_Mention]:
     found: list[_Mention] = []
     for pattern in lex.options:
-        if pattern.allusion and pattern.issue != issue:
+        if (pattern.allusion and pattern.issue != issue) or pattern.literal not in text:
             continue
         for m in pattern.regex.finditer(text):
             found.append(_Mention(pattern.issue, pattern.option, m.start(), m.end(), pattern.named))
