@@ -121,6 +121,8 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
             elif action == "partner":
                 shot("round-2-partner")
                 if page.locator("text=Skip the second talk").count():
+                    if not in_viewport(page, ".skip-talk button"):
+                        off_screen.append(f"partner:{status}: .skip-talk button")
                     page.click("text=Skip the second talk")
                 else:
                     page.check("input[name=starter][value=human]")
