@@ -17,6 +17,7 @@ PURE = {
     "simulations.engine": {"rng", "errors", "visibility"},
     "simulations.kinds.negotiation": {"machine", "state", "rules", "scenario", "judge", "reading"},
     "simulations.kinds.deliberation": {"machine", "state", "quorum", "scenario", "report"},
+    "simulations.kinds.message_lab": {"state", "scenario"},
 }
 
 

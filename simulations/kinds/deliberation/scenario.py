@@ -11,10 +11,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simulations.engine.errors import ScenarioError as BaseScenarioError
+from simulations.engine.scenario_files import read_yaml_model
 
 from .state import Severity
 
@@ -159,17 +159,7 @@ class DeliberationScenario(Strict):
 
 
 def load_scenario(path: str | Path) -> DeliberationScenario:
-    file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{file}: cannot read ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{file}: not valid YAML ({exc})") from exc
-    try:
-        return DeliberationScenario.model_validate(data)
-    except ValidationError as exc:
-        raise ScenarioError(f"{file}: {exc}") from exc
+    return read_yaml_model(path, DeliberationScenario, ScenarioError)
 
 
 SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios" / "deliberation"
