@@ -66,7 +66,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
             messages.error(request, error)
         return redirect("game", game_id=game.pk)
     game.refresh_from_db()
-    context = game_context(game) | {"error": error}
+    context = game_context(game)  # the refusal goes in the notice below, not the panels
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
         context |= {

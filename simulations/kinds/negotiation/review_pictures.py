@@ -52,6 +52,7 @@ class StanceChart:
     description: str
     plot_left: float = LABEL
     plot_right: float = WIDTH - RIGHT
+    width: int = WIDTH
 
 
 def _x(seq: int, total: int) -> float:
@@ -167,9 +168,10 @@ def talk_network(
                            round(x + (9 if right else -9), 1), seat == state.human_role)  # fmt: skip
     counts: dict[tuple[str, str], int] = {}
     for speaker, audience in private:
-        pair = tuple(sorted(p for p in audience if p in nodes))
-        if len(pair) == 2 and speaker in pair and speaker != scenario.chair.id:
-            counts[pair] = counts.get(pair, 0) + 1  # type: ignore[index]
+        seats = sorted(p for p in audience if p in nodes)
+        if len(seats) == 2 and speaker in seats and speaker != scenario.chair.id:
+            pair = (seats[0], seats[1])
+            counts[pair] = counts.get(pair, 0) + 1
     edges = []
     for (a, b), messages in sorted(counts.items()):
         edges.append(Edge(nodes[a].x, nodes[a].y, nodes[b].x, nodes[b].y, round(1.5 + messages / 2, 1), messages,
