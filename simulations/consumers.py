@@ -14,6 +14,7 @@ full re-render each).
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from typing import Any
@@ -36,6 +37,7 @@ from simulations.tasks import enqueue_drive
 NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
 # The id column's range: a larger number names no game (and must not reach the database).
 MAX_GAME_ID = 2**63 - 1
+SLOT = re.compile(r"[a-z0-9_]{1,40}")  # a stream box's id suffix: never markup from a message
 SESSION_RECHECK_SECONDS = 5.0  # while streaming, the session is looked up again at most this often
 RENDER_INTERVAL = 1.0  # seconds: frames asking for a render sooner share the last one
 
@@ -112,7 +114,12 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def game_stream(self, event: dict[str, Any]) -> None:
         if not await self._still_logged_in(force=False):
             return
-        context = {"speaker": event["speaker"], "text": event["text"]}
+        slot = str(event.get("slot") or "")
+        context = {
+            "speaker": event["speaker"],
+            "text": event["text"],
+            "slot": slot if SLOT.fullmatch(slot) else "",
+        }
         if settings.MERCURY_STREAM_TIMESTAMPS:  # for bench/load.py: when the frame's words left the model
             oldest, newest = event.get("at") or (0.0, 0.0)
             context["chunk_at"] = f"{oldest:.6f} {newest:.6f}"

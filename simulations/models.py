@@ -350,6 +350,9 @@ class ModelCall(AppendOnly):
     cost_usd = models.FloatField(
         null=True, blank=True, help_text="litellm's price of the call; empty: unknown."
     )
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the request was sent (calls of a parallel stage overlap)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

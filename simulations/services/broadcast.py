@@ -91,10 +91,14 @@ def notify_game_advanced(game_id: int) -> None:
     send_to_game(game_id, {"type": "game.advanced"})
 
 
-def notify_stream(game_id: int, *, speaker: str, text: str, at: tuple[float, float] = (0.0, 0.0)) -> None:
+def notify_stream(
+    game_id: int, *, speaker: str, text: str, at: tuple[float, float] = (0.0, 0.0), slot: str = ""
+) -> None:
     """The words streamed so far; `at`: when the oldest and the newest of the words not sent before came from
-    the model (wall clock; the load benchmark measures from them to the page's frame, MERCURY_STREAM_TIMESTAMPS)."""
-    send_to_game(game_id, {"type": "game.stream", "speaker": speaker, "text": text, "at": list(at)})
+    the model (wall clock; the load benchmark measures from them to the page's frame, MERCURY_STREAM_TIMESTAMPS);
+    `slot`: the stream box it fills when several turns stream side by side (a word of [a-z0-9_], or "")."""
+    message = {"type": "game.stream", "speaker": speaker, "text": text, "at": list(at), "slot": slot}
+    send_to_game(game_id, message)
 
 
 def notify_error(game_id: int, *, error: str, cause: str = "", speaker: str = "") -> None:

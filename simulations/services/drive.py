@@ -46,8 +46,9 @@ class StreamRelay:
     words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
     stalling model still shows what it said so far)."""
 
-    def __init__(self, *, game_id: int, speaker: str, kind: Kind) -> None:
-        self.game_id, self.speaker, self.kind = game_id, speaker, kind
+    def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "") -> None:
+        # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box
+        self.game_id, self.speaker, self.kind, self.slot = game_id, speaker, kind, slot
         self.text, self.sent_at = "", 0.0
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
@@ -95,7 +96,13 @@ class StreamRelay:
         if not shown:
             return  # nothing to show yet, or a decision (a seat's PASS) rather than words
         self.sent_at = time.monotonic()
-        notify_stream(self.game_id, speaker=self.speaker, text=shown, at=(self.oldest_at, self.newest_at))
+        notify_stream(
+            self.game_id,
+            speaker=self.speaker,
+            text=shown,
+            at=(self.oldest_at, self.newest_at),
+            slot=self.slot,
+        )
         self.oldest_at = 0.0
 
 

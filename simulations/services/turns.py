@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -69,6 +70,7 @@ class ModelCallRecord:
     outcome: str = ""  # judge calls: used | fallback | failed
     outcome_reason: str = ""
     cost_usd: float | None = None
+    started_at: datetime | None = None  # when the request left (parallel stages: overlapping calls show here)
 
 
 def games_with_scenario() -> QuerySet[Game]:

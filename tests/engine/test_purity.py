@@ -17,7 +17,15 @@ PURE = {
     "simulations.engine": {"rng", "errors", "visibility"},
     "simulations.kinds.negotiation": {"machine", "state", "rules", "scenario", "judge", "reading"},
     "simulations.kinds.deliberation": {"machine", "state", "quorum", "scenario", "report"},
-    "simulations.kinds.message_lab": {"state", "scenario"},
+    "simulations.kinds.message_lab": {
+        "state",
+        "scenario",
+        "payloads",
+        "document",
+        "machine",
+        "prompts",
+        "offline",
+    },
 }
 
 

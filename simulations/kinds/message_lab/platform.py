@@ -1,0 +1,227 @@
+"""Message Lab as the platform sees it: the machine's outcomes in the ledger's terms, the driver's AI steps, the
+offline personas.
+
+Not installed yet (settings.MERCURY_KINDS): the kind still lacks its pages (board, gate, report) and its export,
+which the contract's remaining methods need; tests install it to play whole simulations through the real driver,
+ledger and checkpoints. Issue #12 tracks what is left."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+
+from . import machine, prompts
+from .document import Config, LabState
+from .machine import Outcome, Step
+from .scenario import MessageLabScenario, ScenarioError, load_scenario
+from .state import SimulationStatus
+
+if TYPE_CHECKING:
+    from simulations.models import Game, ScenarioVersion
+
+KEEP_DEFAULT = 3  # concepts the moderator keeps alive after a synthesis, at most
+
+
+def config_from_options(scenario: MessageLabScenario, options: dict[str, Any]) -> Config:
+    """A run's configuration: the scenario's defaults, overridden by the set-up's options. ValueError (a sentence
+    for the player) when they do not fit."""
+    d = scenario.defaults
+    brief = options.get("brief_model")
+    if brief is None:
+        brief_id = options.get("brief") or scenario.briefs[0].id
+        try:
+            brief = scenario.brief(brief_id)
+        except KeyError:
+            raise ValueError(f"There is no brief {brief_id!r}.") from None
+    rounds = int(options.get("rounds", d.rounds))
+    gates = sorted({int(g) for g in options.get("gates", d.gates)})
+    participants = list(options.get("participants", d.participants))
+    try:
+        data = {
+            "rounds": rounds, "gates": gates, "participants": participants,
+            "moderator": options.get("moderator", d.moderator), "evaluator": options.get("evaluator", d.evaluator),
+            "parallel": int(options.get("parallel", d.parallel)),
+        }  # fmt: skip
+        from .scenario import RunDefaults
+
+        checked = RunDefaults.model_validate(data)
+    except Exception as exc:
+        raise ValueError(str(exc).splitlines()[-1] if str(exc) else "The set-up does not fit.") from None
+    for persona_id, role in [(p, "participant") for p in participants] + [
+        (checked.moderator, "moderator"),
+        (checked.evaluator, "evaluator"),
+    ]:
+        try:
+            found = scenario.persona(persona_id)
+        except KeyError:
+            raise ValueError(f"There is no persona {persona_id!r}.") from None
+        if found.role != role:
+            raise ValueError(f"{found.name} is a {found.role}, not a {role}.")
+    keep = int(options.get("keep", KEEP_DEFAULT))
+    if not 1 <= keep <= len(participants):
+        raise ValueError(f"Keep 1 to {len(participants)} concepts after each round.")
+    return Config(
+        rounds=checked.rounds, gates=checked.gates, participants=checked.participants, moderator=checked.moderator,
+        evaluator=checked.evaluator, parallel=checked.parallel, keep=keep, brief=brief,
+    )  # fmt: skip
+
+
+def _ledger(outcomes: Sequence[Outcome], first_seq: int) -> tuple[LedgerEvent, ...]:
+    events, seq = [], first_seq
+    for o in outcomes:
+        entries = []
+        for line in o.lines:
+            seq += 1
+            entries.append(
+                LedgerEntry(
+                    seq=seq,
+                    round=line.round,
+                    phase=o.source,
+                    speaker=line.persona,
+                    kind=line.type,
+                    text=line.content,
+                )  # fmt: skip
+            )
+        events.append(
+            LedgerEvent(
+                seq=o.seq,
+                name=o.event.value,
+                source=o.source,
+                target=o.target,
+                actor=o.actor,
+                payload=o.payload,
+                entries=tuple(entries),
+                changes=tuple(o.changes),
+            )  # fmt: skip
+        )
+    return tuple(events)
+
+
+def _advance(outcomes: list[Outcome], before: LabState | None) -> Advance:
+    final = outcomes[-1].state
+    return Advance(
+        events=_ledger(outcomes, len(before.transcript) if before else 0), state=final.model_dump(mode="json"),
+        phase=machine.where(final), human_role="", finished=final.status is SimulationStatus.OUTPUT_READY,
+        schema_version=final.schema_version, transcript_seq=len(final.transcript),
+    )  # fmt: skip
+
+
+def _source(scenario: MessageLabScenario) -> ScenarioSource:
+    document = scenario.model_dump(mode="json")
+    digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+    return ScenarioSource(
+        slug=scenario.slug, title=scenario.title, content_hash=digest, document=document, model=scenario
+    )
+
+
+class MessageLab:
+    name = "message_lab"
+    title = "Message Lab"
+    blurb_field = "summary"
+    after_finish_events: frozenset[str] = frozenset()
+
+    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+        files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+        found = []
+        for file in files:
+            try:
+                found.append(_source(load_scenario(file)))
+            except ScenarioError:
+                if path.is_file():
+                    raise
+        return found
+
+    def parse_scenario(self, document: dict[str, Any]) -> MessageLabScenario:
+        return MessageLabScenario.model_validate(document)
+
+    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
+        return _source(MessageLabScenario.model_validate(document))
+
+    def index_scenario(self, version: ScenarioVersion, scenario: MessageLabScenario) -> None:
+        return None
+
+    def start(self, scenario: MessageLabScenario, *, seed: int, options: dict[str, Any]) -> Advance:
+        return _advance(machine.start(config_from_options(scenario, options), seed=seed), None)
+
+    def advance(
+        self, scenario: MessageLabScenario, state: dict[str, Any], event: str, payload: dict[str, Any]
+    ) -> Advance:
+        current = machine.restore(state)
+        return _advance(machine.apply(current, event, payload), current)
+
+    def restore(self, scenario: MessageLabScenario, state: dict[str, Any]) -> LabState:
+        return machine.restore(state)
+
+    def next_step(self, game: Game) -> NextStep:
+        from .games import scenario_of, state_of
+
+        step = machine.next_step(state_of(game))
+        if step.done:
+            return NextStep(actor=Actor.DONE, detail=step)
+        if step.actor == "human":
+            return NextStep(actor=Actor.HUMAN, detail=step)
+        scenario = scenario_of(game)
+        speaker = ", ".join(scenario.persona(u.persona).name for u in step.units)
+        return NextStep(actor=Actor.AI, speaker=speaker, detail=step)
+
+    def play_ai_step(
+        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
+    ) -> Game:
+        from .turns import play_ai_step
+
+        assert isinstance(step.detail, Step)
+        detail = step.detail
+        if not detail.parallel:  # one call: the driver's own stream box
+            return play_ai_step(game, detail, relays=lambda req: (on_chunk, on_restart, lambda: None))
+        if on_chunk is None:  # headless: nobody watches
+            return play_ai_step(game, detail)
+        return play_ai_step(game, detail, relays=_side_by_side(game))
+
+    def stream_view(self, text: str) -> str:
+        return prompts.streamed_text(text)
+
+    def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        return prompts.offline_answer(list(messages))
+
+    def phase_label(self, phase: str) -> str:
+        return phase.replace("_", " ").capitalize()
+
+    def play_headless(
+        self,
+        game: Game,
+        *,
+        role: str | None,
+        human: str | None,
+        resumed: bool,
+        say: Callable[[str], Any],
+        on_progress: Callable[[Game, str], None] | None,
+    ) -> Game:
+        from .turns import play_headless
+
+        return play_headless(game, on_progress=on_progress)
+
+
+def _side_by_side(game: Game) -> Any:
+    """A parallel stage's streams: one relay per persona, each filling its own box on the page."""
+    from simulations.kinds import kind_of
+    from simulations.services.drive import StreamRelay
+
+    from .games import scenario_of
+
+    scenario, kind = scenario_of(game), kind_of(game)
+
+    def relays(req: prompts.Request) -> tuple[ChunkSink, Callable[[], None], Callable[[], None]]:
+        relay = StreamRelay(
+            game_id=game.pk, speaker=scenario.persona(req.unit.persona).name, kind=kind, slot=req.unit.persona
+        )
+        return relay.chunk, relay.restart, relay.close
+
+    return relays
+
+
+KIND = MessageLab()
