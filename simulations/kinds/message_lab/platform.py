@@ -23,6 +23,7 @@ from .state import SimulationStatus
 
 if TYPE_CHECKING:
     from simulations.models import Game, ScenarioVersion
+    from simulations.services.export_schema import SimulationExport
 
 KEEP_DEFAULT = 3  # concepts the moderator keeps alive after a synthesis, at most
 
@@ -30,6 +31,8 @@ KEEP_DEFAULT = 3  # concepts the moderator keeps alive after a synthesis, at mos
 def config_from_options(scenario: MessageLabScenario, options: dict[str, Any]) -> Config:
     """A run's configuration: the scenario's defaults, overridden by the set-up's options. ValueError (a sentence
     for the player) when they do not fit."""
+    if "config" in options:  # an import: the exported run's own configuration
+        return Config.model_validate(options["config"])
     d = scenario.defaults
     brief = options.get("brief_model")
     if brief is None:
@@ -190,6 +193,38 @@ class MessageLab:
 
     def phase_label(self, phase: str) -> str:
         return phase.replace("_", " ").capitalize()
+
+    # --- the export and downloads (export.py, report.py) -----------------------------------------------------
+
+    @property
+    def export_model(self) -> type[SimulationExport]:
+        from .export import MessageLabExport
+
+        return MessageLabExport
+
+    def export(self, game: Game) -> SimulationExport:
+        from .export import build
+
+        return build(game)
+
+    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
+        from .export import MessageLabExport
+
+        assert isinstance(doc, MessageLabExport)
+        return {"config": doc.message_lab.config.model_dump(mode="json")}
+
+    def reader_view(self, doc: SimulationExport) -> SimulationExport:
+        return doc  # nothing in a panel's work is private to anyone: the player sees every card and critique
+
+    def export_markdown(self, game: Game) -> str:
+        from .export import markdown
+
+        return markdown(game)
+
+    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
+        from .export import download
+
+        return download(game, fmt)
 
     def play_headless(
         self,
