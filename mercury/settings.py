@@ -236,6 +236,9 @@ WHITENOISE_AUTOREFRESH = not PRODUCTION
 # Any litellm model string; "mercury-offline/default" is the built-in deterministic offline provider.
 MERCURY_MODEL = os.environ.get("MERCURY_MODEL", "mercury-offline/default")
 MERCURY_OFFLINE_TOKEN_DELAY = float(os.environ.get("MERCURY_OFFLINE_TOKEN_DELAY", "0.02"))
+# Seconds the offline model waits before each answer, as a real model takes time to answer (0: at once). For
+# benchmarks that simulate model latency (bench/message_lab.py) and for demonstrating a slow model in class.
+MERCURY_OFFLINE_CALL_LATENCY = float(os.environ.get("MERCURY_OFFLINE_CALL_LATENCY", "0"))
 MERCURY_MODEL_API_BASE = os.environ.get("MERCURY_MODEL_API_BASE", "")  # e.g. http://127.0.0.1:11434/v1
 MERCURY_MODEL_API_KEY = os.environ.get("MERCURY_MODEL_API_KEY", "")  # optional where the server needs none
 MERCURY_MODEL_KWARGS = env_json("MERCURY_MODEL_KWARGS")  # anything else litellm.completion accepts

@@ -29,6 +29,13 @@ def token_delay() -> float:
     return float(getattr(settings, "MERCURY_OFFLINE_TOKEN_DELAY", 0.0))
 
 
+def call_latency() -> float:
+    """Seconds before the first word (MERCURY_OFFLINE_CALL_LATENCY): a real model's time to answer, simulated."""
+    from django.conf import settings
+
+    return float(getattr(settings, "MERCURY_OFFLINE_CALL_LATENCY", 0.0))
+
+
 def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     prompt = sum(tokens.estimate_tokens(str(m.get("content", ""))) for m in messages)
     completion = tokens.estimate_tokens(text)
@@ -70,6 +77,8 @@ def _chunks(messages: list[dict[str, Any]], words_per_chunk: int = 1) -> Iterato
 class OfflineLLM(CustomLLM):
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         messages = kwargs["messages"]
+        if latency := call_latency():
+            time.sleep(latency)
         text = write(messages)
         response: ModelResponse = kwargs["model_response"]
         response.choices[0].message.content = text  # type: ignore[union-attr]
@@ -87,6 +96,8 @@ class OfflineLLM(CustomLLM):
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
         delay = token_delay()
         size = WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE
+        if latency := call_latency():
+            time.sleep(latency)
         for chunk in _chunks(kwargs["messages"], size):
             if delay:
                 time.sleep(delay)
@@ -97,6 +108,8 @@ class OfflineLLM(CustomLLM):
 
         delay = token_delay()
         size = WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE
+        if latency := call_latency():
+            await asyncio.sleep(latency)
         for chunk in _chunks(kwargs["messages"], size):
             if delay:
                 await asyncio.sleep(delay)

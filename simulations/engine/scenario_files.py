@@ -26,3 +26,14 @@ def read_yaml_model(path: str | Path, model: type[M], error: type[ScenarioError]
         return model.model_validate(data)
     except ValidationError as exc:
         raise error(f"{file}: {exc}") from exc
+
+
+def declared_kind(path: str | Path) -> str | None:
+    """The `kind:` a scenario file declares at its top (None: it declares none, or cannot be read — its kind's
+    loader then says why). Several kinds keep one-file scenarios in a folder; each reads only its own."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from simulations.engine.scenario_files import declared_kind
 from simulations.kinds import (
     Actor,
     Advance,
@@ -186,7 +187,8 @@ class Deliberation:
             files = sorted(path.glob("*.yaml"))
         else:
             files = [path] if path.suffix in (".yaml", ".yml") else []
-        return [_source(load_scenario(file)) for file in files]
+        # A file declaring another kind (`kind: message_lab`) is that kind's; a committee declares none.
+        return [_source(load_scenario(file)) for file in files if declared_kind(file) in (None, self.name)]
 
     def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
         from .authoring import authoring_fields

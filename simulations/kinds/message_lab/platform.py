@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from simulations.engine.scenario_files import declared_kind
 from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
 
 from . import machine, prompts
 from .document import Config, LabState
 from .machine import Outcome, Step
-from .scenario import MessageLabScenario, ScenarioError, load_scenario
+from .scenario import MessageLabScenario, load_scenario
 from .state import SimulationStatus
 
 if TYPE_CHECKING:
@@ -129,15 +130,9 @@ class MessageLab:
     after_finish_events: frozenset[str] = frozenset()
 
     def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+        """Every YAML file at `path` that declares `kind: message_lab`."""
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
-        found = []
-        for file in files:
-            try:
-                found.append(_source(load_scenario(file)))
-            except ScenarioError:
-                if path.is_file():
-                    raise
-        return found
+        return [_source(load_scenario(file)) for file in files if declared_kind(file) == self.name]
 
     def parse_scenario(self, document: dict[str, Any]) -> MessageLabScenario:
         return MessageLabScenario.model_validate(document)

@@ -74,6 +74,9 @@ class RunDefaults(Strict):
 
 
 class MessageLabScenario(Strict):
+    kind: Literal[
+        "message_lab"
+    ]  # declared in the file: a folder may hold one-file scenarios of several kinds
     slug: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
     title: str = Field(min_length=1)
     summary: str = ""

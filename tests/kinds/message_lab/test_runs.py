@@ -34,8 +34,9 @@ def _result(game: Game) -> dict[str, Any]:
 
 
 def test_six_rounds_and_two_gates_reach_output_ready_with_concurrent_calls(
-    lab_version: ScenarioVersion,
+    lab_version: ScenarioVersion, settings: Any
 ) -> None:
+    settings.MERCURY_OFFLINE_CALL_LATENCY = 0.05  # each call takes a model's time to answer (simulated)
     game = play_headless(new_lab_game(lab_version, seed=5))
     st = state_of(game)
     assert st.status is SimulationStatus.OUTPUT_READY and game.status == Game.Status.FINISHED
@@ -51,6 +52,7 @@ def test_six_rounds_and_two_gates_reach_output_ready_with_concurrent_calls(
     spans = [(c.started_at.timestamp(), c.started_at.timestamp() + c.latency_ms / 1000) for c in calls]  # type: ignore[union-attr]
     overlapping = sum(1 for i, a in enumerate(spans) for b in spans[i + 1 :] if a[0] < b[1] and b[0] < a[1])
     assert overlapping >= 3, spans
+    assert all(c.latency_ms >= 50 for c in calls)
     # ... yet they committed in the panel's order.
     assert [c.role for c in calls] == [p[:16] for p in st.config.participants]
 

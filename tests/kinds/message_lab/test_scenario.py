@@ -85,3 +85,16 @@ def test_lookups() -> None:
     assert scenario.persona(first.id) is first and scenario.brief(scenario.briefs[1].id) is scenario.briefs[1]
     with pytest.raises(KeyError):
         scenario.persona("nobody")
+
+
+def test_a_folder_of_one_file_scenarios_gives_each_kind_its_own(lab_installed: None, tmp_path: Path) -> None:
+    import shutil
+
+    from simulations.kinds.message_lab.scenario import SCENARIO_ROOT
+    from simulations.services.scenarios import find_scenarios
+
+    root = Path(__file__).resolve().parents[3]
+    shutil.copy(root / "scenarios/deliberation/code-review.yaml", tmp_path)
+    shutil.copy(SCENARIO_ROOT / "message-lab.yaml", tmp_path)
+    found = sorted((kind.name, source.slug) for kind, source in find_scenarios(tmp_path))
+    assert found == [("deliberation", "code-review"), ("message_lab", "message-lab")]
