@@ -44,10 +44,6 @@ def configure(db: Path, latency: float) -> None:
     import django
 
     django.setup()
-    from django.conf import settings
-
-    if "message_lab" not in settings.MERCURY_KINDS:  # not installed until its pages land (issue #12)
-        settings.MERCURY_KINDS = (*settings.MERCURY_KINDS, "message_lab")
 
 
 def play(

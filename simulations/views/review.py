@@ -82,7 +82,11 @@ def shared_review(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
-    if fmt not in ("json", "md"):  # every kind's formats (a kind answers for its own, see Kind.download)
+    if fmt not in (
+        "json",
+        "md",
+        "state.json",
+    ):  # every kind's formats (a kind answers for its own: Kind.download)
         raise Http404("No such format.")
     if not _may_try(request, game_id):
         return redirect_to_login(request.path)
@@ -93,6 +97,8 @@ def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
         response = HttpResponse(body, content_type=kind)
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+    if fmt not in ("json", "md"):
+        raise Http404("This game has no such download.")
     if fmt == "json":
         body, kind = json.dumps(reader_export(game=game), indent=2, ensure_ascii=False), "application/json"
     else:

@@ -1,9 +1,6 @@
-"""Message Lab as the platform sees it: the machine's outcomes in the ledger's terms, the driver's AI steps, the
-offline personas.
-
-Not installed yet (settings.MERCURY_KINDS): the kind still lacks its pages (board, gate, report) and its export,
-which the contract's remaining methods need; tests install it to play whole simulations through the real driver,
-ledger and checkpoints. Issue #12 tracks what is left."""
+"""Message Lab as the platform sees it: the machine's outcomes in the ledger's terms, the driver's AI steps (a
+parallel stage's calls side by side, each streaming into its own box), the offline personas, the pages
+(pages.py, presenters.py, templates/message_lab/), the export and the report."""
 
 from __future__ import annotations
 
@@ -14,7 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simulations.engine.scenario_files import declared_kind
-from simulations.kinds import Actor, Advance, ChunkSink, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Actor,
+    Advance,
+    ChunkSink,
+    Kind,
+    LedgerEntry,
+    LedgerEvent,
+    NextStep,
+    ScenarioSource,
+)
 
 from . import machine, prompts
 from .document import Config, LabState
@@ -23,6 +29,9 @@ from .scenario import MessageLabScenario, load_scenario
 from .state import SimulationStatus
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
+
+    from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
 
@@ -187,7 +196,82 @@ class MessageLab:
         return prompts.offline_answer(list(messages))
 
     def phase_label(self, phase: str) -> str:
-        return phase.replace("_", " ").capitalize()
+        from .presenters import phase_label
+
+        return phase_label(phase)
+
+    # --- the admin ----------------------------------------------------------------------------------------------
+
+    def preview(self, scenario: MessageLabScenario) -> str:
+        from django.template.loader import render_to_string
+
+        return render_to_string("message_lab/preview.html", {"scenario": scenario})
+
+    def rehearsal(self, scenario: MessageLabScenario) -> tuple[str | None, dict[str, Any]]:
+        return None, {}  # the default panel and brief; a bot approves each gate as it stands
+
+    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
+        from .authoring import authoring_fields
+
+        return authoring_fields(document)
+
+    # --- the command line ---------------------------------------------------------------------------------------
+
+    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
+        if role or human not in (None, "offline"):
+            raise ValueError(
+                "Message Lab has no seat to play: the panel is all personas; a bot approves each gate."
+            )
+        unknown = set(options) - {"brief", "rounds", "gates", "participants", "parallel"}
+        if unknown:
+            raise ValueError(
+                f"Unknown option(s) {', '.join(sorted(unknown))}: use brief, rounds, gates, participants, parallel."
+            )
+        start: dict[str, Any] = {}
+        try:
+            if "brief" in options:
+                start["brief"] = options["brief"]
+            for key in ("rounds", "parallel"):
+                if key in options:
+                    start[key] = int(options[key])
+            if "gates" in options:
+                start["gates"] = [int(g) for g in options["gates"].split(",") if g.strip()]
+            if "participants" in options:
+                start["participants"] = [p.strip() for p in options["participants"].split(",") if p.strip()]
+        except ValueError:
+            raise ValueError(
+                "rounds, parallel and gates take whole numbers (gates: a comma-separated list)."
+            ) from None
+        return start
+
+    # --- pages --------------------------------------------------------------------------------------------------
+
+    def new_game(
+        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
+    ) -> HttpResponse:
+        from .pages import new_game
+
+        return new_game(request, version, model=model)
+
+    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from .pages import page
+
+        return page(request, game)
+
+    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from .pages import move
+
+        return move(request, game)
+
+    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+        from .pages import render_update
+
+        return render_update(game, since_seq=since_seq, full=full)
+
+    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
+        from .pages import review
+
+        return review(request, game)
 
     # --- the export and downloads (export.py, report.py) -----------------------------------------------------
 
@@ -254,4 +338,4 @@ def _side_by_side(game: Game) -> Any:
     return relays
 
 
-KIND = MessageLab()
+KIND: Kind = MessageLab()  # mypy checks the class against the contract

@@ -124,9 +124,7 @@ def load_scenario(path: str | Path) -> MessageLabScenario:
     return read_yaml_model(path, MessageLabScenario, ScenarioError)
 
 
-# Inside the kind until its platform adapter lands: every folder under the top-level scenarios/ is loaded by
-# `make serve` and round-tripped by the tests as a playable scenario, which this kind is not yet.
-SCENARIO_ROOT = Path(__file__).resolve().parent / "scenarios"
+SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios" / "message_lab"
 
 
 def load_default_scenario() -> MessageLabScenario:

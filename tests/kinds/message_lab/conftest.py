@@ -1,9 +1,7 @@
-"""Message Lab games through the real ledger, driver and checkpoints: the kind installed for these tests only
-(it is not in settings.MERCURY_KINDS until its pages land)."""
+"""Message Lab games through the real ledger, driver and checkpoints, on the shipped scenario."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,18 +17,12 @@ def lab_scenario() -> MessageLabScenario:
 
 
 @pytest.fixture
-def lab_installed(settings: Any) -> Iterator[None]:
-    settings.MERCURY_KINDS = (*settings.MERCURY_KINDS, "message_lab")
-    yield
-
-
-@pytest.fixture
-def lab_version(lab_installed: None, transactional_db: None) -> ScenarioVersion:
+def lab_version(transactional_db: None) -> ScenarioVersion:
     from simulations.services.scenarios import store_scenario
 
     kind = get_kind("message_lab")
     source = kind.source_of(load_default_scenario().model_dump(mode="json"))
-    version, _ = store_scenario(kind=kind, source=source, origin="tests", listed=False)
+    version, _ = store_scenario(kind=kind, source=source, origin="tests")
     return version
 
 

@@ -87,7 +87,7 @@ def test_lookups() -> None:
         scenario.persona("nobody")
 
 
-def test_a_folder_of_one_file_scenarios_gives_each_kind_its_own(lab_installed: None, tmp_path: Path) -> None:
+def test_a_folder_of_one_file_scenarios_gives_each_kind_its_own(tmp_path: Path) -> None:
     import shutil
 
     from simulations.kinds.message_lab.scenario import SCENARIO_ROOT

@@ -1,0 +1,240 @@
+"""Message Lab's pages, reached through the kind contract: the set-up form, the live board (stage progress, concept
+cards by column, score chart, a stream box per participant), the quality gate and the resume after a failure, the
+final report page and its downloads. The shared shells have already checked who may see or drive the game."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from simulations.engine.errors import MachineError
+from simulations.models import Game, ScenarioVersion
+from simulations.services.access import can_drive
+from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.scenarios import parsed_scenario
+from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.tasks import enqueue_drive
+from simulations.views.review import share_link
+
+from .games import scenario_of, state_of
+from .machine import Event, next_step
+from .presenters import context as board_context
+from .report import render_report
+from .scenario import MAX_PANEL, MIN_PANEL, Brief, MessageLabScenario
+
+MAX_BRIEF_CHARS = 8000
+PASTE = "paste"
+
+
+# --- set-up -------------------------------------------------------------------------------------------------------
+
+
+class SetupForm(forms.Form):
+    model = forms.CharField(required=False, widget=forms.HiddenInput)
+    brief = forms.ChoiceField(widget=forms.RadioSelect, label="The brief")
+    brief_text = forms.CharField(
+        required=False, max_length=MAX_BRIEF_CHARS, label="Your own brief (Markdown)",
+        widget=forms.Textarea(attrs={"rows": 10}),
+    )  # fmt: skip
+    rounds = forms.IntegerField(min_value=1, max_value=12, label="Rounds")
+    gates = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Pause for your decision after round"
+    )
+    participants = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="The panel")
+
+    def __init__(self, *args: Any, scenario: MessageLabScenario, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+        brief, gates, panel = self.fields["brief"], self.fields["gates"], self.fields["participants"]
+        assert isinstance(brief, forms.ChoiceField) and isinstance(gates, forms.ChoiceField)
+        assert isinstance(panel, forms.ChoiceField)
+        brief.choices = [(b.id, b.title) for b in scenario.briefs] + [(PASTE, "My own brief")]
+        gates.choices = [(str(n), str(n)) for n in range(1, 13)]
+        panel.choices = [(p.id, p.name) for p in scenario.of_role("participant")]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("brief") == PASTE and not (data.get("brief_text") or "").strip():
+            self.add_error("brief_text", "Paste the brief the panel should work on.")
+        chosen = data.get("participants") or []
+        if chosen and not MIN_PANEL <= len(chosen) <= MAX_PANEL:
+            self.add_error("participants", f"Choose {MIN_PANEL} to {MAX_PANEL} participants.")
+        rounds = data.get("rounds")
+        late = [g for g in data.get("gates") or [] if rounds and int(g) > rounds]
+        if late:
+            self.add_error("gates", f"The run has {rounds} rounds: no gate after round {', '.join(late)}.")
+        return data
+
+
+def brief_from_markdown(text: str) -> Brief:
+    """A pasted brief as the panel reads it: its title, and what its sections say where it has them (audience,
+    goal, constraints, proof points); the whole text is always what the prompts carry."""
+    text = text.replace("\r\n", "\n").strip()
+    sections: dict[str, list[str]] = {}
+    current = ""
+    title = ""
+    for line in text.splitlines():
+        if line.startswith("# ") and not title:
+            title = line[2:].strip()
+        elif line.startswith("## "):
+            current = line[3:].strip().lower()
+        elif current and line.strip():
+            sections.setdefault(current, []).append(line.strip().lstrip("-* ").strip())
+    title = re.sub(r"^brief:\s*", "", title or text.splitlines()[0], flags=re.I)[:120] or "Your brief"
+
+    def section(*names: str) -> list[str]:
+        return next((sections[n] for n in sections if any(n.startswith(x) for x in names)), [])
+
+    proof = (
+        section("proof", "facts", "key facts")
+        or [s for s in re.split(r"(?<=[.!?])\s+", text) if any(ch.isdigit() for ch in s)][:6]
+    )
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{4,}", title)]
+    return Brief(
+        id="pasted", title=title, product=title, audience=" ".join(section("audience")) or "the readers the brief names",
+        goal=" ".join(section("goal", "aim")) or "what the brief asks for", constraints=section("constraint", "rules"),
+        proof_points=proof or [title], keywords=(words or [title])[:8], text=text,
+    )  # fmt: skip
+
+
+def setup_url(version: ScenarioVersion, model: str | None) -> str:
+    url = reverse("message_lab_setup", args=[version.pk])
+    return f"{url}?model={model}" if model else url
+
+
+def new_game(request: HttpRequest, version: ScenarioVersion, *, model: str | None) -> HttpResponse:
+    return redirect(setup_url(version, model))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def setup(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="message_lab")
+    scenario: MessageLabScenario = parsed_scenario(version)
+    d = scenario.defaults
+    error, status = "", 200
+    initial = {"model": request.GET.get("model", ""), "brief": scenario.briefs[0].id, "rounds": d.rounds,
+               "gates": [str(g) for g in d.gates], "participants": d.participants}  # fmt: skip
+    form = SetupForm(request.POST or None, scenario=scenario, initial=initial)
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            options: dict[str, Any] = {"rounds": data["rounds"], "gates": [int(g) for g in data["gates"]],
+                                       "participants": data["participants"]}  # fmt: skip
+            if data["brief"] == PASTE:
+                options["brief_model"] = brief_from_markdown(data["brief_text"])
+            else:
+                options["brief"] = data["brief"]
+            try:
+                check_rate(user_id=int(request.user.pk or 0), action="new_game")
+                game = create_game(
+                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
+                    model=data["model"] or None, options=options,
+                )  # fmt: skip
+                enqueue_drive(game_id=game.pk)
+                return redirect("game", game_id=game.pk)
+            except (ValueError, UnknownModelChoice) as exc:
+                error, status = str(exc), 400
+            except RateLimited as exc:
+                error, status = str(exc), 429
+        else:
+            status = 400
+    return render(request, "message_lab/setup.html", {"version": version, "scenario": scenario, "form": form,
+                                                      "error": error}, status=status)  # fmt: skip
+
+
+# --- the board -----------------------------------------------------------------------------------------------------
+
+
+def _context(game: Game) -> dict[str, Any]:
+    return board_context(scenario_of(game), state_of(game)) | {"game": game}
+
+
+def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
+    """The board; after a refused decision, with the sentence saying why. An HTMX post gets the board alone
+    (htmx swaps 2xx and 409 here, base.html's responseHandling: a refusal is sent as 409 so its sentence shows)."""
+    context = _context(game) | {"error": error}
+    if getattr(request, "htmx", False):
+        html = render_to_string("message_lab/_board.html", context, request=request)
+        return HttpResponse(html, status=409 if status >= 400 else status)
+    return render(request, "message_lab/page.html", context, status=status)
+
+
+def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    """The board, redrawn whole, and the stream boxes of those who are done emptied: what they streamed is now on a
+    card. The boxes of a parallel stage's personas still writing are left to their next frame."""
+    context = _context(game)
+    html = render_to_string("message_lab/_board.html", context | {"oob": True})
+    writing = {u.persona for u in next_step(context["state"]).units}
+    boxes = [
+        render_to_string("game/_stream.html", {"slot": persona})
+        for persona, _ in context["panel"]
+        if persona not in writing
+    ]
+    return html + render_to_string("game/_stream.html", {}) + "".join(boxes), len(state_of(game).transcript)
+
+
+class MoveRefused(Exception):
+    NOT_NOW = "That decision is not open now: the panel has moved on. The page shows where it stands."
+    BAD = "The panel cannot take that decision: {reason}."
+
+
+def _gate_payload(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "eliminate": request.POST.getlist("eliminate"),
+        "rescue": request.POST.getlist("rescue"),
+        "direction": request.POST.get("direction", "").replace("\r\n", "\n").strip(),
+    }
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    """The player's decisions: a quality gate, or resuming after a failure."""
+    state = state_of(game)
+    step = next_step(state)
+    try:
+        check_rate(user_id=int(request.user.pk or 0), action="move")
+        raw = request.POST.get("version", "")
+        if not raw.isdigit() or int(raw) != game.version:
+            raise StaleTurn()
+        event = request.POST.get("event", "")
+        if step.actor != "human" or step.event is None or event != step.event.value:
+            raise MoveRefused(MoveRefused.NOT_NOW)
+        payload = _gate_payload(request) if step.event is Event.GATE_DECIDED else {}
+        commit_event(game_id=game.pk, expected_version=game.version, event=event, payload=payload,
+                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
+    except RateLimited as exc:
+        return page(request, game, error=str(exc), status=429)
+    except StaleTurn as exc:
+        return page(request, game, error=str(exc), status=409)
+    except MoveRefused as exc:
+        return page(request, game, error=str(exc), status=409)
+    except MachineError as exc:
+        reason = getattr(exc, "reason", str(exc))
+        return page(request, game, error=MoveRefused.BAD.format(reason=reason), status=409)
+    enqueue_drive(game_id=game.pk)
+    if getattr(request, "htmx", False):
+        return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
+    return redirect("game", game_id=game.pk)
+
+
+# --- the report ----------------------------------------------------------------------------------------------------
+
+
+def review(request: HttpRequest, game: Game) -> HttpResponse:
+    scenario, state = scenario_of(game), state_of(game)
+    context = _context(game) | {
+        "report": render_report(scenario, state), "owner": can_drive(request.user, game),
+        "share_url": share_link(request, game),
+        "verdict": state.verdict, "winner": state.concept(state.verdict.winner) if state.verdict else None,
+    }  # fmt: skip
+    return render(request, "message_lab/review.html", context)

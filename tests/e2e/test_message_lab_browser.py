@@ -1,0 +1,97 @@
+"""End to end in a real browser: a Message Lab panel started from the lobby and steered through its quality gate.
+
+Sign up, set up a two-round panel with a gate after round 1, watch the participants' words stream side by side,
+decide the gate in its dialog (eliminate a survivor, give a direction), reach the report. Same harness as
+test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite file, the OS Chromium); run apart with
+`pytest -m browser tests/e2e/test_message_lab_browser.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser import (
+    ARTIFACTS,
+    BROWSER_TEST,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    screenshot,
+    serious_accessibility_violations,
+    served,
+)
+
+pytestmark = BROWSER_TEST
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with served(tmp_path, scenarios="scenarios/message_lab", token_delay="0.005") as url:
+        yield url
+
+
+def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(30_000)
+        found: dict[str, list[str]] = {}
+
+        def shot(name: str) -> None:
+            screenshot(page, ARTIFACTS / f"message-lab-{name}.png")
+            found[name] = serious_accessibility_violations(page)
+
+        page.goto(f"{server}/accounts/signup/")
+        page.fill("#id_username", "copylead1")
+        page.fill("#id_password1", "a-long-test-passphrase-42")
+        page.fill("#id_password2", "a-long-test-passphrase-42")
+        page.click("button[type=submit]")
+        page.check("input[name=scenario][value=message-lab]")
+        page.click("text=Start a new game")
+
+        expect(page.locator("h1")).to_contain_text("set up the panel")
+        page.fill("input[name=rounds]", "2")
+        for n in ("3", "6"):
+            page.uncheck(f"input[name=gates][value='{n}']")
+        page.check("input[name=gates][value='1']")
+        shot("setup")
+        page.click("text=Start the panel")
+
+        # Round 1's drafts stream side by side, one box per participant.
+        page.wait_for_selector(".stream-grid .streaming", timeout=30_000)
+        shot("streaming")
+        dialog = page.locator("#gate-dialog")
+        try:
+            expect(dialog).to_be_visible(timeout=60_000)  # the gate's dialog opens by itself
+        except AssertionError:
+            shot("stuck")
+            raise AssertionError(page.locator("#panels").inner_text()) from None
+        expect(dialog).to_contain_text("Quality gate after round 1")
+        shot("gate")
+        boxes = dialog.locator("input[name=eliminate]")
+        assert boxes.count() >= 2
+        boxes.first.check()
+        dialog.locator("#gate-direction").fill("Open with the 30-day returns")
+        dialog.locator("text=Confirm and continue").click()
+
+        try:
+            page.wait_for_selector("#panels[data-action=done]", timeout=60_000)
+        except Exception:
+            shot("stuck-after-gate")
+            raise AssertionError(page.locator("body").inner_text()[:3000]) from None
+        expect(page.locator("#panels .phase")).to_contain_text("Finished")
+        expect(page.locator("#panels")).to_contain_text("Placed")
+        shot("finished")
+        page.click("text=Open the final report")
+        expect(page.locator("h1")).to_contain_text("final report")
+        expect(page.locator(".result h2")).to_contain_text("Winner:")
+        expect(page.locator("text=Download the report (Markdown)")).to_be_visible()
+        expect(page.locator("text=Open with the 30-day returns").first).to_be_attached()
+        shot("report")
+        browser.close()
+        assert not any(found.values()), {k: v for k, v in found.items() if v}

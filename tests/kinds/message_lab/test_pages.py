@@ -1,0 +1,130 @@
+"""Message Lab in the browser's terms (Django's test client): the lobby lists it, the set-up form starts a panel
+(a shipped brief or a pasted one), the board shows the stages and cards, the quality gate is decided through its
+form, a failure is resumed from the page, and the report and downloads show the winner. AI steps are played by
+the platform's driver with the offline model, as a background worker would play them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils.html import escape
+
+from simulations.kinds import kind_of
+from simulations.kinds.message_lab.games import state_of
+from simulations.kinds.message_lab.state import ConceptStatus, SimulationStatus
+from simulations.models import Game, ScenarioVersion
+from simulations.services.drive import Outcome, drive_game
+
+PASSWORD = "a-long-test-passphrase-42"
+
+
+@pytest.fixture
+def client(transactional_db: None) -> Client:
+    c = Client()
+    c.force_login(User.objects.create_user("copy-lead", password=PASSWORD))
+    return c
+
+
+def start(client: Client, version: ScenarioVersion, **fields: Any) -> Any:
+    data = {"brief": "darning-kit-launch", "rounds": 2, "gates": ["1"],
+            "participants": ["direct_response", "storyteller", "skeptic"], "brief_text": ""} | fields  # fmt: skip
+    return client.post(f"/message_lab/new/{version.pk}/", data)
+
+
+def test_the_lobby_offers_it_and_the_setup_refuses_a_panel_too_small(
+    client: Client, lab_version: ScenarioVersion
+) -> None:
+    lobby = client.get("/").content.decode()
+    assert "Message Lab" in lobby
+    form = client.get(f"/message_lab/new/{lab_version.pk}/").content.decode()
+    assert "Mend &amp; Make darning kit" in form and "Nkechi Lowther" in form
+    refused = start(client, lab_version, participants=["storyteller", "skeptic"])
+    assert refused.status_code == 400 and "Choose 3 to 7 participants." in refused.content.decode()
+    late = start(client, lab_version, gates=["4"])
+    assert late.status_code == 400 and "no gate after round 4" in late.content.decode()
+    assert not Game.objects.exists()
+
+
+def test_a_panel_runs_through_its_gate_to_the_report(client: Client, lab_version: ScenarioVersion) -> None:
+    response = start(client, lab_version)
+    game = Game.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert ">Creation<" in page and 'aria-current="step"' in page and "stream-storyteller" in page
+
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.HUMAN
+    game.refresh_from_db()
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    st = state_of(game)
+    survivors = [c for c in st.concepts if c.status is ConceptStatus.PRESENTED]
+    assert 'id="gate-dialog" data-autoshow' in page
+    # The websocket's update redraws the board and empties every stream box: nobody is writing at a gate.
+    update, _ = kind_of(game).render_update(game, since_seq=0, full=True)
+    assert 'id="panels"' in update and 'hx-swap-oob="outerHTML"' in update
+    assert all(
+        f'<div id="stream-{p}" hx-swap-oob="innerHTML"></div>' in update for p in st.config.participants
+    )
+    assert all(escape(c.name) in page for c in survivors)
+    # A stale page's decision is refused and changes nothing; the current one is taken.
+    stale = client.post(f"/games/{game.pk}/move/", {"version": game.version - 1, "event": "GATE_DECIDED"})
+    assert stale.status_code == 409
+    decided = client.post(f"/games/{game.pk}/move/", {
+        "version": game.version, "event": "GATE_DECIDED", "eliminate": [survivors[0].id],
+        "direction": "Open with the 30-day returns",
+    })  # fmt: skip
+    assert decided.status_code == 302
+    game.refresh_from_db()
+    st = state_of(game)
+    assert st.concept(survivors[0].id).status is ConceptStatus.ELIMINATED
+    assert "From the player: Open with the 30-day returns" in st.current.focus
+
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.DONE
+    game.refresh_from_db()
+    st = state_of(game)
+    assert st.status is SimulationStatus.OUTPUT_READY and st.verdict
+    assert "Open the final report" in client.get(f"/games/{game.pk}/").content.decode()
+    review = client.get(f"/games/{game.pk}/review/").content.decode()
+    assert f"Winner: {escape(st.concept(st.verdict.winner).name)}" in review
+    report = client.get(f"/games/{game.pk}/export.md")
+    assert report.status_code == 200 and "## Winner" in report.content.decode()
+    state_json = json.loads(client.get(f"/games/{game.pk}/export.state.json").content)
+    assert state_json["simulation"]["status"] == "output_ready"
+    other = Client()
+    other.force_login(User.objects.create_user("someone-else", password=PASSWORD))
+    assert other.get(f"/games/{game.pk}/").status_code == 404
+    assert other.get(f"/games/{game.pk}/export.md").status_code in (302, 403, 404)
+
+
+def test_a_pasted_brief_is_the_panels_brief(client: Client, lab_version: ScenarioVersion) -> None:
+    brief = ("# Brief: Lantern Street Library late opening\n\n## Audience\nShift workers near Lantern Street\n\n"
+             "## Goal\nGet readers to visit on a Thursday evening\n\n## Constraints\n- No more than 100 words\n\n"
+             "## Proof points\n- Open until 9 pm every Thursday from 6 March\n- Free wifi and 40 desks\n")  # fmt: skip
+    assert start(client, lab_version, brief="paste", brief_text=brief).status_code == 302
+    st = state_of(Game.objects.get())
+    assert st.config.brief.title == "Lantern Street Library late opening"
+    assert st.config.brief.proof_points == [
+        "Open until 9 pm every Thursday from 6 March",
+        "Free wifi and 40 desks",
+    ]
+    missing = start(client, lab_version, brief="paste", brief_text="  ")
+    assert missing.status_code == 400 and "Paste the brief" in missing.content.decode()
+
+
+def test_a_failed_panel_is_resumed_from_the_page(
+    client: Client, lab_version: ScenarioVersion, settings: Any
+) -> None:
+    start(client, lab_version, gates=[])
+    game = Game.objects.get()
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 3000
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.FAILED
+    game.refresh_from_db()
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "The panel stopped" in page and "budget" in page
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 0
+    resumed = client.post(f"/games/{game.pk}/move/", {"version": game.version, "event": "SIMULATION_RESUMED"})
+    assert resumed.status_code == 302
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.DONE
