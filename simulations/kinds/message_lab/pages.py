@@ -46,6 +46,7 @@ class SetupForm(forms.Form):
         required=False, max_length=MAX_BRIEF_CHARS, label="Your own brief (Markdown)",
         widget=forms.Textarea(attrs={"rows": 10}),
     )  # fmt: skip
+    brief_file = forms.FileField(required=False, label="Or upload it (a Markdown or text file)")
     rounds = forms.IntegerField(min_value=1, max_value=12, label="Rounds")
     gates = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Pause for your decision after round"
@@ -64,8 +65,15 @@ class SetupForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("brief") == PASTE and not (data.get("brief_text") or "").strip():
-            self.add_error("brief_text", "Paste the brief the panel should work on.")
+        upload = data.get("brief_file")
+        if data.get("brief") == PASTE and not (data.get("brief_text") or "").strip() and upload:
+            data["brief_text"] = self._read(upload)
+        if (
+            data.get("brief") == PASTE
+            and not (data.get("brief_text") or "").strip()
+            and "brief_file" not in self.errors
+        ):
+            self.add_error("brief_text", "Paste the brief the panel should work on, or upload it.")
         chosen = data.get("participants") or []
         if chosen and not MIN_PANEL <= len(chosen) <= MAX_PANEL:
             self.add_error("participants", f"Choose {MIN_PANEL} to {MAX_PANEL} participants.")
@@ -74,6 +82,24 @@ class SetupForm(forms.Form):
         if late:
             self.add_error("gates", f"The run has {rounds} rounds: no gate after round {', '.join(late)}.")
         return data
+
+    def _read(self, upload: Any) -> str:
+        """An uploaded brief as text; refused by its declared size before it is read, and if it is not UTF-8."""
+        limit = MAX_BRIEF_CHARS * 4  # UTF-8 takes at most four bytes a character
+        if upload.size is not None and upload.size > limit:
+            self.add_error("brief_file", f"The file is {upload.size:,} bytes; a brief is at most {limit:,}.")
+            return ""
+        try:
+            text = str(upload.read(limit + 1).decode("utf-8"))
+        except UnicodeDecodeError:
+            self.add_error("brief_file", "The file is not UTF-8 text: save it as plain text or Markdown.")
+            return ""
+        if len(text) > MAX_BRIEF_CHARS:
+            self.add_error(
+                "brief_file", f"The brief is {len(text):,} characters; the limit is {MAX_BRIEF_CHARS:,}."
+            )
+            return ""
+        return text
 
 
 def brief_from_markdown(text: str) -> Brief:
@@ -125,7 +151,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     error, status = "", 200
     initial = {"model": request.GET.get("model", ""), "brief": scenario.briefs[0].id, "rounds": d.rounds,
                "gates": [str(g) for g in d.gates], "participants": d.participants}  # fmt: skip
-    form = SetupForm(request.POST or None, scenario=scenario, initial=initial)
+    form = SetupForm(request.POST or None, request.FILES or None, scenario=scenario, initial=initial)
     if request.method == "POST":
         if form.is_valid():
             data = form.cleaned_data

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from simulations import faults
 from simulations.ai import costs, gateway, tokens
 from simulations.engine.errors import MachineError
 from simulations.kinds import kind_of
@@ -98,6 +99,7 @@ def _ask(
     on_chunk, on_restart, close = relays(req) if relays else (None, None, lambda: None)
     messages = prompts.with_facts(req) if spec.offline else req.messages
     started = timezone.now()
+    faults.point("before_model_call")
     try:
         for attempt in range(REPLY_ATTEMPTS):
             if attempt and on_restart:

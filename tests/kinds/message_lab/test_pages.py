@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils.html import escape
 
@@ -112,6 +113,14 @@ def test_a_pasted_brief_is_the_panels_brief(client: Client, lab_version: Scenari
     ]
     missing = start(client, lab_version, brief="paste", brief_text="  ")
     assert missing.status_code == 400 and "Paste the brief" in missing.content.decode()
+    uploaded = SimpleUploadedFile("brief.md", brief.replace("Lantern", "Lamplight").encode())
+    assert start(client, lab_version, brief="paste", brief_file=uploaded).status_code == 302
+    assert state_of(Game.objects.latest("pk")).config.brief.title == "Lamplight Street Library late opening"
+    binary = start(
+        client, lab_version, brief="paste", brief_file=SimpleUploadedFile("brief.md", b"\xff\xfe\x00")
+    )
+    assert binary.status_code == 400 and "not UTF-8 text" in binary.content.decode()
+    assert Game.objects.count() == 2
 
 
 def test_a_failed_panel_is_resumed_from_the_page(
