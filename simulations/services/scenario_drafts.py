@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
-from simulations.kinds import ScenarioSource, get_kind
+from simulations.kinds import ScenarioSource, all_kinds, get_kind
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
 
 from .model_choice import OFFLINE
@@ -139,7 +139,9 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any], *, before_name: s
 
 # --- scenario files: export and import (YAML or JSON) ----------------------------------------------------------
 # A scenario file holds one or more documents `{kind: <kind>, scenario: <the kind's document>}`; YAML separates
-# several with `---`, JSON holds a list. Exporting what was imported gives the same text back.
+# several with `---`, JSON holds a list. Exporting what was imported gives the same text back. A kind whose format
+# is a published one of its own (practice conversations: seed 001's JSON) also reads and writes that document
+# bare, so a file made elsewhere imports as it is and one scenario exports as the same file (`Kind.bare_document`).
 
 FORMATS = ("yaml", "json")
 
@@ -147,6 +149,8 @@ FORMATS = ("yaml", "json")
 def dump_scenarios(items: list[ScenarioVersion | ScenarioDraft], *, fmt: str = "yaml") -> str:
     """Scenario versions or drafts as one file's text."""
     docs = [{"kind": item.kind, "scenario": item.document} for item in items]
+    if fmt == "json" and len(items) == 1 and _bare_kind(items[0].document) == items[0].kind:
+        return json.dumps(items[0].document, indent=2, ensure_ascii=False) + "\n"
     if fmt == "json":
         return json.dumps(docs if len(docs) != 1 else docs[0], indent=2, ensure_ascii=False) + "\n"
     return "---\n".join(as_yaml(doc) for doc in docs)
@@ -165,6 +169,9 @@ def parse_scenario_file(text: str, *, fmt: str) -> list[tuple[str, ScenarioSourc
         raise DraftInvalid([Problem("", f"not valid {fmt.upper()} ({exc})")]) from exc
     found: list[tuple[str, ScenarioSource]] = []
     for n, doc in enumerate(docs, start=1):
+        bare = _bare_kind(doc)
+        if bare:
+            doc = {"kind": bare, "scenario": doc}
         if not isinstance(doc, dict) or set(doc) != {"kind", "scenario"}:
             raise DraftInvalid([Problem(f"document {n}", "must have exactly two fields: kind and scenario")])
         if doc["kind"] not in settings.MERCURY_KINDS:
@@ -177,6 +184,15 @@ def parse_scenario_file(text: str, *, fmt: str) -> list[tuple[str, ScenarioSourc
             raise DraftInvalid([Problem(f"document {n}.scenario.{p.where}".rstrip("."), p.what)
                                 for p in exc.problems]) from exc  # fmt: skip
     return found
+
+
+def _bare_kind(document: Any) -> str:
+    """The installed kind that reads `document` bare (without the `{kind, scenario}` envelope), or ""."""
+    for kind in all_kinds():
+        reads = getattr(kind, "bare_document", None)
+        if reads is not None and reads(document):
+            return kind.name
+    return ""
 
 
 # --- rehearsal: the draft played to the end by bots ------------------------------------------------------------

@@ -26,7 +26,9 @@ def _run(*args: str) -> str:
 
 def test_every_shipped_scenario_round_trips(tmp_path: Path) -> None:
     versions = [v for folder in SHIPPED for v, _ in load_scenarios(path=folder)]
-    assert {v.kind for v in versions} == {"negotiation", "deliberation", "message_lab"} and len(versions) >= 4
+    assert {v.kind for v in versions} == {"negotiation", "deliberation", "message_lab", "roleplay"} and len(
+        versions
+    ) >= 8
     for version in versions:
         for fmt in ("yaml", "json"):
             path = tmp_path / f"{version.slug}.{fmt}"

@@ -1,0 +1,49 @@
+"""What the admin's structured editor shows of a practice conversation: the character (name, who they are, how
+they resist, the opening, the student's goal), every state's condition and addprompt by branch, every transition's
+condition and type, and the terminal states. Adding or removing states and branches is done in the YAML editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from simulations.authoring import FieldSpec
+
+QUOTE_HELP = "Quote one line the character may say here, in double quotes: the offline model speaks it."
+
+
+def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
+    out = [
+        FieldSpec("Character", ("botname",), "Name", "text"),
+        FieldSpec("Character", ("goal",), "The student's goal (shown to them)", "long_text"),
+        FieldSpec("Character", ("character",), "Who the character is", "long_text"),
+        FieldSpec("Character", ("negprompt",), "How the character resists", "long_text",
+                  help="Quote a few pushback lines in double quotes: the offline model uses them when nothing moves."),
+        FieldSpec("Character", ("opening",), "Opening message", "long_text"),
+    ]  # fmt: skip
+    for branch, states in document["states"].items():
+        for name, spec in states.items():
+            where, row = ("states", branch, name), f"{branch} · {name}"
+            if "condition" in spec:
+                out.append(
+                    FieldSpec(
+                        "States", (*where, "condition"), "Condition (from the start)", "long_text", row=row
+                    )
+                )
+            out.append(FieldSpec("States", (*where, "addprompt"), "Added to the prompt", "long_text", row=row,
+                                 help=QUOTE_HELP))  # fmt: skip
+            for target in spec.get("transitions", {}):
+                t_row = f"{name} → {target}"
+                out += [
+                    FieldSpec("Transitions", (*where, "transitions", target, "condition"), "Condition", "long_text",
+                              row=t_row),
+                    FieldSpec("Transitions", (*where, "transitions", target, "type"), "Type", "choice", row=t_row,
+                              choices=(("parallel", "parallel"), ("fork", "fork (blocks its fork siblings)"))),
+                ]  # fmt: skip
+    for terminal in ("SUCCESS", "FAIL"):
+        ending = ("tstates", terminal)
+        out += [
+            FieldSpec("Endings", (*ending, "condition"), "Condition", "long_text", row=terminal),
+            FieldSpec("Endings", (*ending, "addprompt"), "Added to the prompt", "long_text", row=terminal,
+                      help=QUOTE_HELP),
+        ]  # fmt: skip
+    return out

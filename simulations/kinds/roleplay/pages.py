@@ -1,0 +1,123 @@
+"""A practice conversation's pages, reached through the kind contract: the chat (the character's reply streaming,
+the goal, the graph of states updated live, the end screen), the review (every transition with its explanation,
+the score per branch) and the admin's preview. The shared shells have already checked who may see or drive it."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+
+from simulations.engine.errors import InvalidMove, MachineError
+from simulations.models import Game, ScenarioVersion
+from simulations.services.access import can_drive
+from simulations.services.message_text import UnreadableText, normalise_message
+from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.student_errors import for_student
+from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.tasks import enqueue_drive
+from simulations.views.review import share_link
+
+from .document import MAX_MESSAGE
+from .games import scenario_of, state_of
+from .machine import Event, next_step
+from .presenters import context as chat_context
+from .presenters import picture
+from .scenario import RoleplayScenario
+
+NOT_NOW = "It is not your turn to speak: {who} is still answering. What you typed is kept in the box."
+TOO_LONG = "Your message is {n:,} characters; the limit is {limit:,}. Shorten it and send it again."
+
+
+def student_name(request: HttpRequest) -> str:
+    user = request.user
+    return (getattr(user, "first_name", "") or getattr(user, "username", "") or "").strip() or "the student"
+
+
+def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
+    game = create_game(scenario_version=version, seed=seed, owner=request.user, model=model,  # type: ignore[arg-type]
+                       options={"username": student_name(request)})  # fmt: skip
+    return redirect("game", game_id=game.pk)
+
+
+def _context(game: Game) -> dict[str, Any]:
+    return chat_context(scenario_of(game), state_of(game)) | {"game": game, "max_message": MAX_MESSAGE}
+
+
+def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
+    if next_step(state_of(game)).actor == "ai":  # e.g. "Try again" after a failed turn: play it
+        enqueue_drive(game_id=game.pk)
+    context = _context(game) | {"error": error, "idem": secrets.token_urlsafe(12)}
+    return render(request, "roleplay/page.html", context, status=status)
+
+
+def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    """The conversation, the graph and the turn's state, swapped out of band; the stream box emptied (what it
+    showed is now in the conversation)."""
+    context = _context(game) | {"oob": True}
+    html = render_to_string("roleplay/_updates.html", context)
+    return html + render_to_string("game/_stream.html", {}), len(state_of(game).messages)
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    """The student's message, or leaving the conversation. An HTMX post gets the updated fragments back (a refusal
+    as 409 with its sentence in #notice, the typed text left in the box)."""
+    state = state_of(game)
+    event = request.POST.get("event", Event.STUDENT_SPOKE.value)
+    try:
+        check_rate(user_id=int(request.user.pk or 0), action="move")
+        raw = request.POST.get("version", "")
+        if not raw.isdigit():
+            raise StaleTurn()
+        if next_step(state).actor != "human":
+            raise ValueError(NOT_NOW.format(who=scenario_of(game).botname))
+        if event == Event.STUDENT_LEFT.value:
+            payload: dict[str, Any] = {}
+        else:
+            event = Event.STUDENT_SPOKE.value
+            text = normalise_message(request.POST.get("text", ""))
+            if len(text) > MAX_MESSAGE:
+                raise ValueError(TOO_LONG.format(n=len(text), limit=MAX_MESSAGE))
+            payload = {"text": text}
+        commit_event(game_id=game.pk, expected_version=int(raw), event=event, payload=payload,
+                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
+    except UnreadableText as exc:  # the shared sentences for empty, invisible or control-character text
+        return _refused(request, game, for_student(InvalidMove(state.status.value, event, exc.reason)), 400)
+    except (RateLimited, ValueError) as exc:
+        return _refused(request, game, str(exc), 400)
+    except (StaleTurn, MachineError) as exc:
+        return _refused(request, game, for_student(exc), 409)
+    enqueue_drive(game_id=game.pk)
+    game = Game.objects.select_related("scenario").get(pk=game.pk)
+    if getattr(request, "htmx", False):
+        html = render_to_string("roleplay/_updates.html", _context(game) | {"oob": True, "sent": True})
+        return HttpResponse(html)
+    return redirect("game", game_id=game.pk)
+
+
+def _refused(request: HttpRequest, game: Game, sentence: str, status: int) -> HttpResponse:
+    if getattr(request, "htmx", False):
+        html = render_to_string("roleplay/_updates.html", _context(game) | {"oob": True, "error": sentence})
+        return HttpResponse(html, status=409)  # base.html's htmx config swaps 409 (and only it) among errors
+    return page(request, game, error=sentence, status=status)
+
+
+def review(request: HttpRequest, game: Game) -> HttpResponse:
+    context = _context(game) | {
+        "owner": can_drive(request.user, game),
+        "share_url": share_link(request, game),
+    }
+    return render(request, "roleplay/review.html", context)
+
+
+def preview(scenario: RoleplayScenario) -> str:
+    """The admin's preview: the goal, the character, the graph as the student first sees it, every condition."""
+    from .document import RoleplayState
+
+    state = RoleplayState(seed=0, username="the student")
+    return render_to_string(
+        "roleplay/preview.html", {"scenario": scenario, "picture": picture(scenario, state)}
+    )

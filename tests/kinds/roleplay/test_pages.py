@@ -1,0 +1,121 @@
+"""A practice conversation in the browser's terms (Django's test client): the lobby starts one, the page shows the
+goal, the opening and the graph; a message posted the way htmx posts it comes back in the conversation and the
+graph marks what the judge found; refusals say why and keep the text; the end screen and the review show the
+ending, each transition with its explanation and the score per branch. The driver plays the judge and the
+character with the offline model, as a background worker would."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils.html import escape
+
+from simulations.kinds.roleplay.document import MAX_MESSAGE, Status
+from simulations.kinds.roleplay.games import state_of
+from simulations.models import Game, ScenarioVersion
+from simulations.services.drive import Outcome, drive_game
+
+from .scripts import SCRIPTS
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def client(transactional_db: None) -> Client:
+    c = Client()
+    c.force_login(User.objects.create_user("sam", first_name="Sam", password="a-long-test-passphrase-42"))
+    return c
+
+
+def start(client: Client, version: ScenarioVersion) -> Game:
+    response = client.post("/games/new/", {"scenario": version.slug})
+    game = Game.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    return game
+
+
+def say(client: Client, game: Game, text: str, **extra: str) -> tuple[int, str]:
+    game.refresh_from_db()
+    data = {"event": "STUDENT_SPOKE", "text": text, "version": str(game.version)} | extra
+    response = client.post(f"/games/{game.pk}/move/", data, **HTMX)  # type: ignore[arg-type]
+    return response.status_code, response.content.decode()
+
+
+def marks(html: str) -> dict[str, str]:
+    return dict(re.findall(r'data-state="(\w+)" data-mark="(\w+)"', html))
+
+
+def test_the_lobby_starts_a_conversation_showing_goal_opening_and_graph(
+    client: Client, cafe: ScenarioVersion
+) -> None:
+    assert "Practice conversation" in client.get("/").content.decode()
+    game = start(client, cafe)
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "Your goal:" in page and "Dana" in page and state_of(game).messages[0].text[:30] in page
+    graph = marks(page)
+    assert graph["AcknowledgeFeelings"] == "available" and graph["TakeOwnership"] == "ahead"
+    assert graph["SUCCESS"] == "available" and 'role="img"' in page
+
+
+def test_a_message_moves_the_graph_and_the_character_answers(client: Client, cafe: ScenarioVersion) -> None:
+    game = start(client, cafe)
+    status, html = say(client, game, SCRIPTS["cafeBarista"]["success"][0])
+    assert status == 200 and "Dana is listening" in html and 'hx-swap-oob="outerHTML"' in html
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.HUMAN
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert marks(page)["AcknowledgeFeelings"] == "visited" and marks(page)["TakeOwnership"] == "available"
+    assert escape(state_of(Game.objects.get()).messages[-1].text) in page
+
+
+def test_refusals_say_why_and_store_nothing(client: Client, cafe: ScenarioVersion) -> None:
+    game = start(client, cafe)
+    status, html = say(client, game, "   ")
+    assert status == 409 and "Your message" in html
+    status, html = say(client, game, "x" * (MAX_MESSAGE + 1))
+    assert status == 409 and f"the limit is {MAX_MESSAGE:,}" in html
+    status, html = say(client, game, "hello", version="0")
+    assert status == 409
+    assert state_of(Game.objects.get()).turns == 0
+    say(client, game, "I am so sorry about that.")
+    status, html = say(client, game, "and another thing")  # the judge has not read the first yet
+    assert status == 409 and "still answering" in html
+    assert state_of(Game.objects.get()).turns == 1
+
+
+def test_another_player_cannot_read_or_drive_it(client: Client, cafe: ScenarioVersion) -> None:
+    game = start(client, cafe)
+    other = Client()
+    other.force_login(User.objects.create_user("eve", password="a-long-test-passphrase-42"))
+    assert other.get(f"/games/{game.pk}/").status_code == 404
+    assert other.post(f"/games/{game.pk}/move/", {"text": "hi", "version": "1"}).status_code == 404
+
+
+def test_the_end_screen_and_the_review_show_the_ending_transitions_and_scores(
+    client: Client, cafe: ScenarioVersion
+) -> None:
+    game = start(client, cafe)
+    for line in SCRIPTS["cafeBarista"]["success"]:
+        assert say(client, game, line)[0] == 200
+        drive_game(game_id=game.pk, stream=False)
+    game.refresh_from_db()
+    assert state_of(game).status is Status.ENDED and game.finished_at
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "Goal reached" in page and "Open the review" in page and 'id="say"' not in page
+    review = client.get(f"/games/{game.pk}/review/").content.decode()
+    assert "Transitions and why" in review and "Score per branch" in review
+    assert "chose PrioritizeOrder (which closed SendToBackOfQueue for good)" in review
+    assert "EmpathyBranch" in review and "3 of 3" in review
+    md = client.get(f"/games/{game.pk}/export.md").content.decode()
+    assert md.startswith("# Cafe barista") and "**Outcome:** SUCCESS" in md
+
+
+def test_leaving_ends_the_conversation_without_the_goal(client: Client, cafe: ScenarioVersion) -> None:
+    game = start(client, cafe)
+    response = client.post(f"/games/{game.pk}/move/", {"event": "STUDENT_LEFT", "version": str(game.version)})
+    assert response.status_code == 302
+    drive_game(game_id=game.pk, stream=False)
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "ended without the goal" in page and state_of(Game.objects.get()).outcome == "FAIL"
