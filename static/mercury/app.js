@@ -60,7 +60,10 @@
   document.addEventListener("htmx:afterRequest", (event) => {
     const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
     const box = form && form.querySelector("textarea[data-draft]");
-    if (box && event.detail.xhr && event.detail.xhr.status === 200) sessionStorage.removeItem(draftKey(box));
+    if (box && event.detail.xhr && event.detail.xhr.status === 200) {
+      sessionStorage.removeItem(draftKey(box));
+      if (form.hasAttribute("data-clear-on-send")) box.value = "";  // a chat's box stays on the page: empty it
+    }
   });
 
   // --- focus: after each step, on the new thing to do, unless the reader is elsewhere on purpose -------------

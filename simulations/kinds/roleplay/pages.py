@@ -44,13 +44,16 @@ def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model
 
 
 def _context(game: Game) -> dict[str, Any]:
-    return chat_context(scenario_of(game), state_of(game)) | {"game": game, "max_message": MAX_MESSAGE}
+    """Every render carries a fresh idempotency key for the forms (a re-sent post of the same form commits once)."""
+    return chat_context(scenario_of(game), state_of(game)) | {
+        "game": game, "max_message": MAX_MESSAGE, "idem": secrets.token_urlsafe(12),
+    }  # fmt: skip
 
 
 def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
     if next_step(state_of(game)).actor == "ai":  # e.g. "Try again" after a failed turn: play it
         enqueue_drive(game_id=game.pk)
-    context = _context(game) | {"error": error, "idem": secrets.token_urlsafe(12)}
+    context = _context(game) | {"error": error}
     return render(request, "roleplay/page.html", context, status=status)
 
 

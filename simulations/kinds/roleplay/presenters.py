@@ -11,7 +11,8 @@ from .document import RoleplayState, Status
 from .report import branch_rows, ending, judgment_line
 from .scenario import START, TERMINALS, RoleplayScenario, fill
 
-COL, ROW, BOX_W, BOX_H, PAD, TOP = 176, 64, 152, 36, 12, 58
+COL, ROW, BOX_W, BOX_H, PAD, TOP = 176, 64, 152, 36, 12, 78  # TOP: the first row of states, under the labels
+LABEL_Y = 70
 
 MARK_WORDS = {"visited": "reached", "available": "open now", "blocked": "blocked", "ahead": "not open yet"}
 
@@ -44,9 +45,9 @@ def picture(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     deepest = 0
     for c, (_, states) in enumerate(columns):
         for r, name in enumerate(states):
-            nodes[name] = Node(name, PAD + c * COL, TOP + PAD + r * ROW, marks[name])
+            nodes[name] = Node(name, PAD + c * COL, TOP + r * ROW, marks[name])
             deepest = max(deepest, r)
-    bottom = TOP + PAD + (deepest + 1) * ROW + 10
+    bottom = TOP + (deepest + 1) * ROW + 10
     for i, terminal in enumerate(TERMINALS):
         x = width // 2 - BOX_W - 10 if i == 0 else width // 2 + 10
         nodes[terminal] = Node(terminal, x, bottom, marks[terminal])
@@ -66,7 +67,8 @@ def picture(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     return {
         "width": width, "height": bottom + BOX_H + PAD, "box_w": BOX_W, "box_h": BOX_H,
         "nodes": list(nodes.values()), "edges": edges,
-        "branches": [(PAD + c * COL + BOX_W // 2, name) for c, (name, _) in enumerate(columns)],
+        "branches": [(PAD + c * COL + BOX_W // 2, name) for c, (name, _) in enumerate(columns)], "label_y": LABEL_Y,
+        "marks": list(MARK_WORDS.items()),
         "described": {words: [n for n, m in marks.items() if m == mark] for mark, words in MARK_WORDS.items()},
     }  # fmt: skip
 
@@ -97,14 +99,15 @@ def context(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     waiting = {Status.JUDGING: f"{who} is listening", Status.CHARACTER_TURN: f"{who} is answering"}.get(
         state.status, ""
     )
-    messages = [
+    lines = [
         {"n": n, "role": m.role, "who": state.username if m.role == "student" else who, "text": m.text}
         for n, m in enumerate(state.messages, start=1)
     ]
     return {
-        "scenario": scenario, "state": state, "botname": who, "messages": messages, "waiting": waiting,
+        "scenario": scenario, "state": state, "botname": who, "lines": lines, "waiting": waiting,
         "goal": fill(scenario.goal, username=state.username, botname=who), "picture": picture(scenario, state),
         "branches": branch_rows(scenario, state), "your_turn": state.status is Status.STUDENT_TURN,
         "ended": state.status is Status.ENDED, "outcome": state.outcome, "ending": ending(scenario, state),
+        "how_it_ended": next((j.explanation for j in reversed(state.judgments) if j.is_transition and j.type == "terminal"), ""),
         "judgments": [{"line": judgment_line(j), "j": j} for j in state.judgments],
     }  # fmt: skip
