@@ -61,6 +61,7 @@ class Seen:
     model: str
     authorization: str
     at: float
+    messages: list[dict[str, Any]] = field(default_factory=list)  # what the model was sent
 
 
 @dataclass
@@ -170,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake.lock:
             self.fake.seen.append(
                 Seen(kind, fault.kind, stream, str(request.get("model", "")),
-                     self.headers.get("Authorization", ""), time.monotonic())
+                     self.headers.get("Authorization", ""), time.monotonic(), messages)
             )  # fmt: skip
         if fault.kind == "429":
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}

@@ -86,7 +86,7 @@ def judged(target: str = "") -> tuple[str, dict[str, object]]:
     return ("TRANSITION_JUDGED", {"is_transition": bool(target), "to_state": target, "explanation": "test"})
 
 
-REPLY = ("CHARACTER_REPLIED", {"text": "Hm."})
+REPLY: tuple[str, dict[str, object]] = ("CHARACTER_REPLIED", {"text": "Hm."})
 
 
 @pytest.mark.parametrize("terminal", ["SUCCESS", "FAIL"])
