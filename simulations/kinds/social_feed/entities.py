@@ -1,0 +1,183 @@
+"""Seed 003's data model (pure): the agents and posts, the metrics, and the results a round produces, with the
+seed's invariants and its error messages. Agents and posts are slotted dataclasses (10,000 agents × 50 rounds make
+hundreds of thousands of them); the results a reader receives are pydantic models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CHECKPOINT_VERSION = "1.0"
+SEEN = 16  # posts an agent remembers having looked at
+
+
+class AgentState(StrEnum):
+    IDLE = "IDLE"
+    SCROLLING = "SCROLLING"
+    EVALUATING = "EVALUATING"
+    COMPOSING = "COMPOSING"
+    ENGAGING_LIKE = "ENGAGING_LIKE"
+    ENGAGING_REPLY = "ENGAGING_REPLY"
+    ENGAGING_RESHARE = "ENGAGING_RESHARE"
+    RESTING = "RESTING"
+
+
+ENGAGING = (AgentState.ENGAGING_LIKE, AgentState.ENGAGING_REPLY, AgentState.ENGAGING_RESHARE)
+
+
+@dataclass(slots=True)
+class Post:
+    id: str
+    author: str
+    topics: tuple[str, ...]
+    content: str
+    round: int
+    reply_to: str | None = None
+    reshare_of: str | None = None
+    likes: int = 0
+    reshares: int = 0
+    replies: int = 0
+
+    @property
+    def engagement(self) -> int:
+        return self.likes + self.reshares + self.replies
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            name: getattr(self, name) if name != "topics" else list(self.topics) for name in self.__slots__
+        }  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class Tendencies:
+    like: float
+    reply: float
+    reshare: float
+    compose: float
+
+
+@dataclass(slots=True)
+class SocialAgent:
+    id: str
+    name: str
+    interests: tuple[str, ...]
+    tendencies: Tendencies
+    state: AgentState = AgentState.IDLE
+    rounds_in_state: int = 0  # rounds since the last transition (the `timeout` guard reads it)
+    looking_at: str | None = None  # the post being evaluated or engaged with
+    seen: list[str] = field(
+        default_factory=list
+    )  # the posts it last looked at (a feed leaves them out), bounded
+    history: list[tuple[int, str, str, str]] = field(
+        default_factory=list
+    )  # (round, trigger, from, to), last few
+
+    def look_at(self, post_id: str) -> None:
+        self.looking_at = post_id
+        self.seen.append(post_id)
+        del self.seen[:-SEEN]
+
+    def tick(self) -> None:
+        self.rounds_in_state += 1
+
+    def transition_to(self, state: AgentState, trigger: str, round_number: int) -> None:
+        self.history.append((round_number, trigger, self.state.value, state.value))
+        del self.history[:-4]  # memory stays bounded: the last few transitions only
+        self.state, self.rounds_in_state = state, 0
+
+    def as_dict(self) -> dict[str, Any]:
+        t = self.tendencies
+        return {
+            "id": self.id, "name": self.name, "interests": list(self.interests),
+            "tendencies": {"like": t.like, "reply": t.reply, "reshare": t.reshare, "compose": t.compose},
+            "state": self.state.value, "rounds_in_state": self.rounds_in_state, "looking_at": self.looking_at,
+            "seen": list(self.seen), "history": [list(h) for h in self.history],
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SocialAgent:
+        return cls(
+            id=d["id"], name=d["name"], interests=tuple(d["interests"]), tendencies=Tendencies(**d["tendencies"]),
+            state=AgentState(d["state"]), rounds_in_state=d["rounds_in_state"], looking_at=d["looking_at"], seen=list(d["seen"]),
+            history=[(int(h[0]), str(h[1]), str(h[2]), str(h[3])) for h in d["history"]],
+        )  # fmt: skip
+
+
+def post_from_dict(d: dict[str, Any]) -> Post:
+    return Post(**{**d, "topics": tuple(d["topics"])})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EngagementMetrics(_Model):
+    total_likes: int = Field(default=0, ge=0)
+    total_reshares: int = Field(default=0, ge=0)
+    total_replies: int = Field(default=0, ge=0)
+    posts_created: int = Field(default=0, ge=0)
+
+
+ActionType = Literal["compose", "like", "reply", "reshare", "scroll"]
+
+
+class ActionResult(_Model):
+    action_type: ActionType
+    target_post_id: str | None = None
+    new_post: dict[str, Any] | None = None  # the Post created, as a dict (compose, reply, reshare)
+    content: str | None = None  # the words of a reply or reshare
+
+    @model_validator(mode="after")
+    def _invariants(self) -> ActionResult:
+        if self.action_type in ("like", "reply", "reshare") and not self.target_post_id:
+            raise ValueError("target_post_id required")
+        if self.action_type in ("compose", "reply", "reshare") and self.new_post is None:
+            raise ValueError("new_post required")
+        if self.action_type == "scroll" and (self.target_post_id or self.new_post or self.content):
+            raise ValueError("a scroll carries no target, post or content")
+        return self
+
+
+class DecisionResult(_Model):
+    agent_id: str
+    trigger: str
+    from_state: AgentState
+    to_state: AgentState
+    action: ActionResult | None = None
+    reasoner_used: bool = False
+    reason: str = ""  # the reasoner's reason, when it chose
+
+
+class RoundResult(_Model):
+    round_number: int
+    decisions: list[DecisionResult]
+    state_distribution: dict[AgentState, int]
+    duration_ms: int = 0
+    reasoner_calls: int = 0
+
+
+class SimulationResult(_Model):
+    total_rounds: int
+    final_metrics: EngagementMetrics
+    final_state_distribution: dict[AgentState, int]
+    total_duration_ms: int = 0
+    checkpoint_path: str | None = None
+
+
+class CheckpointData(_Model):
+    version: str = CHECKPOINT_VERSION
+    round_number: int
+    posts: list[dict[str, Any]]
+    agents: list[dict[str, Any]]
+    metrics: dict[str, Any]
+    state_distribution: dict[str, int]
+    timestamp: str
+
+    @model_validator(mode="after")
+    def _version(self) -> CheckpointData:
+        if self.version != CHECKPOINT_VERSION:
+            raise ValueError("unsupported checkpoint version")
+        return self

@@ -1,0 +1,287 @@
+"""A social-feed run, round by round (pure): seed 003's round flow — feed retrieval by interests, the decision
+(trigger, statechart, the reasoner when guards leave several targets, the action), the state update (engagement
+counts, new posts, metrics) and the decision log — with checkpoints that resume to the identical result.
+
+A round is decided in three passes so that it costs little and can ask a model in parallel: every agent's trigger
+and candidate targets are found against the feed as the round began (guards only: a dictionary lookup and a few
+comparisons per agent); the ambiguous ones go to the reasoner in one batch (a real model answers them concurrently,
+bounded; the offline reasoner draws from the seed); then the transitions and actions are applied in agent order.
+Feeds are windows: each topic keeps its last `window` posts, and agents with the same interests share one feed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import offline, statechart
+from .config import SocialFeedScenario, build_agents, initial_posts
+from .entities import (
+    ActionResult,
+    AgentState,
+    CheckpointData,
+    DecisionResult,
+    EngagementMetrics,
+    Post,
+    RoundResult,
+    SimulationResult,
+    SocialAgent,
+    post_from_dict,
+)
+
+S = AgentState
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """One agent's choice the guards left open: the reasoner picks one of `candidates`."""
+
+    agent: SocialAgent
+    post: Post
+    candidates: tuple[AgentState, ...]
+    round_number: int
+
+
+class Reasoner(Protocol):
+    def decide(self, batch: Sequence[Ambiguity]) -> list[tuple[AgentState, str]]:
+        """A target (one of the candidates) and a reason, for each ambiguity, in order."""
+        ...
+
+
+class Writer(Protocol):
+    def compose(
+        self, agent: SocialAgent, inspired_by: Post | None, round_number: int
+    ) -> tuple[str, tuple[str, ...]]: ...
+
+    def reply(self, agent: SocialAgent, post: Post, round_number: int) -> str: ...
+
+    def reshare(self, agent: SocialAgent, post: Post, round_number: int) -> str: ...
+
+
+@dataclass
+class Simulation:
+    """The SimulationState of the seed: posts (by id, in creation order), agents, metrics, the round reached."""
+
+    scenario: SocialFeedScenario
+    seed: int
+    agents: list[SocialAgent]
+    posts: dict[str, Post]
+    round_number: int = 0
+    metrics: EngagementMetrics = field(default_factory=EngagementMetrics)
+    windows: dict[str, deque[str]] = field(default_factory=dict)  # topic -> its latest post ids
+    reasoner_calls: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.agents:
+            raise ValueError("simulation requires at least one agent")
+        if self.round_number < 0:
+            raise ValueError("round_number must be >= 0")
+        if not self.windows:
+            self._index(self.posts.values())
+
+    def _index(self, posts: Iterable[Post]) -> None:
+        size = self.scenario.guards.window
+        for post in posts:
+            for topic in post.topics:
+                self.windows.setdefault(topic, deque(maxlen=size)).append(post.id)
+
+    def distribution(self) -> dict[AgentState, int]:
+        counts = dict.fromkeys(AgentState, 0)
+        for agent in self.agents:
+            counts[agent.state] += 1
+        return counts
+
+
+def start(scenario: SocialFeedScenario, *, seed: int, agents: int | None = None) -> Simulation:
+    posts = {p.id: p for p in initial_posts(scenario)}
+    return Simulation(
+        scenario=scenario, seed=seed, agents=build_agents(scenario, seed=seed, count=agents), posts=posts
+    )
+
+
+def _feeds(sim: Simulation) -> dict[tuple[str, ...], list[Post]]:
+    """One feed per set of interests, from the topic windows as the round begins: the most recent first."""
+    size = sim.scenario.guards.feed_size * 3  # spare, for the agent's own and already seen posts left out
+    feeds: dict[tuple[str, ...], list[Post]] = {}
+    for agent in sim.agents:
+        if agent.interests in feeds:
+            continue
+        ids = {pid for topic in agent.interests for pid in sim.windows.get(topic, ())}
+        newest = sorted(ids, key=lambda pid: (sim.posts[pid].round, pid), reverse=True)[:size]
+        feeds[agent.interests] = [sim.posts[pid] for pid in newest]
+    return feeds
+
+
+def feed_for(sim: Simulation, agent: SocialAgent, feeds: dict[tuple[str, ...], list[Post]]) -> list[Post]:
+    """The agent's view of its interests' feed: not its own posts, not what it has already looked at."""
+    return [p for p in feeds[agent.interests] if p.author != agent.id and p.id not in agent.seen][
+        : sim.scenario.guards.feed_size
+    ]
+
+
+def run_round(
+    sim: Simulation,
+    *,
+    reasoner: Reasoner | None,
+    writer: Writer,
+    log: Callable[[dict[str, Any]], None] | None = None,
+) -> RoundResult:
+    began = time.perf_counter()
+    n = sim.round_number
+    guards = sim.scenario.guards
+    feeds = _feeds(sim)
+    plans: list[tuple[SocialAgent, str | None, list[AgentState]]] = []
+    ambiguous: list[Ambiguity] = []
+    for agent in sim.agents:  # pass 1: guards only
+        agent.tick()
+        feed = feed_for(sim, agent, feeds)
+        trigger = statechart.determine_trigger(agent, feed, guards, seed=sim.seed, round_number=n)
+        if trigger is None:
+            plans.append((agent, None, []))
+            continue
+        post = sim.posts.get(agent.looking_at or "") if agent.state is S.EVALUATING else None
+        targets = statechart.fire(trigger, statechart.Context(agent, feed, post, guards))
+        if len(targets) > 1 and post is not None:
+            ambiguous.append(Ambiguity(agent, post, tuple(targets), n))
+        plans.append((agent, trigger, targets))
+    if ambiguous and reasoner is not None:  # pass 2: the reasoner, one batch for the round
+        chosen = dict(zip((a.agent.id for a in ambiguous), reasoner.decide(ambiguous), strict=True))
+        sim.reasoner_calls += len(ambiguous)
+    else:  # no reasoner: the first target in table order
+        chosen = {a.agent.id: (a.candidates[0], "first by the table (reasoner off)") for a in ambiguous}
+    decisions = []
+    for agent, trigger, targets in plans:  # pass 3: transitions, actions, the state update, the log
+        if trigger is None:
+            continue
+        before = agent.state
+        target, reason, used = targets[0], "", False
+        if agent.id in chosen:
+            target, reason = chosen[agent.id]
+            used = reasoner is not None
+            if target not in targets:
+                raise ValueError(f"the reasoner chose {target} for {agent.id}, not one of {targets}")
+        agent.transition_to(target, trigger, n)
+        action = _act(sim, agent, target, feed_for(sim, agent, feeds), writer)
+        decision = DecisionResult(agent_id=agent.id, trigger=trigger, from_state=before, to_state=target,
+                                  action=action, reasoner_used=used, reason=reason)  # fmt: skip
+        decisions.append(decision)
+        if log is not None:
+            log({"round": n, **decision.model_dump(mode="json", exclude_none=True)})
+    sim.round_number += 1
+    return RoundResult(
+        round_number=n, decisions=decisions, state_distribution=sim.distribution(),
+        duration_ms=int((time.perf_counter() - began) * 1000), reasoner_calls=len(ambiguous) if reasoner else 0,
+    )  # fmt: skip
+
+
+def _act(
+    sim: Simulation, agent: SocialAgent, state: AgentState, feed: list[Post], writer: Writer
+) -> ActionResult | None:
+    """The action entering `state` takes, applied to the simulation (counts, new posts, metrics)."""
+    n, m = sim.round_number, sim.metrics
+    if state is S.EVALUATING:  # looks at one post of its feed (seeded), remembered for the decision
+        if feed:
+            agent.look_at(feed[int(statechart.unit(sim.seed, "look", n, agent.id) * len(feed))].id)
+        return None
+    if state is S.SCROLLING:
+        agent.looking_at = None
+        return ActionResult(action_type="scroll")
+    if state in (S.IDLE, S.RESTING):
+        return None
+    target = sim.posts.get(agent.looking_at or "")
+    if state is S.ENGAGING_LIKE and target is not None:
+        target.likes += 1
+        m.total_likes += 1
+        return ActionResult(action_type="like", target_post_id=target.id)
+    if state is S.ENGAGING_REPLY and target is not None:
+        text = writer.reply(agent, target, n)
+        post = _new_post(sim, agent, text, target.topics, reply_to=target.id)
+        target.replies += 1
+        m.total_replies += 1
+        return ActionResult(
+            action_type="reply", target_post_id=target.id, new_post=post.as_dict(), content=text
+        )
+    if state is S.ENGAGING_RESHARE and target is not None:
+        text = writer.reshare(agent, target, n)
+        post = _new_post(sim, agent, text, target.topics, reshare_of=target.id)
+        target.reshares += 1
+        m.total_reshares += 1
+        return ActionResult(
+            action_type="reshare", target_post_id=target.id, new_post=post.as_dict(), content=text
+        )
+    if state is S.COMPOSING:
+        text, topics = writer.compose(agent, target, n)
+        post = _new_post(sim, agent, text, topics)
+        return ActionResult(action_type="compose", new_post=post.as_dict())
+    raise AssertionError(f"{state} without the post it engages with")
+
+
+def _new_post(
+    sim: Simulation,
+    agent: SocialAgent,
+    text: str,
+    topics: tuple[str, ...],
+    *,
+    reply_to: str | None = None,
+    reshare_of: str | None = None,
+) -> Post:
+    post = Post(id=f"p{len(sim.posts) + 1}", author=agent.id, topics=topics, content=text, round=sim.round_number,
+                reply_to=reply_to, reshare_of=reshare_of)  # fmt: skip
+    sim.posts[post.id] = post
+    sim._index([post])
+    sim.metrics.posts_created += 1
+    return post
+
+
+def run(
+    sim: Simulation,
+    *,
+    rounds: int | None = None,
+    reasoner: Reasoner | None = None,
+    writer: Writer | None = None,
+    log: Callable[[dict[str, Any]], None] | None = None,
+    on_round: Callable[[Simulation, RoundResult], None] | None = None,
+) -> SimulationResult:
+    """Rounds until `max_rounds` (or `rounds` more). `on_round` sees each round's result (checkpoints, pages)."""
+    began = time.perf_counter()
+    writer = writer or offline.OfflineWriter(sim.scenario, sim.seed)
+    if reasoner is None and sim.scenario.config.reasoner_enabled:
+        reasoner = offline.OfflineReasoner(sim.seed)
+    end = (
+        sim.scenario.config.max_rounds
+        if rounds is None
+        else min(sim.round_number + rounds, sim.scenario.config.max_rounds)
+    )
+    while sim.round_number < end:
+        result = run_round(sim, reasoner=reasoner, writer=writer, log=log)
+        if on_round is not None:
+            on_round(sim, result)
+    return SimulationResult(
+        total_rounds=sim.round_number, final_metrics=sim.metrics.model_copy(),
+        final_state_distribution=sim.distribution(), total_duration_ms=int((time.perf_counter() - began) * 1000),
+    )  # fmt: skip
+
+
+# --- checkpoints ------------------------------------------------------------------------------------------------
+
+
+def checkpoint(sim: Simulation, *, timestamp: str) -> CheckpointData:
+    return CheckpointData(
+        round_number=sim.round_number, posts=[p.as_dict() for p in sim.posts.values()],
+        agents=[a.as_dict() for a in sim.agents], metrics=sim.metrics.model_dump(),
+        state_distribution={s.value: c for s, c in sim.distribution().items()}, timestamp=timestamp,
+    )  # fmt: skip
+
+
+def restore(scenario: SocialFeedScenario, data: dict[str, Any], *, seed: int) -> Simulation:
+    """A checkpoint back as a simulation (raises ValueError "unsupported checkpoint version" for another format)."""
+    cp = CheckpointData.model_validate(data)
+    posts = {d["id"]: post_from_dict(d) for d in cp.posts}
+    sim = Simulation(
+        scenario=scenario, seed=seed, agents=[SocialAgent.from_dict(a) for a in cp.agents], posts=posts,
+        round_number=cp.round_number, metrics=EngagementMetrics.model_validate(cp.metrics),
+    )  # fmt: skip
+    return sim
