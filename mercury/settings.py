@@ -94,7 +94,7 @@ MERCURY_CSP = os.environ.get(
 
 # The simulation kinds this server plays: each is a folder simulations/kinds/<name>/ and a Django app (for its
 # management commands); the platform reaches them only through the registry in simulations/kinds/__init__.py.
-MERCURY_KINDS = ("negotiation", "deliberation", "message_lab", "roleplay")
+MERCURY_KINDS = ("negotiation", "deliberation", "message_lab", "roleplay", "social_feed")
 
 INSTALLED_APPS = [
     "daphne",

@@ -4,6 +4,7 @@ kind's review page (`Kind.review`); downloads (the kind's own formats first, the
 from __future__ import annotations
 
 import json
+import re
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -81,12 +82,13 @@ def shared_review(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("review", game_id=game.pk)
 
 
+DOWNLOAD_NAME = re.compile(r"[a-z]{1,20}(\.[a-z]{1,10})?")  # json, md, state.json, metrics.csv, ...
+
+
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
-    if fmt not in (
-        "json",
-        "md",
-        "state.json",
-    ):  # every kind's formats (a kind answers for its own: Kind.download)
+    if not DOWNLOAD_NAME.fullmatch(
+        fmt
+    ):  # a kind answers for its own formats (Kind.download); others 404 below
         raise Http404("No such format.")
     if not _may_try(request, game_id):
         return redirect_to_login(request.path)

@@ -14,9 +14,7 @@ from simulations.engine.scenario_files import read_yaml_model
 
 from .entities import Post, SocialAgent, Tendencies
 
-SCENARIO_ROOT = (
-    Path(__file__).resolve().parent / "scenarios"
-)  # moves to scenarios/social_feed/ once the kind is installed
+SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios" / "social_feed"
 
 
 class _Strict(BaseModel):

@@ -1,0 +1,83 @@
+"""A social-feed run's part of the export (its configuration, the summary of every round, the final checkpoint)
+and its downloads: the decision log as JSON lines, the metrics per round as CSV, the final checkpoint."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Literal
+
+from simulations.models import Game
+from simulations.services.export import common_fields
+from simulations.services.export_schema import SimulationExport, Strict
+
+from .entities import AgentState
+from .games import state_of
+from .machine import RoundSummary, RunConfig
+
+
+class SocialFeedSection(Strict):
+    config: RunConfig
+    started_at: str
+    rounds: list[RoundSummary]
+    checkpoint: dict[str, Any]  # seed 003's CheckpointData after the last committed round
+
+
+class SocialFeedExport(SimulationExport):
+    kind: Literal["social_feed"]
+    social_feed: SocialFeedSection
+
+
+def build(game: Game) -> SocialFeedExport:
+    state = state_of(game)
+    return SocialFeedExport(
+        **common_fields(game=game),
+        social_feed=SocialFeedSection(config=state.config, started_at=state.started_at, rounds=state.history,
+                                      checkpoint=state.simulation),
+    )  # fmt: skip
+
+
+def decision_log(game: Game) -> str:
+    """Every decision of the run, one JSON object a line (the seed's LoggingExecutor), in the order made."""
+    lines = []
+    for changes in game.events.order_by("seq").values_list("stance_changes", flat=True):
+        lines += [json.dumps(d, ensure_ascii=False) for d in changes]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def metrics_csv(game: Game) -> str:
+    out = io.StringIO()
+    states = [s.value for s in AgentState]
+    writer = csv.writer(out)
+    writer.writerow(
+        ["round", *states, "likes", "replies", "reshares", "posts_created", "decisions", "reasoner_calls"]
+    )
+    for r in state_of(game).history:
+        writer.writerow([r.round, *(r.distribution.get(s, 0) for s in states), r.likes, r.replies, r.reshares,
+                         r.posts_created, r.decisions, r.reasoner_calls])  # fmt: skip
+    return out.getvalue()
+
+
+def markdown(game: Game) -> str:
+    state = state_of(game)
+    last = state.history[-1] if state.history else None
+    lines = [f"# Social feed run #{game.pk}", "", f"Rounds played: {state.round_number} of {state.config.max_rounds}; "
+             f"agents: {len(state.simulation['agents'])}; status: {state.status.value}.", ""]  # fmt: skip
+    if last:
+        lines += [f"Likes {last.likes}, replies {last.replies}, reshares {last.reshares}, posts created "
+                  f"{last.posts_created}; reasoner calls {sum(r.reasoner_calls for r in state.history)}.", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
+    if fmt == "decisions.jsonl":
+        return decision_log(game), "application/jsonl", f"social-feed-{game.pk}-decisions.jsonl"
+    if fmt == "metrics.csv":
+        return metrics_csv(game), "text/csv; charset=utf-8", f"social-feed-{game.pk}-metrics.csv"
+    if fmt == "checkpoint.json":
+        body = json.dumps(state_of(game).simulation, ensure_ascii=False)
+        return body, "application/json", f"social-feed-{game.pk}-checkpoint.json"
+    if fmt == "md":
+        return markdown(game), "text/markdown; charset=utf-8", f"social-feed-{game.pk}.md"
+    return None

@@ -1,0 +1,284 @@
+"""A stored social-feed run's machine (pure): RUNNING plays rounds, a block of `checkpoint_frequency` at a time
+(one committed step, one checkpoint); PAUSED waits for the user; FINISHED after the last round.
+
+The only thing a model decides in a run is the reasoner's choice for an ambiguous agent, so that is what a
+ROUNDS_PLAYED event carries: each choice with its reason. Applying the event replays the block's rounds from the
+stored simulation with exactly those choices, and refuses the event if one is missing or names a target the
+guards did not offer — model output changes the run only through this check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
+
+from . import rounds
+from .config import SocialFeedScenario
+from .entities import AgentState, CheckpointData, RoundResult
+
+SCHEMA_VERSION = 1
+MAX_AGENTS = 5000  # in a stored run (a checkpoint holds every agent and post); the benchmark goes further
+TOP_POSTS = 5
+
+
+class Status(StrEnum):
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    FINISHED = "FINISHED"
+
+
+class Event(StrEnum):
+    RUN_STARTED = "RUN_STARTED"
+    ROUNDS_PLAYED = "ROUNDS_PLAYED"
+    RUN_PAUSED = "RUN_PAUSED"
+    RUN_RESUMED = "RUN_RESUMED"
+
+
+class Refusal(InvalidMove):
+    CHOICE_MISSING = "an ambiguous decision has no choice"
+    NOT_A_CANDIDATE = "a choice names a target the guards did not offer"
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunConfig(_Doc):
+    agents: int = Field(ge=0, le=MAX_AGENTS)  # generated agents, besides the listed ones
+    max_rounds: int = Field(ge=1, le=500)
+    checkpoint_frequency: int = Field(ge=1, le=50)
+    reasoner_enabled: bool = True
+
+
+class RoundSummary(_Doc):
+    """One round, for the charts: the state distribution after it, engagement so far, the reasoner's calls."""
+
+    round: int
+    distribution: dict[str, int]
+    likes: int
+    replies: int
+    reshares: int
+    posts_created: int
+    decisions: int
+    reasoner_calls: int
+
+
+class RunState(_Doc):
+    schema_version: int = SCHEMA_VERSION
+    seed: int
+    status: Status = Status.RUNNING
+    config: RunConfig
+    started_at: str  # the first checkpoint's timestamp (an import starts from it)
+    simulation: dict[str, Any]  # CheckpointData of the simulation after the last committed round
+    history: list[RoundSummary] = Field(default_factory=list)
+    event_seq: int = 0
+
+    @property
+    def round_number(self) -> int:
+        return int(self.simulation["round_number"])
+
+
+class Choice(_Doc):
+    round: int
+    agent: str
+    target: AgentState
+    reason: str = Field(default="", max_length=600)
+
+
+class Played(_Doc):
+    rounds: int = Field(ge=1)
+    at: str = Field(
+        max_length=40
+    )  # when the block was played (the checkpoint's timestamp), set by the driver
+    choices: list[Choice] = Field(default_factory=list)
+
+
+class Empty(_Doc):
+    pass
+
+
+PAYLOADS: dict[Event, type[_Doc]] = {
+    Event.ROUNDS_PLAYED: Played,
+    Event.RUN_PAUSED: Empty,
+    Event.RUN_RESUMED: Empty,
+}
+WAITS: dict[Status, tuple[Event, ...]] = {
+    Status.RUNNING: (Event.ROUNDS_PLAYED, Event.RUN_PAUSED),
+    Status.PAUSED: (Event.RUN_RESUMED,),
+    Status.FINISHED: (),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    event: Event | None
+    actor: str  # ai | human | done
+
+    @property
+    def done(self) -> bool:
+        return self.event is None
+
+
+def next_step(state: RunState) -> Step:
+    if state.status is Status.RUNNING:
+        return Step(Event.ROUNDS_PLAYED, "ai")
+    if state.status is Status.PAUSED:
+        return Step(Event.RUN_RESUMED, "human")
+    return Step(None, "done")
+
+
+@dataclass
+class Outcome:
+    seq: int
+    event: Event
+    source: str
+    target: str
+    payload: dict[str, Any]
+    state: RunState
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # the decision log of the rounds played
+
+
+def scenario_for(scenario: SocialFeedScenario, config: RunConfig) -> SocialFeedScenario:
+    """The scenario as this run plays it (its own rounds, checkpoint frequency and reasoner switch)."""
+    run = scenario.config.model_copy(update={
+        "max_rounds": config.max_rounds, "checkpoint_frequency": config.checkpoint_frequency,
+        "reasoner_enabled": config.reasoner_enabled,
+    })  # fmt: skip
+    return scenario.model_copy(update={"config": run})
+
+
+def start(scenario: SocialFeedScenario, *, seed: int, config: RunConfig, timestamp: str) -> Outcome:
+    sim = rounds.start(scenario_for(scenario, config), seed=seed, agents=config.agents)
+    snapshot = rounds.checkpoint(sim, timestamp=timestamp).model_dump(mode="json")
+    state = RunState(seed=seed, config=config, started_at=timestamp, simulation=snapshot, event_seq=1)
+    return Outcome(1, Event.RUN_STARTED, "", Status.RUNNING.value, config.model_dump(), state)
+
+
+def block_size(state: RunState) -> int:
+    """Rounds the next ROUNDS_PLAYED plays: up to the next checkpoint, never past the last round."""
+    return min(state.config.checkpoint_frequency, state.config.max_rounds - state.round_number)
+
+
+class ReplayReasoner:
+    """The choices an event carries, checked against the guards' candidates as the rounds are replayed."""
+
+    def __init__(self, choices: list[Choice], source: str) -> None:
+        self.choices = {(c.round, c.agent): c for c in choices}
+        self.source = source
+
+    def decide(self, batch: Any) -> list[tuple[AgentState, str]]:
+        out = []
+        for item in batch:
+            choice = self.choices.get((item.round_number, item.agent.id))
+            if choice is None:
+                raise Refusal(
+                    self.source, Event.ROUNDS_PLAYED.value, f"{Refusal.CHOICE_MISSING}: {item.agent.id}"
+                )
+            if choice.target not in item.candidates:
+                raise Refusal(self.source, Event.ROUNDS_PLAYED.value,
+                              f"{Refusal.NOT_A_CANDIDATE}: {item.agent.id} {choice.target.value}")  # fmt: skip
+            out.append((choice.target, choice.reason))
+        return out
+
+
+def play(
+    scenario: SocialFeedScenario, state: RunState, count: int, reasoner: rounds.Reasoner | None
+) -> tuple[rounds.Simulation, list[RoundResult], list[dict[str, Any]]]:
+    """`count` rounds from the stored simulation with `reasoner` (None: the run's reasoner is off)."""
+    playing = scenario_for(scenario, state.config)
+    sim = rounds.restore(playing, state.simulation, seed=state.seed)
+    results: list[RoundResult] = []
+    log: list[dict[str, Any]] = []
+    for _ in range(count):
+        results.append(
+            rounds.run_round(sim, reasoner=reasoner, writer=_writer(playing, state.seed), log=log.append)
+        )
+    return sim, results, log
+
+
+def _writer(scenario: SocialFeedScenario, seed: int) -> rounds.Writer:
+    from .offline import OfflineWriter
+
+    return OfflineWriter(scenario, seed)
+
+
+def apply(
+    scenario: SocialFeedScenario, state: RunState, event: Event | str, payload: dict[str, Any]
+) -> Outcome:
+    allowed = [e.value for e in WAITS[state.status]]
+    try:
+        ev = Event(event)
+    except ValueError:
+        raise IllegalEvent(state.status.value, str(event), allowed) from None
+    if ev.value not in allowed:
+        raise IllegalEvent(state.status.value, ev.value, allowed)
+    try:
+        parsed = PAYLOADS[ev].model_validate(payload or {})
+    except ValidationError as exc:
+        raise Refusal(
+            state.status.value, ev.value, f"{Refusal.BAD_PAYLOAD}: {exc.errors()[0]['msg']}"
+        ) from None
+    new = state.model_copy(deep=True)
+    out = Outcome(new.event_seq + 1, ev, state.status.value, "", parsed.model_dump(mode="json"), new)
+    if isinstance(parsed, Played):
+        if parsed.rounds != block_size(state):
+            raise Refusal(
+                state.status.value,
+                ev.value,
+                f"{Refusal.BAD_PAYLOAD}: the block is {block_size(state)} rounds",
+            )
+        reasoner = (
+            ReplayReasoner(parsed.choices, state.status.value) if state.config.reasoner_enabled else None
+        )
+        sim, results, log = play(scenario, state, parsed.rounds, reasoner)
+        new.simulation = rounds.checkpoint(sim, timestamp=parsed.at).model_dump(mode="json")
+        for r in results:  # cumulative engagement per round, counted from the round's own decisions
+            new.history.append(_summary(r, new.history[-1] if new.history else None))
+        out.decisions = log
+        if new.round_number >= new.config.max_rounds:
+            new.status = Status.FINISHED
+    elif ev is Event.RUN_PAUSED:
+        new.status = Status.PAUSED
+    elif ev is Event.RUN_RESUMED:
+        new.status = Status.RUNNING
+    new.event_seq = out.seq
+    out.target = new.status.value
+    return out
+
+
+def _summary(r: RoundResult, before: RoundSummary | None) -> RoundSummary:
+    counts = {"like": 0, "reply": 0, "reshare": 0, "compose": 0}
+    for d in r.decisions:
+        if d.action is not None and d.action.action_type in counts:
+            counts[d.action.action_type] += 1
+    b = before
+    return RoundSummary(
+        round=r.round_number + 1, distribution={s.value: c for s, c in r.state_distribution.items()},
+        likes=(b.likes if b else 0) + counts["like"], replies=(b.replies if b else 0) + counts["reply"],
+        reshares=(b.reshares if b else 0) + counts["reshare"],
+        posts_created=(b.posts_created if b else 0) + counts["compose"] + counts["reply"] + counts["reshare"],
+        decisions=len(r.decisions), reasoner_calls=r.reasoner_calls,
+    )  # fmt: skip
+
+
+def top_posts(state: RunState, n: int = TOP_POSTS) -> list[dict[str, Any]]:
+    posts = state.simulation["posts"]
+    return sorted(posts, key=lambda p: (-(p["likes"] + p["replies"] + p["reshares"]), p["round"], p["id"]))[
+        :n
+    ]
+
+
+def restore(snapshot: dict[str, Any]) -> RunState:
+    if snapshot.get("schema_version") != SCHEMA_VERSION:
+        raise ResumeError(f"snapshot schema {snapshot.get('schema_version')} is not {SCHEMA_VERSION}")
+    try:
+        state = RunState.model_validate(snapshot)
+        CheckpointData.model_validate(state.simulation)
+    except (ValidationError, ValueError) as exc:
+        raise ResumeError(f"snapshot is not a social-feed run: {exc}") from exc
+    return state

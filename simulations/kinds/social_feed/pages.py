@@ -1,0 +1,125 @@
+"""A social-feed run's pages, reached through the kind contract: the set-up form, the live run view (progress,
+the state distribution as a stacked area chart, engagement over rounds, the most engaged posts, the reasoner's
+calls), pause and resume, and the results page with its downloads."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_http_methods
+
+from simulations.engine.errors import MachineError
+from simulations.models import Game, ScenarioVersion
+from simulations.services.access import can_drive
+from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.scenarios import parsed_scenario
+from simulations.services.student_errors import for_student
+from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.tasks import enqueue_drive
+from simulations.views.review import share_link
+
+from .config import SocialFeedScenario
+from .games import state_of
+from .machine import MAX_AGENTS, Event
+from .presenters import context as run_context
+
+PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
+
+
+class SetupForm(forms.Form):
+    model = forms.CharField(required=False, widget=forms.HiddenInput)
+    agents = forms.IntegerField(min_value=0, max_value=min(PAGE_AGENTS, MAX_AGENTS), label="Generated agents")
+    max_rounds = forms.IntegerField(min_value=1, max_value=200, label="Rounds")
+    checkpoint_frequency = forms.IntegerField(min_value=1, max_value=50, label="Checkpoint every … rounds")
+    reasoner_enabled = forms.BooleanField(
+        required=False, label="Ask the reasoner when the guards leave a choice"
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def setup(request: HttpRequest, version_id: int) -> HttpResponse:
+    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="social_feed")
+    scenario: SocialFeedScenario = parsed_scenario(version)
+    initial = {"model": request.GET.get("model", ""), "agents": scenario.population.count if scenario.population else 0,
+               "max_rounds": scenario.config.max_rounds, "checkpoint_frequency": scenario.config.checkpoint_frequency,
+               "reasoner_enabled": scenario.config.reasoner_enabled}  # fmt: skip
+    form = SetupForm(request.POST or None, initial=initial)
+    error, status = "", 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                check_rate(user_id=int(request.user.pk or 0), action="new_game")
+                game = create_game(
+                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
+                    model=data["model"] or None, options={k: data[k] for k in ("agents", "max_rounds",
+                                                          "checkpoint_frequency", "reasoner_enabled")},
+                )  # fmt: skip
+                enqueue_drive(game_id=game.pk)
+                return redirect("game", game_id=game.pk)
+            except (ValueError, UnknownModelChoice) as exc:
+                error, status = str(exc), 400
+            except RateLimited as exc:
+                error, status = str(exc), 429
+        else:
+            status = 400
+    return render(request, "social_feed/setup.html", {"version": version, "scenario": scenario, "form": form,
+                                                      "error": error}, status=status)  # fmt: skip
+
+
+def _context(game: Game) -> dict[str, Any]:
+    return run_context(state_of(game)) | {"game": game, "scenario": parsed_scenario(game.scenario)}
+
+
+def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
+    context = _context(game) | {"error": error}
+    if getattr(request, "htmx", False):
+        html = render_to_string("social_feed/_panels.html", context, request=request)
+        return HttpResponse(html, status=409 if status >= 400 else status)
+    return render(request, "social_feed/page.html", context, status=status)
+
+
+def render_update(game: Game) -> tuple[str, int]:
+    return render_to_string("social_feed/_panels.html", _context(game) | {"oob": True}), 0
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    """Pause (while running) or resume (while paused)."""
+    try:
+        check_rate(user_id=int(request.user.pk or 0), action="move")
+        raw = request.POST.get("version", "")
+        event = request.POST.get("event", "")
+        if not raw.isdigit() or event not in (Event.RUN_PAUSED.value, Event.RUN_RESUMED.value):
+            raise StaleTurn()
+        # Pause and resume mean the same whatever block the page last showed: they go on the run as it is now
+        # (the driver's block in flight then fails its version check and is not committed; the machine refuses
+        # a second pause).
+        latest = Game.objects.values_list("version", flat=True).get(pk=game.pk)
+        commit_event(game_id=game.pk, expected_version=latest, event=event, payload={},
+                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
+    except RateLimited as exc:
+        return page(request, game, error=str(exc), status=429)
+    except (StaleTurn, MachineError) as exc:
+        fresh = Game.objects.select_related("scenario").get(pk=game.pk)
+        return page(request, fresh, error=for_student(exc), status=409)
+    enqueue_drive(game_id=game.pk)
+    fresh = Game.objects.select_related("scenario").get(pk=game.pk)
+    if getattr(request, "htmx", False):
+        return page(request, fresh)
+    return redirect("game", game_id=game.pk)
+
+
+def review(request: HttpRequest, game: Game) -> HttpResponse:
+    context = _context(game) | {
+        "owner": can_drive(request.user, game),
+        "share_url": share_link(request, game),
+    }
+    return render(request, "social_feed/review.html", context)

@@ -1,0 +1,150 @@
+"""A social-feed run's AI step: the next block of rounds (up to the next checkpoint), played from the stored
+simulation outside any transaction, committed as one ROUNDS_PLAYED event carrying the reasoner's choices, which
+the machine replays and checks.
+
+The reasoner: with the built-in offline model, the seeded offline reasoner called in-process (tens of thousands of
+decisions a run; the litellm round trip would cost more than the run). With a real model, each round's ambiguous
+decisions go out as one batch, at most `PARALLEL` calls at once; each answer is JSON `{"choice", "reason"}`
+checked against the candidates, asked again once, and otherwise settled by the offline reasoner with the reason
+saying so (the run goes on; the calls are on record).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from django.utils import timezone
+
+from simulations import faults
+from simulations.ai import costs, gateway
+from simulations.ai.offline import call_latency
+from simulations.engine.model_replies import ReplyError, json_object
+from simulations.models import Game
+from simulations.services.budget import check_budget
+from simulations.services.model_choice import game_specs
+from simulations.services.turns import ModelCallRecord, commit_event
+
+from . import machine
+from .entities import AgentState
+from .games import scenario_of, state_of
+from .machine import Choice, Event
+from .offline import VERB, OfflineReasoner
+from .rounds import Ambiguity
+
+PARALLEL = 4
+PROMPT_VERSION = "social-feed-1"
+MAX_DRIVES = 1000
+
+
+class Recording:
+    """A reasoner that remembers each choice it made (what the event carries)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner, self.choices = inner, []  # type: ignore[var-annotated]
+
+    def decide(self, batch: Sequence[Ambiguity]) -> list[tuple[AgentState, str]]:
+        answers = self.inner.decide(batch)  # type: ignore[attr-defined]
+        for item, (target, reason) in zip(batch, answers, strict=True):
+            self.choices.append(
+                Choice(round=item.round_number, agent=item.agent.id, target=target, reason=reason[:600])
+            )
+        return answers  # type: ignore[no-any-return]
+
+
+class ModelReasoner:
+    """A real model decides each ambiguous case of a round; calls run concurrently, bounded."""
+
+    def __init__(self, spec: object, seed: int, records: list[ModelCallRecord]) -> None:
+        self.spec, self.fallback, self.records = spec, OfflineReasoner(seed), records
+
+    def decide(self, batch: Sequence[Ambiguity]) -> list[tuple[AgentState, str]]:
+        with ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="social-feed") as pool:
+            return list(pool.map(self._one, batch))
+
+    def _one(self, item: Ambiguity) -> tuple[AgentState, str]:
+        from simulations.ai.model_spec import ModelSpec
+
+        assert isinstance(self.spec, ModelSpec)
+        options = ", ".join(f'"{c.value}" ({VERB[c]})' for c in item.candidates)
+        messages = [
+            {"role": "system", "content": (
+                f"You decide what one member of a town's social feed does next. {item.agent.name} follows "
+                f"{', '.join(item.agent.interests)}. Answer with one JSON object: "
+                '{"choice": "<one of the options>", "reason": "<one sentence>"}.')},
+            {"role": "user", "content": f"The post (topics {', '.join(item.post.topics)}; {item.post.engagement} "
+                                        f"engagements): {item.post.content}\n\nOptions: {options}"},
+        ]  # fmt: skip
+        why = ""
+        for _ in range(2):
+            started = timezone.now()
+            try:
+                result = gateway.complete(messages, spec=self.spec)
+            except gateway.ModelFailure as exc:
+                why = exc.reason
+                break
+            self.records.append(ModelCallRecord(
+                role=item.agent.id[:16], purpose="reasoner", context=[], prompt_version=PROMPT_VERSION,
+                prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                token_count_method=result.token_count_method, model=result.model, latency_ms=result.latency_ms,
+                cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens),
+                started_at=started,
+            ))  # fmt: skip
+            try:
+                data = json_object(result.text)
+                target = AgentState(str(data.get("choice", "")).strip().upper())
+                if target not in item.candidates:
+                    raise ReplyError(f"{target.value} is not one of the options")
+                return target, str(data.get("reason") or "")[:600]
+            except (ReplyError, ValueError) as exc:
+                why = str(exc)
+        target, reason = self.fallback.decide([item])[0]
+        return target, f"{reason} (the model's answer could not be used: {why[:200]})"
+
+
+def play_ai_step(game: Game, step: machine.Step) -> Game:
+    """Precondition: the run is RUNNING. Plays and commits the next block of rounds."""
+    scenario, state = scenario_of(game), state_of(game)
+    check_budget(game)
+    playing, _ = game_specs(game)
+    records: list[ModelCallRecord] = []
+    inner = OfflineReasoner(state.seed) if playing.offline else ModelReasoner(playing, state.seed, records)
+    recording = Recording(inner)
+    count = machine.block_size(state)
+    faults.point("before_model_call")
+    machine.play(scenario, state, count, recording if state.config.reasoner_enabled else None)
+    if (
+        playing.offline and recording.choices
+    ):  # a slow model simulated (MERCURY_OFFLINE_CALL_LATENCY): a round's
+        time.sleep(
+            call_latency() * count
+        )  # batch of calls costs about one call's latency, as with a real one
+    payload = {"rounds": count, "at": timezone.now().isoformat(timespec="seconds"),
+               "choices": [c.model_dump(mode="json") for c in recording.choices]}  # fmt: skip
+    return commit_event(game_id=game.pk, expected_version=game.version, event=Event.ROUNDS_PLAYED.value,
+                        payload=payload, model_calls=tuple(records))  # fmt: skip
+
+
+def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None = None) -> Game:
+    from simulations.services.drive import Outcome, drive_game
+
+    def progress(g: Game, _: object) -> None:
+        if on_progress:
+            on_progress(g, g.phase)
+
+    for _ in range(MAX_DRIVES):
+        drive = drive_game(game_id=game.pk, stream=False, on_step=progress)
+        if drive.outcome is Outcome.FAILED:
+            assert drive.failure is not None
+            raise drive.failure
+        if drive.outcome is Outcome.HELD:
+            time.sleep(min(drive.retry_in + 0.1, 5.0))
+            continue
+        game = Game.objects.select_related("scenario").get(pk=game.pk)
+        step = machine.next_step(state_of(game))
+        if step.done:
+            return game
+        if step.event is Event.RUN_RESUMED:
+            game = commit_event(game_id=game.pk, expected_version=game.version, event=step.event.value)
+    raise RuntimeError(f"social-feed run {game.pk} did not finish within {MAX_DRIVES} drives")

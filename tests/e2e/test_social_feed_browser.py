@@ -1,0 +1,82 @@
+"""End to end in a real browser: a social-feed run set up from the lobby, watched as its charts grow round by
+round (the offline reasoner simulating a model's latency), paused and resumed, to its results and downloads.
+Same harness as test_browser.py; run apart with `pytest -m browser tests/e2e/test_social_feed_browser.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.browser import (
+    ARTIFACTS,
+    BROWSER_TEST,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    screenshot,
+    serious_accessibility_violations,
+    served,
+)
+
+pytestmark = BROWSER_TEST
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    with served(tmp_path, scenarios="scenarios/social_feed", token_delay="0",
+                env_extra={"MERCURY_OFFLINE_CALL_LATENCY": "0.15"}) as url:  # fmt: skip
+        yield url
+
+
+def test_a_run_is_watched_as_its_charts_grow_paused_resumed_and_finished(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(30_000)
+        found: dict[str, list[str]] = {}
+
+        def shot(name: str) -> None:
+            screenshot(page, ARTIFACTS / f"social-feed-{name}.png")
+            found[name] = serious_accessibility_violations(page)
+
+        page.goto(f"{server}/accounts/signup/")
+        page.fill("#id_username", "teacher1")
+        page.fill("#id_password1", "a-long-test-passphrase-42")
+        page.fill("#id_password2", "a-long-test-passphrase-42")
+        page.click("button[type=submit]")
+        page.check("input[name=scenario][value=town-square]")
+        page.click("text=Start a new game")
+        expect(page.locator("h1")).to_contain_text("set up a run")
+        page.fill("input[name=agents]", "150")
+        page.fill("input[name=max_rounds]", "40")
+        page.fill("input[name=checkpoint_frequency]", "2")
+        shot("setup")
+        page.click("text=Start the run")
+
+        chart = page.locator("svg.feed-chart.states")
+        page.wait_for_function("() => Number(document.querySelector('#panels').dataset.round) >= 4")
+        seen = int(chart.get_attribute("data-rounds") or 0)
+        page.wait_for_function(f"() => Number(document.querySelector('svg.states').dataset.rounds) > {seen}")
+        assert (
+            page.locator("svg.states polygon.band").count() == 8
+        )  # a band per state, redrawn as rounds come
+        shot("running")
+        page.click("#panels button:has-text('Pause')")
+        expect(page.locator("#panels .phase")).to_contain_text("Paused")
+        paused_at = page.locator("#panels").get_attribute("data-round")
+        page.wait_for_timeout(600)
+        assert page.locator("#panels").get_attribute("data-round") == paused_at  # nothing moves while paused
+        shot("paused")
+        page.click("text=Resume the run")
+        page.wait_for_selector("#panels[data-status=FINISHED]", timeout=60_000)
+        expect(page.locator("#panels .phase")).to_contain_text("round 40 of 40")
+        page.click("text=See the results")
+        expect(page.locator("h1")).to_contain_text("Results")
+        expect(page.locator("text=Decision log (JSON lines)")).to_be_visible()
+        shot("results")
+        browser.close()
+        assert not any(found.values()), {k: v for k, v in found.items() if v}
