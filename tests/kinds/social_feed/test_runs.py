@@ -17,8 +17,8 @@ from simulations.engine.errors import InvalidMove
 from simulations.kinds import get_kind
 from simulations.kinds.social_feed import machine
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
-from simulations.kinds.social_feed.games import state_of
 from simulations.kinds.social_feed.entities import AgentState
+from simulations.kinds.social_feed.games import state_of
 from simulations.kinds.social_feed.offline import OfflineReasoner
 from simulations.kinds.social_feed.turns import Recording, play_headless
 from simulations.models import Game, ScenarioVersion
