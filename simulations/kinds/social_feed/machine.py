@@ -96,6 +96,9 @@ class Played(_Doc):
         max_length=40
     )  # when the block was played (the checkpoint's timestamp), set by the driver
     choices: list[Choice] = Field(default_factory=list)
+    # Words a real model wrote for posts, replies and reshares, by "round:agent" (the offline writer's are not
+    # carried: replaying the block writes them again, the same).
+    texts: dict[str, str] = Field(default_factory=dict)
 
 
 class Empty(_Doc):
@@ -187,18 +190,49 @@ class ReplayReasoner:
 
 
 def play(
-    scenario: SocialFeedScenario, state: RunState, count: int, reasoner: rounds.Reasoner | None
+    scenario: SocialFeedScenario,
+    state: RunState,
+    count: int,
+    reasoner: rounds.Reasoner | None,
+    writer: rounds.Writer | None = None,
 ) -> tuple[rounds.Simulation, list[RoundResult], list[dict[str, Any]]]:
-    """`count` rounds from the stored simulation with `reasoner` (None: the run's reasoner is off)."""
+    """`count` rounds from the stored simulation with `reasoner` (None: the run's reasoner is off) and `writer`
+    (default: the offline writer)."""
     playing = scenario_for(scenario, state.config)
     sim = rounds.restore(playing, state.simulation, seed=state.seed)
     results: list[RoundResult] = []
     log: list[dict[str, Any]] = []
+    writer = writer or _writer(playing, state.seed)
     for _ in range(count):
-        results.append(
-            rounds.run_round(sim, reasoner=reasoner, writer=_writer(playing, state.seed), log=log.append)
-        )
+        results.append(rounds.run_round(sim, reasoner=reasoner, writer=writer, log=log.append))
     return sim, results, log
+
+
+MAX_TEXT = 600
+
+
+class ReplayWriter:
+    """The words an event carries where a model wrote them; the offline writer's own elsewhere."""
+
+    def __init__(self, texts: dict[str, str], offline: rounds.Writer) -> None:
+        self.texts, self.offline = texts, offline
+
+    def _text(self, agent: Any, n: int, fallback: str) -> str:
+        return self.texts.get(f"{n}:{agent.id}", fallback)[:MAX_TEXT]
+
+    def compose(self, agent: Any, inspired_by: Any, round_number: int) -> tuple[str, tuple[str, ...]]:
+        text, topics = self.offline.compose(agent, inspired_by, round_number)
+        return self._text(agent, round_number, text), topics
+
+    def reply(self, agent: Any, post: Any, round_number: int) -> str:
+        return self._text(agent, round_number, self.offline.reply(agent, post, round_number))
+
+    def reshare(self, agent: Any, post: Any, round_number: int) -> str:
+        return self._text(agent, round_number, self.offline.reshare(agent, post, round_number))
+
+
+def offline_writer(scenario: SocialFeedScenario, state: RunState) -> rounds.Writer:
+    return _writer(scenario_for(scenario, state.config), state.seed)
 
 
 def _writer(scenario: SocialFeedScenario, seed: int) -> rounds.Writer:
@@ -235,7 +269,8 @@ def apply(
         reasoner = (
             ReplayReasoner(parsed.choices, state.status.value) if state.config.reasoner_enabled else None
         )
-        sim, results, log = play(scenario, state, parsed.rounds, reasoner)
+        writer = ReplayWriter(parsed.texts, _writer(scenario_for(scenario, state.config), state.seed))
+        sim, results, log = play(scenario, state, parsed.rounds, reasoner, writer)
         new.simulation = rounds.checkpoint(sim, timestamp=parsed.at).model_dump(mode="json")
         for r in results:  # cumulative engagement per round, counted from the round's own decisions
             new.history.append(_summary(r, new.history[-1] if new.history else None))

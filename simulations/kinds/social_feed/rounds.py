@@ -244,25 +244,48 @@ def run(
     writer: Writer | None = None,
     log: Callable[[dict[str, Any]], None] | None = None,
     on_round: Callable[[Simulation, RoundResult], None] | None = None,
+    timestamp: Callable[[], str] | None = None,
 ) -> SimulationResult:
-    """Rounds until `max_rounds` (or `rounds` more). `on_round` sees each round's result (checkpoints, pages)."""
+    """Rounds until `max_rounds` (or `rounds` more). `on_round` sees each round's result. With the config's
+    `checkpoint_dir`, a checkpoint file every `checkpoint_frequency` rounds and after the last; with `log_file` (and
+    `log_decisions`), every decision appended to it as a JSON line."""
+    from . import files
+
     began = time.perf_counter()
+    config = sim.scenario.config
     writer = writer or offline.OfflineWriter(sim.scenario, sim.seed)
-    if reasoner is None and sim.scenario.config.reasoner_enabled:
+    if reasoner is None and config.reasoner_enabled:
         reasoner = offline.OfflineReasoner(sim.seed)
-    end = (
-        sim.scenario.config.max_rounds
-        if rounds is None
-        else min(sim.round_number + rounds, sim.scenario.config.max_rounds)
-    )
+    end = config.max_rounds if rounds is None else min(sim.round_number + rounds, config.max_rounds)
+    path: str | None = None
+    stamp = timestamp or (lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
     while sim.round_number < end:
-        result = run_round(sim, reasoner=reasoner, writer=writer, log=log)
+        decisions: list[dict[str, Any]] = []
+        result = run_round(sim, reasoner=reasoner, writer=writer, log=_tee(decisions, log))
+        if config.log_decisions and config.log_file:
+            files.append_decisions(config.log_file, decisions)
+        due = sim.round_number % config.checkpoint_frequency == 0 or sim.round_number == end
+        if config.checkpoint_dir and due:
+            data = checkpoint(sim, timestamp=stamp()).model_dump(mode="json")
+            path = files.write_checkpoint(config.checkpoint_dir, f"round-{sim.round_number:05d}", data)
         if on_round is not None:
             on_round(sim, result)
     return SimulationResult(
         total_rounds=sim.round_number, final_metrics=sim.metrics.model_copy(),
         final_state_distribution=sim.distribution(), total_duration_ms=int((time.perf_counter() - began) * 1000),
+        checkpoint_path=path,
     )  # fmt: skip
+
+
+def _tee(
+    into: list[dict[str, Any]], log: Callable[[dict[str, Any]], None] | None
+) -> Callable[[dict[str, Any]], None]:
+    def both(d: dict[str, Any]) -> None:
+        into.append(d)
+        if log is not None:
+            log(d)
+
+    return both
 
 
 # --- checkpoints ------------------------------------------------------------------------------------------------

@@ -103,6 +103,51 @@ class ModelReasoner:
         return target, f"{reason} (the model's answer could not be used: {why[:200]})"
 
 
+class ModelWriter:
+    """A real model writes the posts, replies and reshares (one call each, in the round's agent order); the words
+    are recorded for the event. A failed call leaves the offline writer's words, so the run goes on."""
+
+    def __init__(self, spec: object, offline: object, records: list[ModelCallRecord]) -> None:
+        self.spec, self.offline, self.records = spec, offline, records
+        self.texts: dict[str, str] = {}
+
+    def _ask(self, agent: object, n: int, task: str, fallback: str) -> str:
+        from simulations.ai.model_spec import ModelSpec
+
+        assert isinstance(self.spec, ModelSpec)
+        who = f"{agent.name}, who follows {', '.join(agent.interests)}"  # type: ignore[attr-defined]
+        messages = [{"role": "system", "content": f"You write one social-media post as {who}. Plain text, at most "
+                                                  "two sentences, no hashtags beyond one."},
+                    {"role": "user", "content": task}]  # fmt: skip
+        started = timezone.now()
+        try:
+            result = gateway.complete(messages, spec=self.spec)
+        except gateway.ModelFailure:
+            return fallback
+        self.records.append(ModelCallRecord(
+            role=agent.id[:16], purpose="writer", context=[], prompt_version=PROMPT_VERSION,  # type: ignore[attr-defined]
+            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+            token_count_method=result.token_count_method, model=result.model, latency_ms=result.latency_ms,
+            cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens), started_at=started,
+        ))  # fmt: skip
+        text = result.text.strip()[: machine.MAX_TEXT] or fallback
+        self.texts[f"{n}:{agent.id}"] = text  # type: ignore[attr-defined]
+        return text
+
+    def compose(self, agent: object, inspired_by: object, round_number: int) -> tuple[str, tuple[str, ...]]:
+        text, topics = self.offline.compose(agent, inspired_by, round_number)  # type: ignore[attr-defined]
+        task = f"Write a post about {', '.join(topics)}."
+        return self._ask(agent, round_number, task, text), topics
+
+    def reply(self, agent: object, post: object, round_number: int) -> str:
+        fallback = self.offline.reply(agent, post, round_number)  # type: ignore[attr-defined]
+        return self._ask(agent, round_number, f"Reply to this post: {post.content}", fallback)  # type: ignore[attr-defined]
+
+    def reshare(self, agent: object, post: object, round_number: int) -> str:
+        fallback = self.offline.reshare(agent, post, round_number)  # type: ignore[attr-defined]
+        return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}", fallback)  # type: ignore[attr-defined]
+
+
 def play_ai_step(game: Game, step: machine.Step) -> Game:
     """Precondition: the run is RUNNING. Plays and commits the next block of rounds."""
     scenario, state = scenario_of(game), state_of(game)
@@ -113,7 +158,10 @@ def play_ai_step(game: Game, step: machine.Step) -> Game:
     recording = Recording(inner)
     count = machine.block_size(state)
     faults.point("before_model_call")
-    machine.play(scenario, state, count, recording if state.config.reasoner_enabled else None)
+    writer = (
+        None if playing.offline else ModelWriter(playing, machine.offline_writer(scenario, state), records)
+    )
+    machine.play(scenario, state, count, recording if state.config.reasoner_enabled else None, writer)
     if (
         playing.offline and recording.choices
     ):  # a slow model simulated (MERCURY_OFFLINE_CALL_LATENCY): a round's
@@ -121,9 +169,28 @@ def play_ai_step(game: Game, step: machine.Step) -> Game:
             call_latency() * count
         )  # batch of calls costs about one call's latency, as with a real one
     payload = {"rounds": count, "at": timezone.now().isoformat(timespec="seconds"),
-               "choices": [c.model_dump(mode="json") for c in recording.choices]}  # fmt: skip
-    return commit_event(game_id=game.pk, expected_version=game.version, event=Event.ROUNDS_PLAYED.value,
+               "choices": [c.model_dump(mode="json") for c in recording.choices],
+               "texts": writer.texts if writer else {}}  # fmt: skip
+    game = commit_event(game_id=game.pk, expected_version=game.version, event=Event.ROUNDS_PLAYED.value,
                         payload=payload, model_calls=tuple(records))  # fmt: skip
+    _write_files(game, scenario.config)
+    return game
+
+
+def _write_files(game: Game, config: object) -> None:
+    """The seed's files, when the scenario names them: this checkpoint, and the block's decisions."""
+    from .config import SimulationConfig
+    from .files import append_decisions, write_checkpoint
+
+    assert isinstance(config, SimulationConfig)
+    state = state_of(game)
+    if config.checkpoint_dir:
+        write_checkpoint(
+            config.checkpoint_dir, f"run-{game.pk}-round-{state.round_number:05d}", state.simulation
+        )
+    if config.log_decisions and config.log_file:
+        last = game.events.order_by("-seq").values_list("stance_changes", flat=True).first() or []
+        append_decisions(config.log_file, [{"run": game.pk, **d} for d in last])
 
 
 def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None = None) -> Game:

@@ -5,6 +5,7 @@ guards leave several targets, and resume from a checkpoint after any round equal
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -194,3 +195,23 @@ def test_resume_from_a_checkpoint_after_any_round_equals_the_run_uninterrupted(
     resumed = rounds.restore(small, saved, seed=7)
     rounds.run(resumed)
     assert final(resumed) == final(whole)
+
+
+def test_checkpoint_files_and_the_decision_log_when_the_config_names_them(
+    small: SocialFeedScenario, tmp_path: Any
+) -> None:
+    config = SimulationConfig(max_rounds=7, checkpoint_frequency=3, checkpoint_dir=str(tmp_path / "cp"),
+                              log_file=str(tmp_path / "log" / "decisions.jsonl"))  # fmt: skip
+    sim = rounds.start(small.model_copy(update={"config": config}), seed=2, agents=10)
+    result = rounds.run(sim)
+    names = sorted(p.name for p in (tmp_path / "cp").iterdir())
+    assert names == [
+        "round-00003.json",
+        "round-00006.json",
+        "round-00007.json",
+    ]  # every 3 rounds, and the last
+    assert result.checkpoint_path and result.checkpoint_path.endswith("round-00007.json")
+    restored = rounds.restore(small, json.loads((tmp_path / "cp" / "round-00007.json").read_text()), seed=2)
+    assert final(restored) == final(sim)
+    lines = (tmp_path / "log" / "decisions.jsonl").read_text().splitlines()
+    assert lines and {json.loads(line)["round"] for line in lines} == set(range(7))
