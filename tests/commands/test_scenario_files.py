@@ -26,9 +26,8 @@ def _run(*args: str) -> str:
 
 def test_every_shipped_scenario_round_trips(tmp_path: Path) -> None:
     versions = [v for folder in SHIPPED for v, _ in load_scenarios(path=folder)]
-    assert {v.kind for v in versions} == {"negotiation", "deliberation", "message_lab", "roleplay"} and len(
-        versions
-    ) >= 8
+    kinds = {"negotiation", "deliberation", "message_lab", "roleplay", "social_feed"}
+    assert {v.kind for v in versions} == kinds and len(versions) >= 9
     for version in versions:
         for fmt in ("yaml", "json"):
             path = tmp_path / f"{version.slug}.{fmt}"
