@@ -62,7 +62,6 @@ def test_the_forms_editor_changes_a_transitions_type_checked_by_the_schema(edito
     assert draft.document["states"]["CalmBranch"]["Apology"]["transitions"]["Remake"]["type"] == "parallel"
 
 
-@pytest.mark.django_db(transaction=True)
 def test_a_rehearsal_plays_a_shipped_scenario_to_success(editor: Client) -> None:
     version = store("salary-negotiation.json")
     editor.post(
