@@ -66,7 +66,11 @@ def test_a_run_is_watched_as_its_charts_grow_paused_resumed_and_finished(server:
         )  # a band per state, redrawn as rounds come
         shot("running")
         page.click("#panels button:has-text('Pause')")
-        expect(page.locator("#panels .phase")).to_contain_text("Paused")
+        try:
+            expect(page.locator("#panels .phase")).to_contain_text("Paused", timeout=15_000)
+        except AssertionError:
+            shot("not-paused")
+            raise AssertionError(page.locator("#panels").inner_text()[:1500]) from None
         paused_at = page.locator("#panels").get_attribute("data-round")
         page.wait_for_timeout(600)
         assert page.locator("#panels").get_attribute("data-round") == paused_at  # nothing moves while paused

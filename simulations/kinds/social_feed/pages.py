@@ -101,10 +101,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
             raise StaleTurn()
         # Pause and resume mean the same whatever block the page last showed: they go on the run as it is now
         # (the driver's block in flight then fails its version check and is not committed; the machine refuses
-        # a second pause).
-        latest = Game.objects.values_list("version", flat=True).get(pk=game.pk)
-        commit_event(game_id=game.pk, expected_version=latest, event=event, payload={},
-                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
+        # a second pause). A block committed between reading the version and committing is simply read again.
+        _commit_on_latest(game, event)
     except RateLimited as exc:
         return page(request, game, error=str(exc), status=429)
     except (StaleTurn, MachineError) as exc:
@@ -115,6 +113,20 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     if getattr(request, "htmx", False):
         return page(request, fresh)
     return redirect("game", game_id=game.pk)
+
+
+INTENT_ATTEMPTS = 5
+
+
+def _commit_on_latest(game: Game, event: str) -> None:
+    for attempt in range(INTENT_ATTEMPTS):
+        latest = Game.objects.values_list("version", flat=True).get(pk=game.pk)
+        try:
+            commit_event(game_id=game.pk, expected_version=latest, event=event, payload={})
+            return
+        except StaleTurn:
+            if attempt + 1 == INTENT_ATTEMPTS:
+                raise
 
 
 def review(request: HttpRequest, game: Game) -> HttpResponse:
