@@ -132,3 +132,13 @@ def test_the_export_imports_back_to_the_same_run(town: ScenarioVersion) -> None:
     copy = import_game(data=doc)
     assert state_of(copy).history == state_of(game).history
     assert state_of(copy).simulation == state_of(game).simulation
+
+
+def test_an_admins_rehearsal_plays_a_draft_run_to_the_end(town: ScenarioVersion) -> None:
+    from simulations.services.scenario_drafts import clone, rehearse
+
+    rehearsal = rehearse(clone(town, user=None))
+    assert rehearsal.finished and rehearsal.game is not None and not rehearsal.problem
+    st = state_of(rehearsal.game)
+    assert st.status is machine.Status.FINISHED and st.round_number == 10  # a rehearsal plays ten rounds
+    assert rehearsal.game.scenario.slug == "town-square--rehearsal" and not rehearsal.game.scenario.listed
