@@ -121,13 +121,42 @@ def in_viewport(page: Any, selector: str) -> bool | None:
     return None if found is None else bool(found)
 
 
-def sign_up_and_take_a_seat(page: Any, server: str, *, username: str, seat: str = "Canada") -> None:
-    """A new student: signs up, starts a game from the lobby, takes `seat` with its first opening."""
+def sign_up(page: Any, server: str, *, username: str) -> None:
+    """A new user signs up (and lands in the lobby, logged in)."""
     page.goto(f"{server}/accounts/signup/")
     page.fill("#id_username", username)
     page.fill("#id_password1", "a-long-test-passphrase-42")
     page.fill("#id_password2", "a-long-test-passphrase-42")
     page.click("button[type=submit]")
+
+
+def sign_up_and_start(page: Any, server: str, *, username: str, scenario: str) -> None:
+    """A new user signs up and starts `scenario` (its slug) from the lobby."""
+    sign_up(page, server, username=username)
+    page.check(f"input[name=scenario][value={scenario}]")
+    page.click("text=Start a new game")
+
+
+class Shots:
+    """Screenshots named `<prefix>-<name>.png` in ARTIFACTS, each with axe-core's serious findings on that page;
+    `assert_accessible()` at the end fails on any."""
+
+    def __init__(self, page: Any, prefix: str) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page, self.prefix = page, prefix
+        self.found: dict[str, list[str]] = {}
+
+    def __call__(self, name: str) -> None:
+        screenshot(self.page, ARTIFACTS / f"{self.prefix}-{name}.png")
+        self.found[name] = serious_accessibility_violations(self.page)
+
+    def assert_accessible(self) -> None:
+        assert not any(self.found.values()), {k: v for k, v in self.found.items() if v}
+
+
+def sign_up_and_take_a_seat(page: Any, server: str, *, username: str, seat: str = "Canada") -> None:
+    """A new student: signs up, starts a game from the lobby, takes `seat` with its first opening."""
+    sign_up(page, server, username=username)
     page.click("text=Start a new game")
     page.click(f"text=Play {seat}")
     page.click("text=Confirm and begin")

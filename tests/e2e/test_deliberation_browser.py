@@ -15,13 +15,12 @@ import pytest
 
 from simulations.kinds.deliberation.scenario import load_default_scenario
 from tests.e2e.browser import (
-    ARTIFACTS,
     BROWSER_TEST,
     CHROMIUM,
     CHROMIUM_ARGS,
-    screenshot,
-    serious_accessibility_violations,
+    Shots,
     served,
+    sign_up_and_start,
 )
 
 pytestmark = BROWSER_TEST
@@ -39,25 +38,13 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
 
     amended = load_default_scenario().sample("secret").amended
     assert amended is not None
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
 
-        found: dict[str, list[str]] = {}
-
-        def shot(name: str) -> None:
-            screenshot(page, ARTIFACTS / f"deliberation-{name}.png")
-            found[name] = serious_accessibility_violations(page)  # axe-core on every phase shot
-
-        page.goto(f"{server}/accounts/signup/")
-        page.fill("#id_username", "proposer1")
-        page.fill("#id_password1", "a-long-test-passphrase-42")
-        page.fill("#id_password2", "a-long-test-passphrase-42")
-        page.click("button[type=submit]")
-        page.check("input[name=scenario][value=code-review]")
-        page.click("text=Start a new game")
+        shot = Shots(page, "deliberation")
+        sign_up_and_start(page, server, username="proposer1", scenario="code-review")
 
         expect(page.locator("h1")).to_contain_text("table code for review")
         page.check("input[name=source][value=sample]")
@@ -92,4 +79,4 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
         expect(page.locator("text=Download review-report.md")).to_be_visible()
         shot("review")
         browser.close()
-        assert not any(found.values()), {k: v for k, v in found.items() if v}
+        shot.assert_accessible()

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.browser import (
-    ARTIFACTS,
     BROWSER_TEST,
     CHROMIUM,
     CHROMIUM_ARGS,
-    screenshot,
-    serious_accessibility_violations,
+    Shots,
     served,
+    sign_up_and_start,
 )
 
 pytestmark = BROWSER_TEST
@@ -35,24 +34,12 @@ def server(tmp_path: Path) -> Iterator[str]:
 def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
-        found: dict[str, list[str]] = {}
-
-        def shot(name: str) -> None:
-            screenshot(page, ARTIFACTS / f"message-lab-{name}.png")
-            found[name] = serious_accessibility_violations(page)
-
-        page.goto(f"{server}/accounts/signup/")
-        page.fill("#id_username", "copylead1")
-        page.fill("#id_password1", "a-long-test-passphrase-42")
-        page.fill("#id_password2", "a-long-test-passphrase-42")
-        page.click("button[type=submit]")
-        page.check("input[name=scenario][value=message-lab]")
-        page.click("text=Start a new game")
+        shot = Shots(page, "message-lab")
+        sign_up_and_start(page, server, username="copylead1", scenario="message-lab")
 
         expect(page.locator("h1")).to_contain_text("set up the panel")
         page.fill("input[name=rounds]", "2")
@@ -94,4 +81,4 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
         expect(page.locator("text=Open with the 30-day returns").first).to_be_attached()
         shot("report")
         browser.close()
-        assert not any(found.values()), {k: v for k, v in found.items() if v}
+        shot.assert_accessible()

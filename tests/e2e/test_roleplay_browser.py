@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.browser import (
-    ARTIFACTS,
     BROWSER_TEST,
     CHROMIUM,
     CHROMIUM_ARGS,
-    screenshot,
-    serious_accessibility_violations,
+    Shots,
     served,
+    sign_up_and_start,
 )
 from tests.kinds.roleplay.scripts import SCRIPTS
 
@@ -35,24 +34,12 @@ def server(tmp_path: Path) -> Iterator[str]:
 def test_a_conversation_reaches_success_and_the_graph_follows_it(server: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
-        found: dict[str, list[str]] = {}
-
-        def shot(name: str) -> None:
-            screenshot(page, ARTIFACTS / f"roleplay-{name}.png")
-            found[name] = serious_accessibility_violations(page)
-
-        page.goto(f"{server}/accounts/signup/")
-        page.fill("#id_username", "barista1")
-        page.fill("#id_password1", "a-long-test-passphrase-42")
-        page.fill("#id_password2", "a-long-test-passphrase-42")
-        page.click("button[type=submit]")
-        page.check("input[name=scenario][value=cafe-barista]")
-        page.click("text=Start a new game")
+        shot = Shots(page, "roleplay")
+        sign_up_and_start(page, server, username="barista1", scenario="cafe-barista")
 
         expect(page.locator(".goal")).to_contain_text("Your goal")
         node = page.locator('.state-graph .node[data-state="AcknowledgeFeelings"]')
@@ -85,4 +72,4 @@ def test_a_conversation_reaches_success_and_the_graph_follows_it(server: str) ->
         expect(page.locator(".judgments")).to_contain_text("closed SendToBackOfQueue for good")
         shot("review")
         browser.close()
-        assert not any(found.values()), {k: v for k, v in found.items() if v}
+        shot.assert_accessible()

@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.browser import (
-    ARTIFACTS,
     BROWSER_TEST,
     CHROMIUM,
     CHROMIUM_ARGS,
-    screenshot,
-    serious_accessibility_violations,
+    Shots,
     served,
+    sign_up_and_start,
 )
 
 pytestmark = BROWSER_TEST
@@ -32,24 +31,12 @@ def server(tmp_path: Path) -> Iterator[str]:
 def test_a_run_is_watched_as_its_charts_grow_paused_resumed_and_finished(server: str) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
-        found: dict[str, list[str]] = {}
-
-        def shot(name: str) -> None:
-            screenshot(page, ARTIFACTS / f"social-feed-{name}.png")
-            found[name] = serious_accessibility_violations(page)
-
-        page.goto(f"{server}/accounts/signup/")
-        page.fill("#id_username", "teacher1")
-        page.fill("#id_password1", "a-long-test-passphrase-42")
-        page.fill("#id_password2", "a-long-test-passphrase-42")
-        page.click("button[type=submit]")
-        page.check("input[name=scenario][value=town-square]")
-        page.click("text=Start a new game")
+        shot = Shots(page, "social-feed")
+        sign_up_and_start(page, server, username="teacher1", scenario="town-square")
         expect(page.locator("h1")).to_contain_text("set up a run")
         page.fill("input[name=agents]", "150")
         page.fill("input[name=max_rounds]", "40")
@@ -83,4 +70,4 @@ def test_a_run_is_watched_as_its_charts_grow_paused_resumed_and_finished(server:
         expect(page.locator("text=Decision log (JSON lines)")).to_be_visible()
         shot("results")
         browser.close()
-        assert not any(found.values()), {k: v for k, v in found.items() if v}
+        shot.assert_accessible()

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from simulations.engine.model_replies import ReplyError, attach_facts, json_object, read_facts
+
 from . import payloads as p
 from .document import Concept, LabState
 from .machine import Event, Step, Unit, in_panel_order, merged_into, shown_to
@@ -21,12 +23,8 @@ from .scenario import MessageLabScenario, Persona
 from .state import ConceptStatus
 
 PROMPT_VERSION = "message-lab-v1"
-FACTS_OPEN, FACTS_CLOSE = "<message-lab-facts>", "</message-lab-facts>"
+FACTS = "message-lab-facts"  # the offline model's facts block (simulations/engine/model_replies.py)
 AUTHOR = "[a panellist]"
-
-
-class ReplyError(ValueError):
-    """A model's reply is not a usable move (not JSON, or not the shape asked for)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +70,7 @@ def request(scenario: MessageLabScenario, state: LabState, event: Event, unit: U
 
 def with_facts(req: Request) -> list[dict[str, str]]:
     """The messages plus the facts (only the offline model is given these)."""
-    return [*req.messages, {"role": "user", "content": f"{FACTS_OPEN}{json.dumps(req.facts)}{FACTS_CLOSE}"}]
+    return attach_facts(req.messages, FACTS, req.facts)
 
 
 def _system(state: LabState, persona: Persona) -> str:
@@ -223,24 +221,11 @@ BUILDERS = {
 # --- reading replies -----------------------------------------------------------------------------------------
 
 
-def _json_object(text: str) -> dict[str, Any]:
-    start, end = text.find("{"), text.rfind("}")
-    if start == -1 or end < start:
-        raise ReplyError("the reply holds no JSON object")
-    try:
-        data = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise ReplyError(f"the reply's JSON does not parse: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ReplyError("the reply is not a JSON object")
-    return data
-
-
 def payload_from_reply(req: Request, text: str) -> p.Payload:
     """The reply as the event's payload; who made it comes from the request, never from the reply."""
     from .machine import PAYLOADS
 
-    data = _json_object(text)
+    data = json_object(text)
     if req.event in (Event.CONCEPT_SUBMITTED, Event.CRITIQUE_SUBMITTED):
         data["persona"] = req.unit.persona
     if req.event in (Event.REFINEMENT_SUBMITTED, Event.PRESENTATION_GIVEN):
@@ -276,13 +261,8 @@ def offline_answer(messages: list[dict[str, Any]]) -> str | None:
     from . import offline
     from .scenario import Brief
 
-    for message in messages:
-        content = str(message.get("content", ""))
-        start, end = content.find(FACTS_OPEN), content.find(FACTS_CLOSE)
-        if start != -1 and end > start:
-            facts = json.loads(content[start + len(FACTS_OPEN) : end])
-            break
-    else:
+    facts = read_facts(messages, FACTS)
+    if facts is None:
         return None
     brief, persona = Brief.model_validate(facts["brief"]), Persona.model_validate(facts["persona"])
     common = {"seed": facts["seed"], "round_number": facts["round"]}

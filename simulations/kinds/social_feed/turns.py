@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from simulations import faults
 from simulations.ai import costs, gateway
+from simulations.ai.model_spec import ModelSpec
 from simulations.ai.offline import call_latency
 from simulations.engine.model_replies import ReplyError, json_object
 from simulations.models import Game
@@ -26,8 +27,8 @@ from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event
 
-from . import machine
-from .entities import AgentState
+from . import machine, rounds
+from .entities import AgentState, Post, SocialAgent
 from .games import scenario_of, state_of
 from .machine import Choice, Event
 from .offline import VERB, OfflineReasoner
@@ -107,15 +108,12 @@ class ModelWriter:
     """A real model writes the posts, replies and reshares (one call each, in the round's agent order); the words
     are recorded for the event. A failed call leaves the offline writer's words, so the run goes on."""
 
-    def __init__(self, spec: object, offline: object, records: list[ModelCallRecord]) -> None:
+    def __init__(self, spec: ModelSpec, offline: rounds.Writer, records: list[ModelCallRecord]) -> None:
         self.spec, self.offline, self.records = spec, offline, records
         self.texts: dict[str, str] = {}
 
-    def _ask(self, agent: object, n: int, task: str, fallback: str) -> str:
-        from simulations.ai.model_spec import ModelSpec
-
-        assert isinstance(self.spec, ModelSpec)
-        who = f"{agent.name}, who follows {', '.join(agent.interests)}"  # type: ignore[attr-defined]
+    def _ask(self, agent: SocialAgent, n: int, task: str, fallback: str) -> str:
+        who = f"{agent.name}, who follows {', '.join(agent.interests)}"
         messages = [{"role": "system", "content": f"You write one social-media post as {who}. Plain text, at most "
                                                   "two sentences, no hashtags beyond one."},
                     {"role": "user", "content": task}]  # fmt: skip
@@ -125,27 +123,28 @@ class ModelWriter:
         except gateway.ModelFailure:
             return fallback
         self.records.append(ModelCallRecord(
-            role=agent.id[:16], purpose="writer", context=[], prompt_version=PROMPT_VERSION,  # type: ignore[attr-defined]
+            role=agent.id[:16], purpose="writer", context=[], prompt_version=PROMPT_VERSION,
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
             token_count_method=result.token_count_method, model=result.model, latency_ms=result.latency_ms,
             cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens), started_at=started,
         ))  # fmt: skip
         text = result.text.strip()[: machine.MAX_TEXT] or fallback
-        self.texts[f"{n}:{agent.id}"] = text  # type: ignore[attr-defined]
+        self.texts[f"{n}:{agent.id}"] = text
         return text
 
-    def compose(self, agent: object, inspired_by: object, round_number: int) -> tuple[str, tuple[str, ...]]:
-        text, topics = self.offline.compose(agent, inspired_by, round_number)  # type: ignore[attr-defined]
-        task = f"Write a post about {', '.join(topics)}."
-        return self._ask(agent, round_number, task, text), topics
+    def compose(
+        self, agent: SocialAgent, inspired_by: Post | None, round_number: int
+    ) -> tuple[str, tuple[str, ...]]:
+        text, topics = self.offline.compose(agent, inspired_by, round_number)
+        return self._ask(agent, round_number, f"Write a post about {', '.join(topics)}.", text), topics
 
-    def reply(self, agent: object, post: object, round_number: int) -> str:
-        fallback = self.offline.reply(agent, post, round_number)  # type: ignore[attr-defined]
-        return self._ask(agent, round_number, f"Reply to this post: {post.content}", fallback)  # type: ignore[attr-defined]
+    def reply(self, agent: SocialAgent, post: Post, round_number: int) -> str:
+        fallback = self.offline.reply(agent, post, round_number)
+        return self._ask(agent, round_number, f"Reply to this post: {post.content}", fallback)
 
-    def reshare(self, agent: object, post: object, round_number: int) -> str:
-        fallback = self.offline.reshare(agent, post, round_number)  # type: ignore[attr-defined]
-        return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}", fallback)  # type: ignore[attr-defined]
+    def reshare(self, agent: SocialAgent, post: Post, round_number: int) -> str:
+        fallback = self.offline.reshare(agent, post, round_number)
+        return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}", fallback)
 
 
 def play_ai_step(game: Game, step: machine.Step) -> Game:
