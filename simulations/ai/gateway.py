@@ -314,8 +314,12 @@ def _attempt(
     kwargs = _call_kwargs(spec) | {"model": spec.model, "messages": messages, "timeout": deadline}
     if on_chunk is None and response_format is not None:
         kwargs["response_format"] = response_format
+    if spec.offline:
+        target, kwargs = _offline_worker, {"messages": messages, "stream": on_chunk is not None}
+    else:
+        target = _stream_worker if on_chunk else _plain_worker
     worker = threading.Thread(
-        target=_stream_worker if on_chunk else _plain_worker,
+        target=target,
         args=(litellm, kwargs, results, stop),
         name="mercury-model-call",
         daemon=True,  # an abandoned call ends at its own read time-out; it never blocks the process from exiting
@@ -359,6 +363,25 @@ def _plain_worker(
         results.put(("text", (choice.message.content or "") if choice else ""))
         results.put(("usage", getattr(response, "usage", None)))
         results.put(("end", getattr(choice, "finish_reason", None)))
+    except Exception as exc:
+        results.put(("error", exc))
+
+
+def _offline_worker(
+    litellm: Any, kwargs: dict[str, Any], results: queue.Queue[tuple[str, Any]], stop: Any
+) -> None:
+    """The built-in offline model, called in-process without litellm's wrapper (see simulations/ai/offline.py)."""
+    from . import offline  # imports litellm: only when a model is called
+
+    try:
+        messages, said = kwargs["messages"], []
+        for piece in offline.answer(messages, streamed=kwargs.get("stream", False)):
+            if stop.is_set():
+                return
+            said.append(piece)
+            results.put(("text", piece))
+        results.put(("usage", offline.usage(messages, "".join(said))))
+        results.put(("end", "stop"))
     except Exception as exc:
         results.put(("error", exc))
 

@@ -1,7 +1,13 @@
-"""The built-in offline model, registered with litellm as the custom provider ``mercury-offline``.
+"""The built-in offline model: each kind writes its own replies from the prompt (`write`).
 
-Going through litellm (rather than calling the writer directly) means the offline path exercises exactly the code
-a real model uses: streaming, usage accounting, timeouts and error mapping.
+The gateway calls it in-process (`answer`), in the same worker thread, under the same deadline, retries and chunk
+relay as a real model's call: only litellm's wrapper is left out. That wrapper costs about 12 ms of CPU a streamed
+call (an object per chunk, then the whole response rebuilt and priced at its end), more than the offline model's
+own writing, and several times over what a streamed game costs otherwise. The litellm side of a real model is
+tested against a real HTTP server (tests/realmodel/fake_openai.py).
+
+The model is also registered with litellm as the custom provider ``mercury-offline``, so that
+``litellm.completion(model="mercury-offline/default", ...)`` answers from a shell or another program as it does here.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import litellm
@@ -36,10 +43,19 @@ def call_latency() -> float:
     return float(getattr(settings, "MERCURY_OFFLINE_CALL_LATENCY", 0.0))
 
 
-def _usage(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one call, estimated the way `tokens` estimates a real model's when it reports none."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+def usage(messages: list[dict[str, Any]], text: str) -> Usage:
     prompt = sum(tokens.estimate_tokens(str(m.get("content", ""))) for m in messages)
     completion = tokens.estimate_tokens(text)
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return Usage(prompt, completion, prompt + completion)
 
 
 def write(messages: list[dict[str, Any]]) -> str:
@@ -53,40 +69,70 @@ def write(messages: list[dict[str, Any]]) -> str:
 
 # Words per streamed chunk. With a typing delay the model "types" word by word. Without one (benchmarks, tests,
 # a class that wants answers at once) every word of a turn reaches the page in the same frame anyway, and each
-# chunk costs litellm a handful of objects on its way through the stream (about a sixth of a game's server CPU
-# at one word a chunk), so the words go out a few at a time.
+# chunk costs the relay (the output screen, the channel layer) and litellm, where it is used, a handful of objects,
+# so the words go out a few at a time.
 WORDS_PER_CHUNK_TYPING, WORDS_PER_CHUNK_AT_ONCE = 1, 4
+
+
+def pieces(text: str, words_per_chunk: int) -> list[str]:
+    words = _CHUNK.findall(text)
+    return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
+
+
+def answer(messages: list[dict[str, Any]], *, streamed: bool) -> Iterator[str]:
+    """The reply as a model sends it: after the call latency, streamed a word at a time with the typing delay
+    (a few words a piece when there is none), or in one piece."""
+    if latency := call_latency():
+        time.sleep(latency)
+    text = write(messages)
+    if not streamed:
+        yield text
+        return
+    delay = token_delay()
+    for piece in pieces(text, WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE):
+        if delay:
+            time.sleep(delay)
+        yield piece
 
 
 def _chunks(messages: list[dict[str, Any]], words_per_chunk: int = 1) -> Iterator[GenericStreamingChunk]:
     text = write(messages)
-    words = _CHUNK.findall(text)
-    pieces = ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
-    for n, piece in enumerate(pieces):
-        last = n == len(pieces) - 1
+    parts = pieces(text, words_per_chunk)
+    for n, piece in enumerate(parts):
+        last = n == len(parts) - 1
         yield GenericStreamingChunk(
             text=piece,
             is_finished=last,
             finish_reason="stop" if last else "",
-            usage=_usage(messages, text) if last else None,  # type: ignore[typeddict-item]
+            usage=asdict(usage(messages, text)) if last else None,  # type: ignore[typeddict-item]
             index=0,
             tool_use=None,
         )
 
 
+def _chunk(text: str, counted: Usage | None = None) -> GenericStreamingChunk:
+    """A piece of the answer; the last one (with `counted`) finishes it."""
+    return GenericStreamingChunk(
+        text=text,
+        is_finished=counted is not None,
+        finish_reason="stop" if counted is not None else "",
+        usage=asdict(counted) if counted is not None else None,  # type: ignore[typeddict-item]
+        index=0,
+        tool_use=None,
+    )
+
+
 class OfflineLLM(CustomLLM):
     def completion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         messages = kwargs["messages"]
-        if latency := call_latency():
-            time.sleep(latency)
-        text = write(messages)
+        text = "".join(answer(messages, streamed=False))
         response: ModelResponse = kwargs["model_response"]
         response.choices[0].message.content = text  # type: ignore[union-attr]
         response.model = f"{PROVIDER}/default"
-        usage = _usage(messages, text)
+        counted = usage(messages, text)
         response.usage = litellm.Usage(  # type: ignore[attr-defined]
-            prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-            total_tokens=usage["total_tokens"],
+            prompt_tokens=counted.prompt_tokens, completion_tokens=counted.completion_tokens,
+            total_tokens=counted.total_tokens,
         )  # fmt: skip
         return response
 
@@ -94,14 +140,13 @@ class OfflineLLM(CustomLLM):
         return self.completion(*args, **kwargs)
 
     def streaming(self, *args: Any, **kwargs: Any) -> Iterator[GenericStreamingChunk]:
-        delay = token_delay()
-        size = WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE
-        if latency := call_latency():
-            time.sleep(latency)
-        for chunk in _chunks(kwargs["messages"], size):
-            if delay:
-                time.sleep(delay)
-            yield chunk
+        """`answer`'s pieces as litellm chunks: each sent when the next arrives, the last with the usage."""
+        messages, said, held = kwargs["messages"], "", None
+        for piece in answer(messages, streamed=True):
+            if held is not None:
+                yield _chunk(held)
+            said, held = said + piece, piece
+        yield _chunk(held or "", usage(messages, said))
 
     async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[GenericStreamingChunk]:  # type: ignore[override]
         import asyncio

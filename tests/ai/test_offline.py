@@ -1,4 +1,5 @@
-"""The offline model through litellm, and model faults simulated with litellm's own mock_response."""
+"""The offline model (in the gateway, and through litellm as a registered provider), and model faults simulated
+with litellm's own mock_response."""
 
 from __future__ import annotations
 
@@ -25,10 +26,18 @@ def _game_at_first_ai_turn() -> Game:
 
 
 @pytest.mark.django_db
-def test_offline_model_streams_through_litellm_deterministically() -> None:
+def test_offline_model_streams_deterministically_and_litellm_answers_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import litellm
 
     register()
+    via_litellm = litellm.completion
+
+    def not_for_the_offline_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the gateway calls the offline model in-process, not through litellm")
+
+    monkeypatch.setattr(litellm, "completion", not_for_the_offline_model)
     game = _game_at_first_ai_turn()
     step = step_of(game)
     assert step.purpose == "talk_open"
@@ -50,8 +59,12 @@ def test_offline_model_streams_through_litellm_deterministically() -> None:
     system = prompt.messages[0]["content"].replace(f'"turn": {turn}', f'"turn": {turn + 1}')
     other_messages = [{"role": "system", "content": system}, prompt.messages[1]]
     assert gateway.complete(other_messages).text != streamed.text
-    response = litellm.completion(model="mercury-offline/default", messages=prompt.messages)
+    # The provider registered with litellm answers the same words, streamed or not, with the same token counts.
+    response = via_litellm(model="mercury-offline/default", messages=prompt.messages)
     assert response.choices[0].message.content == plain.text
+    assert response.usage.prompt_tokens == plain.prompt_tokens
+    stream = via_litellm(model="mercury-offline/default", messages=prompt.messages, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "".join(chunks)
     assert _recent_changes(game, step.role) == []
 
 
