@@ -4,7 +4,14 @@ it streams, a model failure.
 Senders run anywhere: in a request, in the server's embedded worker threads, or in a separate worker process.
 The in-memory channel layer is asyncio queues owned by the server's event loop and is not thread-safe, so a
 thread outside that loop hands its message to the loop (`serve_from_loop` records it) instead of running a
-private loop of its own. With Redis every sender talks to Redis directly.
+private loop of its own; with Redis too, since that loop already holds the process's Redis connections. In a
+process with no server (a `drive_worker`) each sending thread keeps one event loop of its own for the purpose
+(`_thread_loop`): channels_redis keeps its connections per event loop, and a fresh loop per message (what
+`async_to_sync` does in a worker thread) cost about 3 ms of CPU and a new Redis connection for every streamed
+frame; a kept loop sends one in about 0.3 ms over the thread's one connection. (One loop for the whole worker
+process was tried: every message then waits for that loop's thread to get the GIL among a hundred drive
+threads, and under load the streams slowed. A server's request threads live for one request each, so a loop
+kept per thread would open a connection per request there.)
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import import_module
 from typing import Any
@@ -23,6 +31,7 @@ from django.contrib.auth import SESSION_KEY
 
 logger = logging.getLogger("mercury")
 _server_loop: asyncio.AbstractEventLoop | None = None
+_thread = threading.local()  # .loop: the thread's event loop for messages to Redis
 # Seconds a worker waits for the server loop to take a message; a page that misses one re-renders on the next.
 SEND_TIMEOUT = 5.0
 
@@ -64,20 +73,31 @@ def _send(group: str, message: dict[str, Any]) -> None:
     if layer is None:
         return
     loop = _server_loop
-    if (
-        isinstance(layer, InMemoryChannelLayer)
-        and loop is not None
-        and loop.is_running()
-        and not _inside(loop)
-    ):
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
-        try:
-            future.result(timeout=SEND_TIMEOUT)
-        except FutureTimeout:
-            future.cancel()
-            logger.warning("%s: the server loop did not take a message in time", group)
+    if loop is not None and loop.is_running() and not _inside(loop):
+        _send_in(loop, layer, group, message)  # a server process
         return
-    async_to_sync(layer.group_send)(group, message)
+    if isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(layer.group_send)(group, message)  # no server loop recorded (headless play, tests)
+        return
+    _thread_loop().run_until_complete(layer.group_send(group, message))
+
+
+def _send_in(loop: asyncio.AbstractEventLoop, layer: Any, group: str, message: dict[str, Any]) -> None:
+    """Send from that loop and wait for it, so one sender's messages keep their order."""
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+    try:
+        future.result(timeout=SEND_TIMEOUT)
+    except FutureTimeout:
+        future.cancel()
+        logger.warning("%s: the server loop did not send a message in time", group)
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's event loop for messages to Redis, kept between messages (and with it, the connection)."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_thread, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread.loop = asyncio.new_event_loop()
+    return loop
 
 
 def _inside(loop: asyncio.AbstractEventLoop) -> bool:
@@ -87,8 +107,9 @@ def _inside(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def notify_game_advanced(game_id: int) -> None:
-    send_to_game(game_id, {"type": "game.advanced"})
+def notify_game_advanced(game_id: int, *, ai_next: bool = False) -> None:
+    """`ai_next`: an AI seat plays next, so a page may show this turn together with the next one."""
+    send_to_game(game_id, {"type": "game.advanced", "ai_next": ai_next})
 
 
 def notify_stream(

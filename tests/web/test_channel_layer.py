@@ -29,3 +29,35 @@ async def test_a_receive_that_waits_through_several_blocking_pops_gets_the_messa
     message = await asyncio.wait_for(layer.receive(channel), timeout=30)
     await sender
     assert message == {"type": "game.advanced", "n": 1}
+
+
+def test_a_worker_threads_messages_arrive_in_order_over_one_redis_connection() -> None:
+    """A driver in a worker process sends from plain threads (no event loop): each thread keeps one loop for its
+    messages, so they reuse channels_redis's connection instead of opening one each (about 3 ms of CPU a
+    streamed frame), and arrive in the order they were sent."""
+    import threading
+
+    import redis
+    from asgiref.sync import async_to_sync
+
+    from simulations.services.broadcast import send_to_game
+
+    layer = get_channel_layer()
+    server = redis.Redis.from_url(os.environ["REDIS_URL"])
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)("game-424242", channel)
+    opened = server.info("stats")["total_connections_received"]
+
+    def drive() -> None:
+        for n in range(40):
+            send_to_game(424242, {"type": "game.stream", "n": n})
+
+    worker = threading.Thread(target=drive)
+    worker.start()
+    worker.join()
+    assert server.info("stats")["total_connections_received"] - opened <= 2  # was one a message
+
+    async def receive_all() -> list[int]:
+        return [(await layer.receive(channel))["n"] for _ in range(40)]
+
+    assert async_to_sync(receive_all)() == list(range(40))
