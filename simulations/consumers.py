@@ -14,6 +14,7 @@ full re-render each).
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections import deque
@@ -40,6 +41,9 @@ MAX_GAME_ID = 2**63 - 1
 SLOT = re.compile(r"[a-z0-9_]{1,40}")  # a stream box's id suffix: never markup from a message
 SESSION_RECHECK_SECONDS = 5.0  # while streaming, the session is looked up again at most this often
 RENDER_INTERVAL = 1.0  # seconds: frames asking for a render sooner share the last one
+# Seconds: turns committed closer together than this share one render (skipped turns, votes, a model without a
+# typing delay commit several a second; a reader sees them arrive together either way).
+ADVANCE_COALESCE = 0.1
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
@@ -58,6 +62,10 @@ class GameConsumer(AsyncWebsocketConsumer):
     session_checked_at: float
     rendered_at: float
     frames: deque[float]
+    advanced_at: float  # when the last render for a committed turn began
+    advance_pending: bool  # a committed turn is not rendered yet
+    advance_later: asyncio.Task[None] | None  # the render that will show it
+    sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
 
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
@@ -69,6 +77,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.driver = can_drive(user, game)
         self.session_key, self.user_pk = self.scope["session"].session_key or "", user.pk
         self.session_checked_at, self.rendered_at, self.frames = time.monotonic(), 0.0, deque()
+        self.advanced_at, self.advance_pending, self.advance_later = 0.0, False, None
+        self.sending = asyncio.Lock()
         self.last_seq = 0
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
         await self.channel_layer.group_add(session_group(self.session_key), self.channel_name)
@@ -79,6 +89,9 @@ class GameConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(self._queue_drive)(even_if_driven=True)
 
     async def disconnect(self, code: int) -> None:
+        later = getattr(self, "advance_later", None)
+        if later is not None:
+            later.cancel()
         if hasattr(self, "last_seq"):  # accepted: leave the groups (the game goes on without this page)
             await self.channel_layer.group_discard(group_name(self.game_id), self.channel_name)
             await self.channel_layer.group_discard(session_group(self.session_key), self.channel_name)
@@ -104,14 +117,41 @@ class GameConsumer(AsyncWebsocketConsumer):
     # --- group messages -------------------------------------------------------------------------------------
 
     async def game_advanced(self, event: dict[str, Any]) -> None:
-        if not await self._still_logged_in(force=True):
+        """A turn was committed. It renders at once when the game now waits for its user or is over, or when it
+        is the first in a while; a turn an AI seat follows within ADVANCE_COALESCE of the last render waits for
+        the next render, which shows every turn committed meanwhile. Any other frame (streamed words, an error,
+        a page's request) first sends a waiting render, so the page sees the game in order."""
+        self.advance_pending = True
+        if not event.get("ai_next"):
+            await self._send_advanced()
             return
-        # One trip to the database thread for both the render and the queue decision, on the same loaded game.
-        self.rendered_at = time.monotonic()
-        html, self.last_seq = await database_sync_to_async(self._advanced)()
-        await self.send(text_data=html)
+        if self.advance_later is not None:
+            return  # the waiting render will show this turn too
+        wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
+        if wait <= 0:
+            await self._send_advanced()
+        else:
+            self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
+
+    async def _send_advanced(self, after: float = 0.0) -> None:
+        if after:
+            await asyncio.sleep(after)
+        async with self.sending:
+            self.advance_later = None
+            if not self.advance_pending or not await self._still_logged_in(force=True):
+                return
+            self.advance_pending = False
+            # One trip to the database thread for both the render and the queue decision, on the same game.
+            self.advanced_at = self.rendered_at = time.monotonic()
+            html, self.last_seq = await database_sync_to_async(self._advanced)()
+            await self.send(text_data=html)
+
+    async def _flush_advanced(self) -> None:
+        if self.advance_pending:
+            await self._send_advanced()
 
     async def game_stream(self, event: dict[str, Any]) -> None:
+        await self._flush_advanced()
         if not await self._still_logged_in(force=False):
             return
         slot = str(event.get("slot") or "")
@@ -124,7 +164,8 @@ class GameConsumer(AsyncWebsocketConsumer):
             oldest, newest = event.get("at") or (0.0, 0.0)
             context["chunk_at"] = f"{oldest:.6f} {newest:.6f}"
         html = render_to_string("game/_stream.html", context)
-        await self.send(text_data=html)
+        async with self.sending:
+            await self.send(text_data=html)
 
     async def session_ended(self, event: dict[str, Any]) -> None:
         """Its user logged out (in any tab): this page shows and drives nothing more."""
@@ -146,13 +187,15 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self.close(code=LOGGED_OUT)
 
     async def game_error(self, event: dict[str, Any]) -> None:
+        await self._flush_advanced()
         if not await self._still_logged_in(force=False):
             return
         cause, speaker = event.get("cause", ""), event.get("speaker", "")
         context = {"error": event["error"], "title": failure_title(cause), "cause": cause, "speaker": speaker,
                    "game_id": self.game_id}  # fmt: skip
         html = render_to_string("game/_error.html", context)
-        await self.send(text_data=html)
+        async with self.sending:
+            await self.send(text_data=html)
 
     # --- queueing the driver --------------------------------------------------------------------------------
 
@@ -182,6 +225,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         return kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
 
     async def send_update(self, full: bool) -> None:
-        self.rendered_at = time.monotonic()
-        html, self.last_seq = await database_sync_to_async(self._render)(full)
-        await self.send(text_data=html)
+        await self._flush_advanced()
+        async with self.sending:
+            self.rendered_at = time.monotonic()
+            html, self.last_seq = await database_sync_to_async(self._render)(full)
+            await self.send(text_data=html)

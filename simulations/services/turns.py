@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from simulations import faults
-from simulations.kinds import Advance, get_kind, kind_of
+from simulations.kinds import Actor, Advance, get_kind, kind_of
 from simulations.models import (
     Checkpoint,
     Event,
@@ -129,8 +129,11 @@ def _commit(
     idempotency_key: str | None,
 ) -> Game:
     with transaction.atomic():
-        # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time.
-        game = games_with_scenario().select_for_update().get(pk=game_id)
+        # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time. The game's row only
+        # (`of`): FOR UPDATE on the join would lock its scenario version too, which every game of that scenario
+        # shares, and each commit in the school would wait for the one before (bench/load.py: a move's answer
+        # took about a second at 50 students, twenty sessions waiting on that lock).
+        game = games_with_scenario().select_for_update(of=("self",)).get(pk=game_id)
         if game.version != expected_version:
             raise StaleTurn()
         if idempotency_key and Submission.objects.filter(game=game, key=idempotency_key).exists():
@@ -144,8 +147,14 @@ def _commit(
             Submission.objects.create(game=game, key=idempotency_key[:64], event_seq=advance.events[0].seq)
         faults.point("inside_commit")
         if settings.MERCURY_BROADCAST:
-            transaction.on_commit(partial(notify_game_advanced, game.pk))
+            transaction.on_commit(partial(_announce, game))
     return game
+
+
+def _announce(game: Game) -> None:
+    """After the commit (not under the game's row lock): pages show a turn the user must answer, or the end, at
+    once; a turn an AI seat follows may share its render with the next (simulations/consumers.py)."""
+    notify_game_advanced(game.pk, ai_next=kind_of(game).next_step(game).actor is Actor.AI)
 
 
 def write_ledger(game: Game, advance: Advance) -> None:

@@ -149,6 +149,61 @@ async def test_streamed_text_is_escaped(settings: Any) -> None:
         await comm.disconnect()
 
 
+def _game_waiting_for_the_student(owner_name: str) -> tuple[User, Game]:
+    from simulations.kinds.negotiation.ai_turns import play_ai_step
+
+    owner, game = _setup_game(owner_name)
+    game = play_ai_step(game=game, step=step_of(game))  # the partner spoke: the student's turn in the talk
+    assert step_of(game).kind == "human"
+    return owner, game
+
+
+async def test_turns_committed_together_share_a_render_and_streamed_words_never_overtake_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from channels.layers import get_channel_layer
+
+    from simulations import consumers
+    from simulations.services.broadcast import group_name
+
+    window = (
+        2.0  # a wide window, so "at once" and "with the next render" are far apart even on a busy machine
+    )
+    monkeypatch.setattr(consumers, "ADVANCE_COALESCE", window)
+    owner, game = await database_sync_to_async(_game_waiting_for_the_student)("owner")
+    comm = await _connect(game, owner)
+    connected, _ = await comm.connect()
+    assert connected
+    await comm.receive_from(timeout=10)  # the full render
+    layer, group = get_channel_layer(), group_name(game.pk)
+    ai_turn = {"type": "game.advanced", "ai_next": True}  # an AI seat plays next
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for _ in range(3):  # three turns committed in a burst (skipped turns, votes)
+        await layer.group_send(group, ai_turn)
+    first = await comm.receive_from(timeout=10)  # the first renders at once
+    second = await comm.receive_from(timeout=10)  # the other two share the next render, a window later
+    assert 'id="panels"' in first and 'id="panels"' in second
+    assert loop.time() - started >= window * 0.9
+    assert await comm.receive_nothing(timeout=0.5)
+    # Inside the window: a turn the student must answer renders at once all the same.
+    started = loop.time()
+    await layer.group_send(group, {"type": "game.advanced", "ai_next": False})
+    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert loop.time() - started < window / 2
+    # Two turns inside the window wait for the next render; the next speaker's words arrive first: the waiting
+    # render goes out before them (it empties the stream box), then the words, and no render twice.
+    for message in (ai_turn, ai_turn):
+        await layer.group_send(group, message)
+    words = {"type": "game.stream", "speaker": "Canada", "text": "Canada opens the talk.", "slot": ""}
+    await layer.group_send(group, words)
+    rendered, streamed = await comm.receive_from(timeout=10), await comm.receive_from(timeout=10)
+    assert 'id="panels"' in rendered
+    assert "Canada opens the talk." in streamed and 'id="panels"' not in streamed
+    assert await comm.receive_nothing(timeout=window + 0.5)
+    await comm.disconnect()
+
+
 async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: Any) -> None:
     """Another process holds the lease (it is driving this game): the drive this page queued plays nothing
     until the lease lapses, as it does when that process dies; then it takes over and plays the turn."""
@@ -173,5 +228,9 @@ async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: A
     await _collect(comm, 'hx-swap-oob="beforeend:#transcript"', timeout=20)
     assert await count() == before + 1  # lapsed: taken over
     await comm.disconnect()
-    game_row = await database_sync_to_async(Game.objects.get)(pk=game.pk)
-    assert game_row.driver == "" and game_row.driver_until is None  # released at the student's turn
+    # Released at the student's turn: the drive lets go after its commit, and the page may render that commit
+    # (sent on commit) a moment before, so look for a few seconds rather than once.
+    lease = database_sync_to_async(lambda: Game.objects.values_list("driver", "driver_until").get(pk=game.pk))
+    async with asyncio.timeout(5):
+        while await lease() != ("", None):
+            await asyncio.sleep(0.05)
