@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
+
+from django.utils.safestring import SafeString
 
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import machine, rules
@@ -93,15 +96,23 @@ def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
     )
 
 
+class _Shown(NamedTuple):
+    visibility: str
+    audience: list[str]
+
+
 def _last_seen(game: Game, seq: int) -> tuple[int, str] | None:
     """The round and issue of the last entry up to `seq` that the student sees (private talks of other seats
     are skipped: a divider follows what the reader has, not what exists)."""
     if seq <= 0:
         return None
     earlier = TranscriptEntry.objects.filter(game=game, seq__lte=seq).order_by("-seq")
-    for e in earlier.only("round", "issue", "visibility", "audience")[:50]:
-        if not game.human_role or visible_to(e, game.human_role):
-            return (e.round, e.issue)
+    rows = earlier.values_list("round", "issue", "visibility", "audience")
+    # Nearly always the newest entry: read a few rows first (this runs on every render), more only if need be.
+    for batch in (rows[:4], rows[4:50]):
+        for round_, issue, visibility, audience in batch:
+            if not game.human_role or visible_to(_Shown(visibility, audience), game.human_role):
+                return (round_, issue)
     return None
 
 
@@ -275,21 +286,39 @@ def draft_key(state: GameState) -> str:
     return state.status.lower()
 
 
-def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> list[dict[str, Any]]:
-    closed = [c for c in state.round2.conversations if c.phase == "CLOSED"]
+def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> str:
+    """The student's closed private talks, rendered as the panels' dialog ("" before the first one closes).
+
+    Rendered once per game and set of closed talks, then kept: a closed talk never changes, and the panels are
+    rendered again after every turn of the game's rest (this dialog was a fifth of each render)."""
+    closed = tuple(c.partner for c in state.round2.conversations if c.phase == "CLOSED")
     if not closed:
-        return []
-    rows = list(TranscriptEntry.objects.filter(game=game, visibility="private").order_by("seq"))
-    talks = []
-    for convo in closed:
-        entries = [e for e in rows if convo.partner in e.audience]
-        talks.append(
+        return ""
+    # The game's creation time guards against a reused id (a test database rolled back, say).
+    key = (game.pk, game.created_at, game.human_role, closed)
+    html = _rendered_talks.get(key)
+    if html is None:
+        from django.template.loader import render_to_string
+
+        rows = list(TranscriptEntry.objects.filter(game=game, visibility="private").order_by("seq"))
+        talks = [
             {
-                "partner": scenario.display_name(convo.partner),
-                "entries": entry_views(scenario, game.human_role, entries),
+                "partner": scenario.display_name(partner),
+                "entries": entry_views(scenario, game.human_role, [e for e in rows if partner in e.audience]),
             }
-        )
-    return talks
+            for partner in closed
+        ]
+        html = render_to_string("negotiation/_earlier_talks.html", {"talks": talks})
+        with _rendered_talks_lock:  # pages render in several threads
+            while len(_rendered_talks) >= MAX_RENDERED_TALKS:
+                _rendered_talks.pop(next(iter(_rendered_talks)))  # the oldest game's
+            _rendered_talks[key] = html
+    return html
+
+
+MAX_RENDERED_TALKS = 500  # a few kilobytes each: one per game in its later rounds
+_rendered_talks: dict[tuple[object, ...], SafeString] = {}
+_rendered_talks_lock = threading.Lock()
 
 
 def game_context(game: Game) -> dict[str, Any]:
