@@ -45,22 +45,48 @@ def profile_worker_threads() -> None:
     embedded_worker.EmbeddedWorker.run_task = profiled  # type: ignore[method-assign,assignment]
 
 
+def time_code_paths() -> None:
+    """The server's main code paths, timed in CPU seconds of the thread that runs them (bench/thread_cpu.py)."""
+    from django.core.handlers.base import BaseHandler
+    from django.template import loader
+
+    from bench.thread_cpu import time_calls
+    from simulations import consumers
+    from simulations.kinds.negotiation import ai_turns, platform, presenters, prompts
+    from simulations.services import broadcast, drive
+
+    time_calls(BaseHandler, "get_response", "request (a view and its middleware)")
+    time_calls(consumers.GameConsumer, "_advanced", "consumer: turn committed (load, render, queue)")
+    time_calls(consumers.GameConsumer, "_render", "consumer: render")
+    time_calls(presenters, "game_context", "render: panels' context")
+    time_calls(presenters, "transcript", "render: new entries")
+    time_calls(loader, "render_to_string", "render: templates")
+    time_calls(broadcast, "session_still_valid", "consumer: session check")
+    time_calls(platform.Negotiation, "play_ai_step", "drive: AI turn (prompt, model, commit)")
+    time_calls(prompts, "build_prompt", "drive: build_prompt")
+    time_calls(ai_turns, "seen_entries", "drive: seen_entries")
+    time_calls(drive, "_load", "drive: load the game")
+    time_calls(drive.StreamRelay, "chunk", "drive: relay chunks")
+    time_calls(drive.StreamRelay, "close", "drive: relay close")
+
+
 def worker_profile_report(top: int = 45) -> str:
     import io
     import pstats
 
-    if not _worker_profiles:
+    done = list(_worker_profiles)  # a level is collected once its games (and their drives) have ended
+    _worker_profiles.clear()
+    for p in done:
+        p.snapshot_stats()
+    done = [p for p in done if p.stats]  # type: ignore[attr-defined]  # a drive that ran no Python is empty
+    if not done:
         return "(none)"
     out = io.StringIO()
-    for p in _worker_profiles:
-        p.snapshot_stats()
-    stats = pstats.Stats(_worker_profiles[0], stream=out)
-    for p in _worker_profiles[1:]:
+    stats = pstats.Stats(done[0], stream=out)
+    for p in done[1:]:
         stats.add(p)
     stats.sort_stats("cumulative").print_stats(top)
     stats.sort_stats("tottime").print_stats(25)
-    for p in _worker_profiles:  # start afresh for the next level
-        p.clear()
     return out.getvalue()
 
 
@@ -92,6 +118,7 @@ def main() -> None:
 
         thread_cpu.install()
         thread_cpu.report()
+        time_code_paths()
         sampler = Sampler()
         profile_worker_threads()
     lock = threading.Lock()
@@ -143,7 +170,8 @@ def main() -> None:
 
             with args.profile.open("a") as out:
                 out.write(
-                    f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n{sampler.report()}\n"
+                    f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n"
+                    f"cpu by code path (s, calls): {thread_cpu.spans_report()}\n{sampler.report()}\n"
                 )
                 out.write(f"worker threads (cProfile):\n{worker_profile_report()}\n")
         tmp = args.stats.with_suffix(".tmp")

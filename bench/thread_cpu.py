@@ -56,3 +56,38 @@ def report() -> dict[str, float]:
             out[kind(thread.name)] += now - _reported.get(thread.native_id, 0.0)
             _reported[thread.native_id] = now
     return {k: round(v, 3) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.005}
+
+
+# --- CPU by code path ------------------------------------------------------------------------------------------
+
+_spans: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])  # label -> [CPU seconds, calls]
+
+
+def time_calls(owner: object, attribute: str, label: str) -> None:
+    """Add the calling thread's CPU spent inside `owner.attribute` (a function or method, looked up when called)
+    to `label`. Spans may nest: each counts everything under it, so they are read side by side, not summed."""
+    import functools
+
+    original = getattr(owner, attribute)
+
+    @functools.wraps(original)
+    def timed(*args: object, **kwargs: object) -> object:
+        started = time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent = time.thread_time() - started
+            with _lock:
+                span = _spans[label]
+                span[0] += spent
+                span[1] += 1
+
+    setattr(owner, attribute, timed)
+
+
+def spans_report() -> dict[str, tuple[float, int]]:
+    """CPU seconds and calls by span since the last report."""
+    with _lock:
+        out = {k: (round(v[0], 3), int(v[1])) for k, v in sorted(_spans.items(), key=lambda kv: -kv[1][0])}
+        _spans.clear()
+    return out
