@@ -19,6 +19,7 @@ from simulations.kinds import Actor, Kind, NextStep, kind_of
 from simulations.models import Game
 
 from .broadcast import notify_error, notify_stream
+from .deadlines import Scheduled, frames
 from .lease import LeaseHeartbeat, acquire_lease, lease_expires_in, new_holder, release_lease
 from .turns import StaleTurn, games_with_scenario
 
@@ -44,7 +45,7 @@ class Drive:
 class StreamRelay:
     """Coalesces a streaming turn's chunks into frames for the game's group, at most one per FRAME_INTERVAL;
     words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
-    stalling model still shows what it said so far)."""
+    stalling model still shows what it said so far; one thread per process runs those timers, `deadlines`)."""
 
     def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "") -> None:
         # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box
@@ -52,7 +53,7 @@ class StreamRelay:
         self.text, self.sent_at = "", 0.0
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._timer: Scheduled | None = None
         self._closed = False
 
     def chunk(self, text: str) -> None:
@@ -64,9 +65,7 @@ class StreamRelay:
             if wait <= 0:
                 self._send()
             elif self._timer is None:
-                self._timer = threading.Timer(wait, self._flush)
-                self._timer.daemon = True
-                self._timer.start()
+                self._timer = frames.call_later(wait, self._flush)
 
     def restart(self) -> None:
         """The model call is retried: the words shown so far are void."""
