@@ -29,7 +29,7 @@ from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
-from simulations.services.lease import lease_expires_in
+from simulations.services.lease import lease_left
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import games_with_scenario
 from simulations.tasks import enqueue_drive
@@ -138,12 +138,17 @@ class GameConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(after)
         async with self.sending:
             self.advance_later = None
-            if not self.advance_pending or not await self._still_logged_in(force=True):
+            if not self.advance_pending:
                 return
             self.advance_pending = False
-            # One trip to the database thread for both the render and the queue decision, on the same game.
             self.advanced_at = self.rendered_at = time.monotonic()
-            html, self.last_seq = await database_sync_to_async(self._advanced)()
+            # One trip to the database thread: the session check, the render and the queue decision.
+            rendered = await database_sync_to_async(self._advanced)()
+            if rendered is None:
+                await self._logged_out()
+                return
+            html, self.last_seq = rendered
+            self.session_checked_at = time.monotonic()
             await self.send(text_data=html)
 
     async def _flush_advanced(self) -> None:
@@ -205,10 +210,13 @@ class GameConsumer(AsyncWebsocketConsumer):
         game = game or self._load()
         if game is None or kind_of(game).next_step(game).actor is not Actor.AI:
             return
-        if even_if_driven or lease_expires_in(game_id=self.game_id) == 0:
+        if even_if_driven or lease_left(game.driver, game.driver_until) == 0:
             enqueue_drive(game_id=self.game_id)
 
-    def _advanced(self) -> tuple[str, int]:
+    def _advanced(self) -> tuple[str, int] | None:
+        """The turn's render, or None when the page's session has ended (it was logged out)."""
+        if not session_still_valid(self.session_key, self.user_pk):
+            return None
         game = games_with_scenario().get(pk=self.game_id)
         rendered = self._render(False, game)
         if self.driver:

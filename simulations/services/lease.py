@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
 
@@ -102,9 +102,14 @@ def release_lease(*, game_id: int, holder: str) -> None:
 def lease_expires_in(*, game_id: int) -> float:
     """Seconds until the holder's lease lapses: 0 when nobody holds it, or when its holder is known dead."""
     row = Game.objects.filter(pk=game_id).values_list("driver", "driver_until").first()
-    if not row or not row[1] or holder_is_dead(row[0]):
+    return lease_left(*row) if row else 0.0
+
+
+def lease_left(driver: str, driver_until: datetime | None) -> float:
+    """`lease_expires_in` for a game row already read (its `driver` and `driver_until`)."""
+    if not driver_until or holder_is_dead(driver):
         return 0.0
-    return max(0.0, (row[1] - timezone.now()).total_seconds())
+    return max(0.0, (driver_until - timezone.now()).total_seconds())
 
 
 class LeaseHeartbeat:

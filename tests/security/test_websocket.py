@@ -122,6 +122,24 @@ async def test_a_session_gone_by_other_means_is_noticed_at_the_next_frame() -> N
     assert code == LOGGED_OUT and not any(RENDER in f for f in frames)
 
 
+async def test_a_session_gone_by_other_means_gets_no_render_of_the_next_turn() -> None:
+    """The render a committed turn sends checks the session in the same trip to the database."""
+    from channels.layers import get_channel_layer
+
+    from simulations.services.broadcast import group_name
+
+    client, game = await database_sync_to_async(_owner_and_game)()
+    comm = _socket(f"/ws/games/{game.pk}/", client)
+    assert (await comm.connect())[0]
+    await comm.receive_from(timeout=10)
+    await database_sync_to_async(Session.objects.all().delete)()
+    layer = get_channel_layer()
+    assert layer is not None
+    await layer.group_send(group_name(game.pk), {"type": "game.advanced", "ai_next": False})
+    code, frames = await _closed_with(comm, timeout=5)
+    assert code == LOGGED_OUT and not any(RENDER in f for f in frames)
+
+
 async def test_a_flood_of_one_byte_frames_is_cut_off_after_a_few_renders() -> None:
     client, game = await database_sync_to_async(_owner_and_game)()
     comm = _socket(f"/ws/games/{game.pk}/", client)
