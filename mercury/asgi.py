@@ -16,6 +16,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
 from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
+from mercury.startup import keep_startup_objects_out_of_gc  # noqa: E402
 from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
 from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
 
@@ -33,3 +34,4 @@ application = EmbeddedWorkers(
         }
     )
 )
+keep_startup_objects_out_of_gc()

@@ -16,6 +16,7 @@ from typing import Any
 
 from django_tasks_db.management.commands import db_worker
 
+from mercury.startup import keep_startup_objects_out_of_gc
 from simulations import embedded_worker
 from simulations.drive_recovery import Sweeper
 from simulations.services.lease import new_holder
@@ -41,6 +42,7 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         threads = int(options.pop("threads"))
+        keep_startup_objects_out_of_gc()
         sweeper = Sweeper()
         sweeper.start()
         try:
