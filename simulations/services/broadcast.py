@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import logging
 import threading
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import import_module
 from typing import Any
@@ -123,6 +124,8 @@ def notify_stream(
     the model (wall clock; the load benchmark measures from them to the page's frame, MERCURY_STREAM_TIMESTAMPS);
     `slot`: the stream box it fills when several turns stream side by side (a word of [a-z0-9_], or "")."""
     message = {"type": "game.stream", "speaker": speaker, "text": text, "at": list(at), "slot": slot}
+    if settings.MERCURY_STREAM_TIMESTAMPS:  # bench/load.py times each hop: here the channel layer takes it
+        message["at"] = [*at, time.time()]
     send_to_game(game_id, message)
 
 
