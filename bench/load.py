@@ -22,6 +22,11 @@ seconds after the last client started, a window of --window seconds is measured:
   arrival, from the newest words in the frame (transport: worker, channel layer, server, socket) and from the
   oldest (adds the relay's coalescing, at most 5 frames a second by design); the server stamps each streamed
   frame with both times (MERCURY_STREAM_TIMESTAMPS; all processes share this machine's clock);
+- a frame's way, hop by hop (p50/p99): the server stamps it again as the worker hands it to the channel layer,
+  as the page's consumer gets it and as it is written to the socket, so the delay splits into worker, layer,
+  consumer and socket (the client's read); with MERCURY_CHANNEL_LAYER=bench.layers.StampedRedisChannelLayer
+  the layer hop splits further into Redis (up to the serving process taking the message off Redis) and the
+  consumer's own queue; the client's event loop is watched too (a late client is not a slow server);
 - HTTP: every request's time (moves, pages), p50/p99; errors (a status other than 200/409, a socket closed, an
   exception) by kind;
 - games sustained: games with no error whose longest wait for anything new (a frame or a move's answer) stayed
@@ -33,6 +38,7 @@ seconds after the last client started, a window of --window seconds is measured:
 - commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
   database's growth per game and minute.
 
+MERCURY_CHANNEL_LAYER, when set, is passed to the set-up's processes (the scaled set-up's channel layer class).
 Raw results go to --json (one line per run); docs/benchmarks.md keeps the method and current figures.
 """
 
@@ -79,7 +85,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SEATS = ("BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA")
 STALL_LIMIT = 5.0  # seconds without anything new before a game counts as not sustained
 SETTLE = 10.0  # seconds after the last client started before the window opens
-CHUNK_AT = re.compile(r'data-chunk-at="([\d.]+) ([\d.]+)"')
+CHUNK_AT = re.compile(r'data-chunk-at="([\d. ]+)"')
+# A streamed frame's way, stamped as it goes: words from the model (newest) → the channel layer took the
+# message (worker) → the page's consumer got it (channel layer, server loop) → written to the socket (the
+# consumer: a waiting render, the session check, its send lock) → the client read it (socket, client loop).
+HOPS = ("worker", "layer", "consumer", "socket")
+# With bench/layers.py's layer, the process that serves the page stamps the message as it takes it off Redis:
+# the layer hop splits in two (Redis and the receive loop; then waiting in the consumer's own queue).
+HOPS_SPLIT = ("worker", "redis", "queue", "consumer", "socket")
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_load"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 
@@ -192,6 +205,7 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         "MERCURY_RATE_GAMES_PER_HOUR": "0",
         "MERCURY_LOG_LEVEL": "WARNING",
         "MERCURY_STREAM_TIMESTAMPS": "1",
+        **{k: v for k, v in os.environ.items() if k == "MERCURY_CHANNEL_LAYER"},  # the layer to measure
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
@@ -277,6 +291,7 @@ class Student:
     errors: list[tuple[float, str]] = field(default_factory=list)  # (at, what)
     http: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
     lags: list[tuple[float, float, float]] = field(default_factory=list)  # (at, newest lag, oldest lag)
+    hops: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)  # (at, seconds in each of HOPS)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
     last_news: float = 0.0
 
@@ -360,8 +375,12 @@ class Student:
                 text = str(message.data)
                 self._news()
                 stamp = CHUNK_AT.search(text)
-                if stamp and float(stamp.group(2)) > 0:
-                    self.lags.append((now, now - float(stamp.group(2)), now - float(stamp.group(1))))
+                times = [float(t) for t in stamp.group(1).split()] if stamp else []
+                if len(times) >= 2 and times[1] > 0:
+                    self.lags.append((now, now - times[1], now - times[0]))
+                if len(times) in (5, 6) and times[2] > 0:
+                    way = (*times[1:], now)
+                    self.hops.append((now, tuple(b - a for a, b in zip(way, way[1:], strict=False))))
                 self._take(text)
                 latest = _newer(latest, _panels(text))
 
@@ -387,6 +406,22 @@ async def run_clients(students: list[Student], ramp: float, window: float) -> tu
     return opened, closed
 
 
+LOOP_TICK = 0.05
+
+
+async def watch_loop(lags: list[tuple[float, float]]) -> None:
+    """How late the clients' own event loop wakes (a busy client delays every frame it reads: not the server's)."""
+    while True:
+        asked = time.perf_counter()
+        await asyncio.sleep(LOOP_TICK)
+        lags.append((time.time(), time.perf_counter() - asked - LOOP_TICK))
+
+
+def client_lag(lags: list[tuple[float, float]], inside: Any) -> dict[str, float]:
+    late = [lag for at, lag in lags if inside(at)]
+    return {"p50": 1000 * percentile(late, 50), "p99": 1000 * percentile(late, 99)} if late else {}
+
+
 def longest_wait(student: Student, opened: float, closed: float) -> float:
     """The longest the student waited in the window for anything new, the wait still open at its end included
     (a game that never moved waited the whole window)."""
@@ -403,9 +438,11 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     try:
         students = [Student(setup.base, key, SEATS[n % len(SEATS)]) for n, key in enumerate(keys)]
         before: dict[str, Any] = {}
+        loop_lags: list[tuple[float, float]] = []
 
         async def main() -> tuple[float, float]:
             loop = asyncio.get_running_loop()
+            watch = asyncio.create_task(watch_loop(loop_lags))
 
             async def snapshot_at_open() -> None:  # taken when the window opens
                 await asyncio.sleep(args.ramp + SETTLE)
@@ -415,6 +452,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             snap = asyncio.create_task(snapshot_at_open())
             window = await run_clients(students, args.ramp, args.window)
             await snap
+            watch.cancel()
             return window
 
         opened, closed = asyncio.run(main())
@@ -426,6 +464,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     span = closed - opened
     inside = lambda at: opened <= at <= closed  # noqa: E731
     lags = [(new, old) for s in students for at, new, old in s.lags if inside(at)]
+    hops = [way for s in students for at, way in s.hops if inside(at)]
     http = [sec for s in students for at, sec in s.http if inside(at)]
     lost = 0
     for s in students:
@@ -453,6 +492,16 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             "oldest_p99": 1000 * percentile([o for _, o in lags], 99),
             "frames": len(lags),
         },
+        "hops_ms": {
+            hop: {
+                "p50": 1000 * percentile([w[n] for w in hops], 50),
+                "p99": 1000 * percentile([w[n] for w in hops], 99),
+            }
+            for n, hop in enumerate(HOPS if len(hops[0]) == len(HOPS) else HOPS_SPLIT)
+        }
+        if hops
+        else {},
+        "client_loop_lag_ms": client_lag(loop_lags, inside),
         "http_ms": {
             "p50": 1000 * percentile(http, 50),
             "p99": 1000 * percentile(http, 99),
@@ -490,6 +539,13 @@ def render(report: dict[str, Any]) -> str:
             f"{100 * r['cpu_share_per_game']:.1f} % | {r['cpu_cores_used']:.2f} | {r['rss_mb_per_game']:.1f} | "
             f"{r['turns_per_s']:.1f} | {pg} | {r['db_kb_per_game_minute']:.1f}"
         )
+        if r.get("hops_ms"):
+            hops = ", ".join(f"{hop} {v['p50']:.0f} / {v['p99']:.0f}" for hop, v in r["hops_ms"].items())
+            lag = r.get("client_loop_lag_ms") or {}
+            lines.append(
+                f"  K={r['clients']} a frame's way, p50 / p99 ms: {hops}; the client's loop late "
+                f"{lag.get('p50', 0):.0f} / {lag.get('p99', 0):.0f}"
+            )
     return "\n".join(lines)
 
 

@@ -194,10 +194,13 @@ _redis = os.environ.get("REDIS_URL", "")
 # gives every socket read a 5 s time-out by default, which that wait can reach: an idle page's socket then broke
 # (issue #16's multi-process test found it). Reads may take longer than the pop; a dead Redis still fails them.
 REDIS_SOCKET_TIMEOUT = float(os.environ.get("MERCURY_REDIS_SOCKET_TIMEOUT", "20"))
+# MERCURY_CHANNEL_LAYER: channels_redis's other layer, channels_redis.pubsub.RedisPubSubChannelLayer (Redis
+# pub/sub), carried streamed words to pages several times faster under load here, and answered moves slower:
+# figures in docs/benchmarks.md ("Load"). The default stays the layer the reliability tests exercise.
 CHANNEL_LAYERS = {
     "default": (
         {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": os.environ.get("MERCURY_CHANNEL_LAYER", "channels_redis.core.RedisChannelLayer"),
             "CONFIG": {"hosts": [{"address": _redis, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
         }
         if _redis
