@@ -61,3 +61,40 @@ def test_a_worker_threads_messages_arrive_in_order_over_one_redis_connection() -
         return [(await layer.receive(channel))["n"] for _ in range(40)]
 
     assert async_to_sync(receive_all)() == list(range(40))
+
+
+def test_the_pub_sub_layer_carries_a_worker_threads_messages_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MERCURY_CHANNEL_LAYER=channels_redis.pubsub.RedisPubSubChannelLayer (README, "What one machine held"): a page
+    subscribed to its game's group gets a worker thread's messages, in order, and a game nobody watches gets none."""
+    import threading
+
+    from asgiref.sync import async_to_sync
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    from simulations.services import broadcast
+
+    layer = RedisPubSubChannelLayer(hosts=[{"address": os.environ["REDIS_URL"]}])
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
+
+    async def watch() -> list[int]:
+        channel = await layer.new_channel()
+        await layer.group_add("game-424243", channel)
+
+        def drive() -> None:
+            for n in range(20):
+                for game in (424243, 424244):
+                    broadcast.send_to_game(game, {"type": "game.stream", "n": n})
+            broadcast._thread_loop().close()  # the thread's connections go with its loop (a worker keeps them)
+
+        worker = threading.Thread(target=drive)
+        worker.start()
+        got = [(await asyncio.wait_for(layer.receive(channel), timeout=10))["n"] for _ in range(20)]
+        worker.join()
+        await asyncio.sleep(0.2)
+        assert layer.channels[channel].empty()  # nothing from the other game
+        await layer.flush()
+        return got
+
+    assert async_to_sync(watch)() == list(range(20))
