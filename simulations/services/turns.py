@@ -5,6 +5,7 @@ and one checkpoint. The kind (`simulations.kinds`) runs its table; this module o
 
 from __future__ import annotations
 
+import copy
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -108,12 +109,16 @@ def commit_event(
     payload: dict[str, Any] | None = None,
     model_calls: tuple[ModelCallRecord, ...] = (),
     idempotency_key: str | None = None,
+    known: Game | None = None,
 ) -> Game:
     """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups.
 
-    With an idempotency key, the same key commits at most once (a double click, a re-sent form)."""
+    With an idempotency key, the same key commits at most once (a double click, a re-sent form). `known`: the
+    game as the caller read it; when it is at `expected_version` the commit locks the row without reading it
+    again (a version names one state, so the row holds exactly what `known` holds); `known` itself is left as it
+    was, whether the commit succeeds or not."""
     try:
-        game = _commit(game_id, expected_version, event, payload, model_calls, idempotency_key)
+        game = _commit(game_id, expected_version, event, payload, model_calls, idempotency_key, known)
     except IntegrityError as exc:  # two processes raced with the same key: the loser played nothing
         raise StaleTurn() from exc
     faults.point("after_commit")
@@ -127,13 +132,22 @@ def _commit(
     payload: dict[str, Any] | None,
     model_calls: tuple[ModelCallRecord, ...],
     idempotency_key: str | None,
+    known: Game | None = None,
 ) -> Game:
     with transaction.atomic():
         # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time. The game's row only
         # (`of`): FOR UPDATE on the join would lock its scenario version too, which every game of that scenario
         # shares, and each commit in the school would wait for the one before (bench/load.py: a move's answer
         # took about a second at 50 students, twenty sessions waiting on that lock).
-        game = games_with_scenario().select_for_update(of=("self",)).get(pk=game_id)
+        if known is not None and known.pk == game_id and known.version == expected_version:
+            # Only the fields a commit writes matter, and they change only with the version: lock and compare it
+            # (re-reading the row cost an AI turn's commit about a seventh of its time, mostly the state's JSON).
+            locked = Game.objects.select_for_update().filter(pk=game_id).values_list("version", flat=True)
+            if locked.get() != expected_version:
+                raise StaleTurn()
+            game = copy.copy(known)  # a failed commit must not leave the caller's game a version ahead
+        else:
+            game = games_with_scenario().select_for_update(of=("self",)).get(pk=game_id)
         if game.version != expected_version:
             raise StaleTurn()
         if idempotency_key and Submission.objects.filter(game=game, key=idempotency_key).exists():

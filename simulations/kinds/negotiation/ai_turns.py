@@ -43,7 +43,7 @@ def play_ai_step(
     assert step.kind == "ai" and step.purpose
     if step.purpose == "vote":
         return commit_event(
-            game_id=game.pk, expected_version=game.version, event=machine.Event.AI_VOTE_COMMITTED
+            game_id=game.pk, expected_version=game.version, event=machine.Event.AI_VOTE_COMMITTED, known=game
         )
     check_budget(game)
     playing, judging = game_specs(game)
@@ -96,6 +96,7 @@ def play_ai_step(
             event=event,
             payload=payload,
             model_calls=tuple(calls),
+            known=game,
         )
     except (
         StaleTurn,
