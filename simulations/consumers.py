@@ -15,6 +15,7 @@ full re-render each).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections import deque
@@ -45,6 +46,10 @@ RENDER_INTERVAL = 1.0  # seconds: frames asking for a render sooner share the la
 # Seconds: turns committed closer together than this share one render (skipped turns, votes, a model without a
 # typing delay commit several a second; a reader sees them arrive together either way).
 ADVANCE_COALESCE = 0.1
+# A page that heard nothing for this long looks at the game's version itself: a message can be lost (channels_redis
+# drops a page's messages once 100 wait unread, as when many games stream at once), and the page must not miss
+# the turn its student has to play.
+IDLE_RECHECK = 3.0
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
@@ -54,6 +59,7 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
         await self.close(code=NOT_FOUND)
 
 
+logger = logging.getLogger("mercury")
 T = TypeVar("T")
 
 
@@ -78,32 +84,36 @@ class GameConsumer(AsyncWebsocketConsumer):
     advance_pending: bool  # a committed turn is not rendered yet
     advance_later: asyncio.Task[None] | None  # the render that will show it
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
+    shown_version: int  # the game's version in the last render
+    heard_at: float  # when the last message from the game's group came
+    watcher: asyncio.Task[None] | None  # see _watch
 
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         user = self.scope.get("user")
-        game = await _in_thread(self._load)() if 0 < self.game_id <= MAX_GAME_ID else None
-        if game is None or user is None or not user.is_authenticated or not can_read(user, game):
+        access = await _in_thread(self._access)(user) if 0 < self.game_id <= MAX_GAME_ID else None
+        if access is None or not access[0]:
             await self.close(code=NOT_ALLOWED)
             return
-        self.driver = can_drive(user, game)
+        self.driver = access[1]
         self.session_key, self.user_pk = self.scope["session"].session_key or "", user.pk
         self.session_checked_at, self.rendered_at, self.frames = time.monotonic(), 0.0, deque()
         self.advanced_at, self.advance_pending, self.advance_later = 0.0, False, None
         self.sending = asyncio.Lock()
-        self.last_seq = 0
+        self.last_seq, self.shown_version, self.heard_at, self.watcher = 0, -1, time.monotonic(), None
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
         await self.channel_layer.group_add(session_group(self.session_key), self.channel_name)
         await self.accept()
         await self.send_update(full=True)
+        self.watcher = asyncio.create_task(self._watch())
         if self.driver:
             # Even if a lease is held: its holder may be dead, and the queued task waits for the lease to lapse.
             await _in_thread(self._queue_drive)(even_if_driven=True)
 
     async def disconnect(self, code: int) -> None:
-        later = getattr(self, "advance_later", None)
-        if later is not None:
-            later.cancel()
+        for task in (getattr(self, "advance_later", None), getattr(self, "watcher", None)):
+            if task is not None:
+                task.cancel()
         if hasattr(self, "last_seq"):  # accepted: leave the groups (the game goes on without this page)
             await self.channel_layer.group_discard(group_name(self.game_id), self.channel_name)
             await self.channel_layer.group_discard(session_group(self.session_key), self.channel_name)
@@ -133,7 +143,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         is the first in a while; a turn an AI seat follows within ADVANCE_COALESCE of the last render waits for
         the next render, which shows every turn committed meanwhile. Any other frame (streamed words, an error,
         a page's request) first sends a waiting render, so the page sees the game in order."""
-        self.advance_pending = True
+        self.advance_pending, self.heard_at = True, time.monotonic()
         if not event.get("ai_next"):
             await self._send_advanced()
             return
@@ -159,7 +169,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             if rendered is None:
                 await self._logged_out()
                 return
-            html, self.last_seq = rendered
+            html, self.last_seq, self.shown_version = rendered
             self.session_checked_at = time.monotonic()
             await self.send(text_data=html)
 
@@ -168,7 +178,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self._send_advanced()
 
     async def game_stream(self, event: dict[str, Any]) -> None:
-        got = time.time()
+        got, self.heard_at = time.time(), time.monotonic()
         await self._flush_advanced()
         if not await self._still_logged_in(force=False):
             return
@@ -211,6 +221,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self.close(code=LOGGED_OUT)
 
     async def game_error(self, event: dict[str, Any]) -> None:
+        self.heard_at = time.monotonic()
         await self._flush_advanced()
         if not await self._still_logged_in(force=False):
             return
@@ -232,7 +243,25 @@ class GameConsumer(AsyncWebsocketConsumer):
         if even_if_driven or lease_left(game.driver, game.driver_until) == 0:
             enqueue_drive(game_id=self.game_id)
 
-    def _advanced(self) -> tuple[str, int] | None:
+    async def _watch(self) -> None:
+        """Every IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render
+        what the page missed (a lost message; see IDLE_RECHECK)."""
+        while True:
+            await asyncio.sleep(IDLE_RECHECK)
+            if time.monotonic() - self.heard_at < IDLE_RECHECK or self.advance_pending:
+                continue
+            try:
+                version = await _in_thread(self._version)()
+                if version is not None and version != self.shown_version:
+                    self.advance_pending = True
+                    await self._send_advanced()
+            except Exception:  # a database hiccup: look again at the next interval
+                logger.exception("game %s: the page's version check failed", self.game_id)
+
+    def _version(self) -> int | None:
+        return Game.objects.filter(pk=self.game_id).values_list("version", flat=True).first()
+
+    def _advanced(self) -> tuple[str, int, int] | None:
         """The turn's render, or None when the page's session has ended (it was logged out)."""
         if not session_still_valid(self.session_key, self.user_pk):
             return None
@@ -244,16 +273,25 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     # --- rendering ------------------------------------------------------------------------------------------
 
+    def _access(self, user: Any) -> tuple[bool, bool] | None:
+        """(may read, may drive), in the database thread: a teacher's access asks the database for their classes."""
+        game = self._load()
+        if game is None or user is None or not user.is_authenticated:
+            return None
+        return can_read(user, game), can_drive(user, game)
+
     def _load(self) -> Game | None:
         return games_with_scenario().filter(pk=self.game_id).first()
 
-    def _render(self, full: bool, game: Game | None = None) -> tuple[str, int]:
+    def _render(self, full: bool, game: Game | None = None) -> tuple[str, int, int]:
+        """The page's frame, the newest entry it shows and the game's version it shows."""
         game = game or games_with_scenario().get(pk=self.game_id)
-        return kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
+        html, seq = kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
+        return html, seq, game.version
 
     async def send_update(self, full: bool) -> None:
         await self._flush_advanced()
         async with self.sending:
             self.rendered_at = time.monotonic()
-            html, self.last_seq = await _in_thread(self._render)(full)
+            html, self.last_seq, self.shown_version = await _in_thread(self._render)(full)
             await self.send(text_data=html)

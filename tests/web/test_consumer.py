@@ -234,3 +234,25 @@ async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: A
     async with asyncio.timeout(5):
         while await lease() != ("", None):
             await asyncio.sleep(0.05)
+
+
+async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(settings: Any, monkeypatch: Any) -> None:
+    """A message can be lost (channels_redis drops a page's messages once 100 wait unread): a page that heard
+    nothing for a while compares the game's version with the one it shows, and renders what it missed."""
+    from simulations import consumers
+    from simulations.services.drive import drive_game
+
+    monkeypatch.setattr(consumers, "IDLE_RECHECK", 0.3)
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    staff = await database_sync_to_async(User.objects.create_user)(
+        "teacher", password="a-long-test-passphrase-42", is_staff=True
+    )
+    comm = await _connect(game, staff)  # staff reads the game but does not drive it
+    assert (await comm.connect())[0]
+    await comm.receive_from(timeout=10)  # the first render
+    assert await comm.receive_nothing(timeout=1.0)  # nothing changed: nothing sent
+    settings.MERCURY_BROADCAST = False  # the turn's message is lost
+    await database_sync_to_async(drive_game)(game_id=game.pk, max_steps=1, stream=False)
+    frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"', timeout=5)
+    assert frames  # shown without any message
+    await comm.disconnect()
