@@ -236,7 +236,9 @@ async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: A
             await asyncio.sleep(0.05)
 
 
-async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(settings: Any, monkeypatch: Any) -> None:
+async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(
+    settings: Any, monkeypatch: Any
+) -> None:
     """A message can be lost (channels_redis drops a page's messages once 100 wait unread): a page that heard
     nothing for a while compares the game's version with the one it shows, and renders what it missed."""
     from simulations import consumers

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_loading_the_asgi_application_freezes_the_start_up_objects() -> None:
     # A fresh interpreter: this test process may have frozen already, or never loaded the application.
-    probe = "import gc; before = gc.get_freeze_count(); import mercury.asgi; print(before, gc.get_freeze_count())"
+    probe = (
+        "import gc; before = gc.get_freeze_count(); import mercury.asgi; print(before, gc.get_freeze_count())"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
     )
