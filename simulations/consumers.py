@@ -64,11 +64,12 @@ T = TypeVar("T")
 
 
 def _in_thread(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """A page's database work runs in the server loop's pool of threads, not in channels' default one thread per
-    process, which every page of the process shares: under load (bench/load.py, 100 students, scaled set-up) a
-    streamed frame then waited behind other pages' renders, p50 / p99 283 / 2594 ms in its consumer's queue;
-    with the pool 7 / 208 ms. One page's calls are still awaited one at a time, in order."""
-    return database_sync_to_async(fn, thread_sensitive=False)  # type: ignore[no-any-return]
+    """A page's database work, in channels' database thread (one per process, shared by every page). Its thread
+    pool instead (thread_sensitive=False) took a streamed frame's wait in its consumer's queue at 100 students
+    from p50 / p99 283 / 2594 ms to 5 / 208 ms (bench/load.py), but the pool's threads kept their pooled
+    PostgreSQL connections after their event loop ended, and the test suite's PostgreSQL leg ran out of them: to
+    come back with each call handing its connection back."""
+    return database_sync_to_async(fn)  # type: ignore[no-any-return]
 
 
 class GameConsumer(AsyncWebsocketConsumer):
