@@ -19,8 +19,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -50,6 +49,7 @@ ADVANCE_COALESCE = 0.1
 # drops a page's messages once 100 wait unread, as when many games stream at once), and the page must not miss
 # the turn its student has to play.
 IDLE_RECHECK = 3.0
+IDLE_RECHECK_MAX = 30.0
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
@@ -60,18 +60,12 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
 
 
 logger = logging.getLogger("mercury")
-T = TypeVar("T")
 
 
-def _in_thread(fn: Callable[..., T]) -> Callable[..., Awaitable[T]]:
-    """A page's database work, in channels' database thread (one per process, shared by every page). Its thread
-    pool instead (thread_sensitive=False) took a streamed frame's wait in its consumer's queue at 100 students
-    from p50 / p99 283 / 2594 ms to 5 / 208 ms (bench/load.py), but the pool's threads kept their pooled
-    PostgreSQL connections after their event loop ended, and the test suite's PostgreSQL leg ran out of them: to
-    come back with each call handing its connection back."""
-    return database_sync_to_async(fn)  # type: ignore[no-any-return]
-
-
+# A page's database work runs on channels' one database thread per process. The loop's thread pool instead
+# (thread_sensitive=False) cut a streamed frame's wait behind other pages' renders at 100 students from p50 283 to
+# 5 ms (bench/load.py), but its threads kept their pooled PostgreSQL connections after their loop ended and the
+# PostgreSQL test leg ran out of them: to come back with each call handing its connection back.
 class GameConsumer(AsyncWebsocketConsumer):
     game_id: int
     driver: bool
@@ -92,7 +86,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         user = self.scope.get("user")
-        access = await _in_thread(self._access)(user) if 0 < self.game_id <= MAX_GAME_ID else None
+        access = await database_sync_to_async(self._access)(user) if 0 < self.game_id <= MAX_GAME_ID else None
         if access is None or not access[0]:
             await self.close(code=NOT_ALLOWED)
             return
@@ -109,7 +103,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.watcher = asyncio.create_task(self._watch())
         if self.driver:
             # Even if a lease is held: its holder may be dead, and the queued task waits for the lease to lapse.
-            await _in_thread(self._queue_drive)(even_if_driven=True)
+            await database_sync_to_async(self._queue_drive)(even_if_driven=True)
 
     async def disconnect(self, code: int) -> None:
         for task in (getattr(self, "advance_later", None), getattr(self, "watcher", None)):
@@ -166,7 +160,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             self.advance_pending = False
             self.advanced_at = self.rendered_at = time.monotonic()
             # One trip to the database thread: the session check, the render and the queue decision.
-            rendered = await _in_thread(self._advanced)()
+            rendered = await database_sync_to_async(self._advanced)()
             if rendered is None:
                 await self._logged_out()
                 return
@@ -189,18 +183,13 @@ class GameConsumer(AsyncWebsocketConsumer):
             "text": event["text"],
             "slot": slot if SLOT.fullmatch(slot) else "",
         }
-        if settings.MERCURY_STREAM_TIMESTAMPS:
-            # For bench/load.py: when the frame's oldest and newest words left the model, when the channel layer
-            # took the message, when this page received it and when the frame was written to the socket.
-            stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
-            async with self.sending:
-                context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
-                html = render_to_string("game/_stream.html", context)
-                await self.send(text_data=html)
-            return
-        html = render_to_string("game/_stream.html", context)
         async with self.sending:
-            await self.send(text_data=html)
+            if settings.MERCURY_STREAM_TIMESTAMPS:
+                # For bench/load.py: when the frame's oldest and newest words left the model, when the channel
+                # layer took the message, when this page received it and when the frame went to the socket.
+                stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
+                context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
+            await self.send(text_data=render_to_string("game/_stream.html", context))
 
     async def session_ended(self, event: dict[str, Any]) -> None:
         """Its user logged out (in any tab): this page shows and drives nothing more."""
@@ -211,7 +200,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         if not force and now - self.session_checked_at < SESSION_RECHECK_SECONDS:
             return True
         self.session_checked_at = now
-        if await _in_thread(session_still_valid)(self.session_key, self.user_pk):
+        if await database_sync_to_async(session_still_valid)(self.session_key, self.user_pk):
             return True
         await self._logged_out()
         return False
@@ -245,17 +234,25 @@ class GameConsumer(AsyncWebsocketConsumer):
             enqueue_drive(game_id=self.game_id)
 
     async def _watch(self) -> None:
-        """Every IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render
-        what the page missed (a lost message; see IDLE_RECHECK)."""
+        """After IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render
+        what the page missed (a lost message; see IDLE_RECHECK). A lost message is one of a burst, so a page that
+        keeps finding nothing looks half as often each time (up to IDLE_RECHECK_MAX): a page waiting on its
+        student does not cost its process's one database thread a query every few seconds."""
+        wait = IDLE_RECHECK
         while True:
-            await asyncio.sleep(IDLE_RECHECK)
-            if time.monotonic() - self.heard_at < IDLE_RECHECK or self.advance_pending:
+            heard = self.heard_at
+            await asyncio.sleep(wait)
+            if self.heard_at != heard or self.advance_pending:
+                wait = IDLE_RECHECK  # the game is moving: look soon after it next goes quiet
                 continue
             try:
-                version = await _in_thread(self._version)()
+                version = await database_sync_to_async(self._version)()
                 if version is not None and version != self.shown_version:
                     self.advance_pending = True
                     await self._send_advanced()
+                    wait = IDLE_RECHECK
+                else:
+                    wait = min(2 * wait, IDLE_RECHECK_MAX)
             except Exception:  # a database hiccup: look again at the next interval
                 logger.exception("game %s: the page's version check failed", self.game_id)
 
@@ -294,5 +291,5 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self._flush_advanced()
         async with self.sending:
             self.rendered_at = time.monotonic()
-            html, self.last_seq, self.shown_version = await _in_thread(self._render)(full)
+            html, self.last_seq, self.shown_version = await database_sync_to_async(self._render)(full)
             await self.send(text_data=html)
