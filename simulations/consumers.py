@@ -15,15 +15,21 @@ full re-render each).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 import re
+import threading
 import time
 from collections import deque
-from typing import Any
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import connection
 from django.template.loader import render_to_string
 
 from simulations.kinds import Actor, kind_of
@@ -60,12 +66,53 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
 
 
 logger = logging.getLogger("mercury")
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
-# A page's database work runs on channels' one database thread per process. The loop's thread pool instead
-# (thread_sensitive=False) cut a streamed frame's wait behind other pages' renders at 100 students from p50 283 to
-# 5 ms (bench/load.py), but its threads kept their pooled PostgreSQL connections after their loop ended and the
-# PostgreSQL test leg ran out of them: to come back with each call handing its connection back.
+# A page's database work (renders, session and version checks) runs in a pool of PAGE_THREADS threads per process
+# (`_in_page_thread`), not on channels' one database thread, which every page of the process would share: at 100
+# students a streamed frame waited there behind other pages' renders, p50 283 ms (bench/load.py), 5 ms with a
+# pool. The pool is the process's own, not the event loop's: the loop's threads end with their loop, and a
+# connection still open in a thread that ends never went back to mercury/db/pool.py (the PostgreSQL test leg,
+# whose tests each run a loop of their own, ran out of connections). These threads live as long as the process,
+# and each call hands its connection back when it ends (channels' close_old_connections; _hand_back).
+PAGE_THREADS = 4
+_page_pool: tuple[int, ThreadPoolExecutor] | None = None
+_page_pool_lock = threading.Lock()
+
+
+def _page_threads() -> ThreadPoolExecutor:
+    """This process's pool (made on first use, and again in a forked child: a child has none of its parent's
+    threads)."""
+    global _page_pool
+    with _page_pool_lock:
+        if _page_pool is None or _page_pool[0] != os.getpid():
+            _page_pool = (os.getpid(), ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="mercury-pages"))
+        return _page_pool[1]
+
+
+def _hand_back(fn: Callable[P, T]) -> Callable[P, T]:
+    """`fn`, then this thread's connection back to the pool whatever CONN_MAX_AGE says (channels closes it only
+    when it is obsolete); left alone inside a transaction (a test's own)."""
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if not connection.in_atomic_block:
+                connection.close()
+
+    return call
+
+
+def _in_page_thread(fn: Callable[P, T]) -> Callable[P, Awaitable[T]]:
+    """`fn` as an awaitable run in this process's page threads. One page's calls are still awaited one at a
+    time, in order."""
+    return database_sync_to_async(_hand_back(fn), thread_sensitive=False, executor=_page_threads())  # type: ignore[no-any-return]
+
+
 class GameConsumer(AsyncWebsocketConsumer):
     game_id: int
     driver: bool
@@ -86,7 +133,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])
         user = self.scope.get("user")
-        access = await database_sync_to_async(self._access)(user) if 0 < self.game_id <= MAX_GAME_ID else None
+        access = await _in_page_thread(self._access)(user) if 0 < self.game_id <= MAX_GAME_ID else None
         if access is None or not access[0]:
             await self.close(code=NOT_ALLOWED)
             return
@@ -103,7 +150,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.watcher = asyncio.create_task(self._watch())
         if self.driver:
             # Even if a lease is held: its holder may be dead, and the queued task waits for the lease to lapse.
-            await database_sync_to_async(self._queue_drive)(even_if_driven=True)
+            await _in_page_thread(self._queue_drive)(even_if_driven=True)
 
     async def disconnect(self, code: int) -> None:
         for task in (getattr(self, "advance_later", None), getattr(self, "watcher", None)):
@@ -160,7 +207,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             self.advance_pending = False
             self.advanced_at = self.rendered_at = time.monotonic()
             # One trip to the database thread: the session check, the render and the queue decision.
-            rendered = await database_sync_to_async(self._advanced)()
+            rendered = await _in_page_thread(self._advanced)()
             if rendered is None:
                 await self._logged_out()
                 return
@@ -200,7 +247,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         if not force and now - self.session_checked_at < SESSION_RECHECK_SECONDS:
             return True
         self.session_checked_at = now
-        if await database_sync_to_async(session_still_valid)(self.session_key, self.user_pk):
+        if await _in_page_thread(session_still_valid)(self.session_key, self.user_pk):
             return True
         await self._logged_out()
         return False
@@ -246,7 +293,7 @@ class GameConsumer(AsyncWebsocketConsumer):
                 wait = IDLE_RECHECK  # the game is moving: look soon after it next goes quiet
                 continue
             try:
-                version = await database_sync_to_async(self._version)()
+                version = await _in_page_thread(self._version)()
                 if version is not None and version != self.shown_version:
                     self.advance_pending = True
                     await self._send_advanced()
@@ -291,5 +338,5 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self._flush_advanced()
         async with self.sending:
             self.rendered_at = time.monotonic()
-            html, self.last_seq, self.shown_version = await database_sync_to_async(self._render)(full)
+            html, self.last_seq, self.shown_version = await _in_page_thread(self._render)(full)
             await self.send(text_data=html)

@@ -258,3 +258,42 @@ async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(
     frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"', timeout=5)
     assert frames  # shown without any message
     await comm.disconnect()
+
+
+async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_connection_back(
+    monkeypatch: Any,
+) -> None:
+    """Renders and checks run in the process's page threads (not channels' one database thread, which every page
+    would share), and no page thread keeps a connection between calls, even with persistent connections
+    configured: a connection kept by a thread is one the process's pool (mercury/db/pool.py) never gets back."""
+    import threading
+
+    from django.db import connection
+
+    from simulations import consumers
+
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", None)  # persistent: channels would keep it
+    seen: list[str] = []
+    render = consumers.GameConsumer._render
+
+    def spy(self: Any, *args: Any) -> Any:
+        seen.append(threading.current_thread().name)
+        return render(self, *args)
+
+    monkeypatch.setattr(consumers.GameConsumer, "_render", spy)
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    comm = await _connect(game, owner)
+    assert (await comm.connect())[0]
+    await comm.receive_from(timeout=10)
+    await comm.disconnect()
+    assert seen and all(name.startswith("mercury-pages") for name in seen)
+
+    everyone_there = threading.Barrier(consumers.PAGE_THREADS, timeout=10)
+
+    def holds_a_connection() -> bool:
+        everyone_there.wait()  # one call on each thread of the pool
+        return connection.connection is not None
+
+    pool = consumers._page_threads()
+    calls = [asyncio.wrap_future(pool.submit(holds_a_connection)) for _ in range(consumers.PAGE_THREADS)]
+    assert await asyncio.gather(*calls) == [False] * consumers.PAGE_THREADS
