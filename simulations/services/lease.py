@@ -140,6 +140,11 @@ class LeaseHeartbeat:
                 except DatabaseError as exc:  # e.g. SQLite busy with another writer: try again next beat
                     log.warning("game %s: lease renewal failed (%s); retrying", self.game_id, exc)
                     continue
+                finally:
+                    # Back to the process's pool between beats: a worker driving 100 games has 100 heartbeats,
+                    # and each holding its connection took every one a process may open (mercury/db/pool.py):
+                    # the drives then failed to commit (bench/load.py, 100 students).
+                    connections.close_all()
                 if not held:
                     self.lost.set()
                     return

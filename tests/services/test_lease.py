@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -24,3 +26,28 @@ def test_a_lease_has_one_holder_until_it_lapses() -> None:
     assert acquire_lease(game_id=game.pk, holder="b")
     release_lease(game_id=game.pk, holder="b")
     assert acquire_lease(game_id=game.pk, holder="c")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_heartbeat_holds_no_database_connection_between_beats(settings: Any, monkeypatch: Any) -> None:
+    """A worker driving many games has a heartbeat for each: one keeping its connection between beats holds one of
+    the few a process may open (mercury/db/pool.py), and enough of them starve the drives' commits."""
+    from django.db import connection
+
+    from simulations.services import lease
+
+    settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    assert acquire_lease(game_id=game.pk, holder="a")
+    open_at_beat: list[bool] = []
+    renew = lease.acquire_lease
+
+    def spy(**kwargs: Any) -> bool:
+        open_at_beat.append(connection.connection is not None)  # this (the heartbeat's) thread's connection
+        return renew(**kwargs)
+
+    monkeypatch.setattr(lease, "acquire_lease", spy)
+    with lease.LeaseHeartbeat(game_id=game.pk, holder="a") as heartbeat:
+        time.sleep(1.0)
+    assert not heartbeat.lost.is_set()
+    assert len(open_at_beat) >= 3 and not any(open_at_beat)

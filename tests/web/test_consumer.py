@@ -272,13 +272,14 @@ async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_conn
 
     from simulations import consumers
 
-    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", None)  # persistent: channels would keep it
     seen: list[str] = []
     render = consumers.GameConsumer._render
 
     def spy(self: Any, *args: Any) -> Any:
         seen.append(threading.current_thread().name)
-        return render(self, *args)
+        rendered = render(self, *args)
+        connection.close_at = None  # as if persistent (CONN_MAX_AGE=None): channels' clean-up would keep it
+        return rendered
 
     monkeypatch.setattr(consumers.GameConsumer, "_render", spy)
     owner, game = await database_sync_to_async(_setup_game)("owner")
