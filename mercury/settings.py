@@ -194,13 +194,16 @@ _redis = os.environ.get("REDIS_URL", "")
 # gives every socket read a 5 s time-out by default, which that wait can reach: an idle page's socket then broke
 # (issue #16's multi-process test found it). Reads may take longer than the pop; a dead Redis still fails them.
 REDIS_SOCKET_TIMEOUT = float(os.environ.get("MERCURY_REDIS_SOCKET_TIMEOUT", "20"))
-# MERCURY_CHANNEL_LAYER: channels_redis's other layer, channels_redis.pubsub.RedisPubSubChannelLayer (Redis
-# pub/sub), carried streamed words to pages several times faster under load here, and answered moves slower:
-# figures in docs/benchmarks.md ("Load"). The default stays the layer the reliability tests exercise.
+# The channel layer: channels_redis's, reading a server process's messages off Redis many at a time
+# (mercury/channel_layer.py; channels_redis reads one per four round trips, and under load streamed words waited
+# seconds in Redis). MERCURY_CHANNEL_LAYER names another: channels_redis.core.RedisChannelLayer (as shipped) or
+# channels_redis.pubsub.RedisPubSubChannelLayer (Redis pub/sub); figures in docs/benchmarks.md ("Load").
 CHANNEL_LAYERS = {
     "default": (
         {
-            "BACKEND": os.environ.get("MERCURY_CHANNEL_LAYER", "channels_redis.core.RedisChannelLayer"),
+            "BACKEND": os.environ.get(
+                "MERCURY_CHANNEL_LAYER", "mercury.channel_layer.BatchedRedisChannelLayer"
+            ),
             "CONFIG": {"hosts": [{"address": _redis, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
         }
         if _redis

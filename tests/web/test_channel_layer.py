@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs R
 
 async def test_a_receive_that_waits_through_several_blocking_pops_gets_the_message() -> None:
     layer = get_channel_layer()
-    assert type(layer).__name__ == "RedisChannelLayer"
+    assert type(layer).__name__ == "BatchedRedisChannelLayer"  # the default (mercury/channel_layer.py)
     channel = await layer.new_channel()
 
     async def send_later() -> None:
@@ -98,3 +99,82 @@ def test_the_pub_sub_layer_carries_a_worker_threads_messages_in_order(
         return got
 
     assert async_to_sync(watch)() == list(range(20))
+
+
+def _batched_layer() -> Any:
+    from mercury.channel_layer import BatchedRedisChannelLayer
+
+    return BatchedRedisChannelLayer(
+        hosts=[{"address": os.environ["REDIS_URL"]}], prefix=f"batch-test-{os.getpid()}"
+    )
+
+
+def test_the_batched_layer_delivers_every_pages_messages_in_order_in_few_round_trips() -> None:
+    """mercury.channel_layer: a process's messages come off Redis many per round trip (channels_redis takes one
+    per four), and each page still gets exactly its own, in order."""
+    from asgiref.sync import async_to_sync
+
+    async def watch() -> tuple[dict[str, list[int]], int]:
+        layer = _batched_layer()
+        takes = 0
+        take = layer._take
+
+        async def counted(channel: str) -> None:
+            nonlocal takes
+            takes += 1
+            await take(channel)
+
+        layer._take = counted
+        pages = {game: await layer.new_channel() for game in ("g1", "g2", "g3")}
+        for game, channel in pages.items():
+            await layer.group_add(game, channel)
+        for n in range(30):
+            for game in pages:
+                await layer.group_send(game, {"type": "game.stream", "n": n})
+        got = {
+            game: [(await layer.receive(channel))["n"] for _ in range(30)] for game, channel in pages.items()
+        }
+        await layer.flush()
+        return got, takes
+
+    got, took = async_to_sync(watch)()
+    assert got == {game: list(range(30)) for game in ("g1", "g2", "g3")}
+    assert took == 1  # 90 messages, one round trip (channels_redis: four round trips each)
+
+
+def test_a_page_that_leaves_while_it_reads_for_the_process_loses_no_other_pages_message() -> None:
+    """The page whose receive is reading Redis for the whole process disconnects (its receive is cancelled) after
+    Redis gave out the messages and before they were read off the socket: the read goes on, and what it took
+    reaches the other pages."""
+    from asgiref.sync import async_to_sync
+
+    async def watch() -> dict[str, Any]:
+        layer = _batched_layer()
+        connect = layer.connection
+
+        class SlowAnswers:  # Redis pops at once; its answer reaches the process 0.5 s later
+            def __init__(self, connection: Any) -> None:
+                self.connection = connection
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.connection, name)
+
+            async def zpopmin(self, *args: Any) -> Any:
+                popped = await self.connection.zpopmin(*args)
+                await asyncio.sleep(0.5)
+                return popped
+
+        layer.connection = lambda index: SlowAnswers(connect(index))
+        leaving, staying = await layer.new_channel(), await layer.new_channel()
+        await layer.group_add("game-a", staying)
+        await layer.group_send("game-a", {"type": "game.advanced", "n": 7})
+        reading = asyncio.create_task(layer.receive(leaving))  # first in: it takes the read
+        await asyncio.sleep(0.2)
+        waiting = asyncio.create_task(layer.receive(staying))
+        await asyncio.sleep(0.1)
+        reading.cancel()  # popped from Redis, not yet delivered
+        message = await asyncio.wait_for(waiting, timeout=10)
+        await layer.flush()
+        return dict(message)
+
+    assert async_to_sync(watch)() == {"type": "game.advanced", "n": 7}

@@ -37,7 +37,7 @@ def test_a_drive_nobody_takes_makes_it_unhealthy() -> None:
 def test_an_unreachable_channel_layer_makes_it_unhealthy(settings: Any) -> None:
     settings.CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "mercury.channel_layer.BatchedRedisChannelLayer",
             "CONFIG": {"hosts": ["redis://127.0.0.1:1"]},
         }
     }
