@@ -275,9 +275,9 @@ class GameConsumer(AsyncWebsocketConsumer):
         """Queue "drive game N" when an AI seat acts next. After a turn the driver committed, its lease is live
         and it carries on by itself: only a move made while nobody drives needs a new task."""
         game = game or self._load()
-        if game is None or kind_of(game).next_step(game).actor is not Actor.AI:
-            return
-        if even_if_driven or lease_left(game.driver, game.driver_until) == 0:
+        if game is None or (not even_if_driven and lease_left(game.driver, game.driver_until) > 0):
+            return  # driven: the lease is read first, as it is cheaper than the next step
+        if kind_of(game).next_step(game).actor is Actor.AI:
             enqueue_drive(game_id=self.game_id)
 
     async def _watch(self) -> None:

@@ -95,6 +95,14 @@ def acquire_lease(*, game_id: int, holder: str) -> bool:
     return False
 
 
+def renew_lease_at(*, game_id: int, holder: str, version: int) -> bool:
+    """Renew a lease this holder has, only while the game is still at `version`: True tells the driver, in one
+    statement, that the lease is its own and that nobody committed since it last did (so the game it holds is
+    the stored one and need not be read again)."""
+    until = timezone.now() + timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
+    return Game.objects.filter(pk=game_id, driver=holder, version=version).update(driver_until=until) == 1
+
+
 def release_lease(*, game_id: int, holder: str) -> None:
     Game.objects.filter(pk=game_id, driver=holder).update(driver="", driver_until=None)
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from simulations.models import Game
-from simulations.services.lease import acquire_lease, release_lease
+from simulations.services.lease import acquire_lease, release_lease, renew_lease_at
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 
@@ -26,6 +26,21 @@ def test_a_lease_has_one_holder_until_it_lapses() -> None:
     assert acquire_lease(game_id=game.pk, holder="b")
     release_lease(game_id=game.pk, holder="b")
     assert acquire_lease(game_id=game.pk, holder="c")
+
+
+def test_a_lease_is_renewed_at_a_version_only_by_its_holder_and_only_while_nobody_committed() -> None:
+    """The driver's one-statement check between its steps: its lease, and the game still as its commit left it."""
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    assert acquire_lease(game_id=game.pk, holder="a")
+    Game.objects.filter(pk=game.pk).update(driver_until=timezone.now())  # about to lapse
+    assert not renew_lease_at(game_id=game.pk, holder="b", version=game.version)  # not b's
+    assert renew_lease_at(game_id=game.pk, holder="a", version=game.version)
+    assert Game.objects.get(pk=game.pk).driver_until > timezone.now() + timedelta(seconds=1)  # renewed
+    assert not renew_lease_at(game_id=game.pk, holder="a", version=game.version + 1)  # another state
+    Game.objects.filter(pk=game.pk).update(version=game.version + 1)  # a move committed meanwhile
+    assert not renew_lease_at(game_id=game.pk, holder="a", version=game.version)
+    release_lease(game_id=game.pk, holder="a")
+    assert not renew_lease_at(game_id=game.pk, holder="a", version=game.version + 1)  # released: not a's
 
 
 @pytest.mark.django_db(transaction=True)

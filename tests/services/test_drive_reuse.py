@@ -1,0 +1,88 @@
+"""Between its steps the driver keeps the game its own commit left, when one statement shows that the lease is
+still its own and that nobody committed since (`renew_lease_at`); otherwise it reads the row again. Either way it
+plays the same game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.play import play_game
+from simulations.models import Game, TranscriptEntry
+from simulations.services import drive
+from simulations.services.drive import Outcome, drive_game
+from simulations.services.turns import create_game
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+
+STEPS = 6
+
+
+class _Reached(Exception):
+    pass
+
+
+def game_at_the_first_debate(seed: int = 5) -> Game:
+    """A passive game played up to the first AI speech of the first issue's debate: many AI steps follow."""
+    game = create_game(scenario_version=mercury_version(), seed=seed)
+
+    def stop(g: Game, _what: str) -> None:
+        if state_of(g).status == "ISSUE_DEBATE_ROUND_1" and step_of(g).kind == "ai":
+            raise _Reached
+
+    with pytest.raises(_Reached):
+        play_game(game_id=game.pk, policy=make_policy("passive", "EU"), on_progress=stop)
+    game.refresh_from_db()
+    return game
+
+
+def _counting_loads(monkeypatch: Any) -> list[int]:
+    loads: list[int] = []
+    load = drive._load
+
+    def counted(game_id: int) -> Game:
+        loads.append(game_id)
+        return load(game_id)
+
+    monkeypatch.setattr(drive, "_load", counted)
+    return loads
+
+
+def _entries(game: Game) -> list[tuple[str, str]]:
+    return list(TranscriptEntry.objects.filter(game=game).order_by("seq").values_list("speaker", "text"))
+
+
+def test_a_drive_reads_the_game_once_and_plays_what_a_drive_reading_it_every_step_plays(
+    monkeypatch: Any,
+) -> None:
+    kept, read = game_at_the_first_debate(), game_at_the_first_debate()
+    loads = _counting_loads(monkeypatch)
+    assert drive_game(game_id=kept.pk, max_steps=STEPS, stream=False).steps == STEPS
+    assert loads == [kept.pk]  # the first step only: each later one followed our own commit
+    monkeypatch.setattr(
+        drive, "renew_lease_at", lambda **_: False
+    )  # as if someone committed after every step
+    assert drive_game(game_id=read.pk, max_steps=STEPS, stream=False).steps == STEPS
+    assert loads.count(read.pk) == STEPS + 1
+    assert _entries(kept) == _entries(read) and len(_entries(kept)) > len(
+        _entries(game_at_the_first_debate())
+    )
+    assert Game.objects.get(pk=kept.pk).state == Game.objects.get(pk=read.pk).state
+
+
+def test_a_commit_by_someone_else_between_steps_makes_the_drive_read_the_game_again(monkeypatch: Any) -> None:
+    game = game_at_the_first_debate()
+    loads = _counting_loads(monkeypatch)
+
+    def another_writer(played: Game, _step: Any) -> None:
+        # The version is what a commit changes; nothing else is needed to tell the driver its game moved on.
+        Game.objects.filter(pk=played.pk).update(version=played.version + 1)
+
+    result = drive_game(game_id=game.pk, max_steps=3, stream=False, on_step=another_writer)
+    assert result.outcome is Outcome.PAUSED and result.steps == 3
+    assert loads == [game.pk] * 4  # the first step, then after each step (the last, to find the budget spent)
+    assert Game.objects.get(pk=game.pk).driver == ""  # released
