@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from simulations import faults
 from simulations.ai import costs, gateway, tokens
@@ -19,6 +19,7 @@ from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game, TranscriptEntry
+from simulations.services.appended import AppendedRows
 from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
 from simulations.services.turns import (
@@ -166,27 +167,46 @@ def trim(text: str, limit: int = machine.MAX_MESSAGE_CHARS) -> str:
     return cut[: end + 1] if end > limit // 2 else cut
 
 
+class _Changes(NamedTuple):
+    seq: int  # the event's
+    changes: list[dict[str, Any]]
+
+
+# Entries and events are append-only: a process keeps each game's and reads only the rows added since.
+_ENTRIES: AppendedRows[prompts.SeenEntry] = AppendedRows(
+    lambda game_id, after: [
+        prompts.SeenEntry(*row)
+        for row in TranscriptEntry.objects.filter(game_id=game_id, seq__gt=after)
+        .order_by("seq")
+        .values_list("seq", "speaker", "kind", "visibility", "audience", "text")
+    ]
+)
+_STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
+    lambda game_id, after: [
+        _Changes(*row)
+        for row in Event.objects.filter(game_id=game_id, seq__gt=after)
+        .exclude(stance_changes=[])
+        .order_by("seq")
+        .values_list("seq", "stance_changes")
+    ]
+)
+
+
 def seen_entries(game: Game) -> list[prompts.SeenEntry]:
     """Every entry of the game; prompt building keeps only what the seat may see."""
-    rows = TranscriptEntry.objects.filter(game=game).values_list(
-        "seq", "speaker", "kind", "visibility", "audience", "text"
-    )
-    return [prompts.SeenEntry(*row) for row in rows]
+    return list(_ENTRIES.rows(game_id=game.pk, created_at=game.created_at))
 
 
 def _recent_changes(game: Game, role: str | None) -> list[dict[str, Any]]:
     """This seat's stance changes since it last spoke: what it should say it was persuaded of."""
-    last_own = (
-        TranscriptEntry.objects.filter(game=game, speaker=role, kind__in=["message", "speech", "opening"])
-        .order_by("-seq")
-        .values_list("seq", flat=True)
-        .first()
-    ) or 0
+    spoken = [
+        e.seq for e in seen_entries(game) if e.speaker == role and e.kind in ("message", "speech", "opening")
+    ]
+    last_own = spoken[-1] if spoken else 0
     scenario = scenario_of_version(game.scenario)
     out: list[dict[str, Any]] = []
-    rows = Event.objects.filter(game=game).exclude(stance_changes=[]).values_list("stance_changes", flat=True)
-    for changes in rows:
-        for change in changes:
+    for event in _STANCE_CHANGES.rows(game_id=game.pk, created_at=game.created_at):
+        for change in event.changes:
             if (
                 change["role"] == role
                 and change["field"] != "withdrawn"

@@ -63,6 +63,7 @@ def submit_human_event(
             event=event,
             payload=clean,
             idempotency_key=idempotency_key,
+            known=game,  # the commit then locks the row without reading it again, if `game` is at `version`
         )
     _check_text(state.status, event, clean.get("text"))
     _check_fresh(game, version, idempotency_key)
@@ -78,7 +79,7 @@ def submit_human_event(
         try:
             return commit_event(
                 game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=calls,
-                idempotency_key=idempotency_key,
+                idempotency_key=idempotency_key, known=game,
             )  # fmt: skip
         except (StaleTurn, GameFinished, MachineError) as exc:
             record_uncommitted_calls(game=game, calls=calls, why=str(exc))

@@ -43,7 +43,7 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
 def move(request: HttpRequest, game: Game) -> HttpResponse:
     event = request.POST.get("event", "")
     payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
-    error, status = "", 200
+    error, status, committed = "", 200, False
     try:
         if any("\x00" in value for value in request.POST.values()):
             raise NulInForm()
@@ -53,6 +53,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         game = submit_human_event(
             game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
         )
+        committed = True
     except RateLimited as exc:
         error, status = str(exc), 429
     except StaleTurn as exc:
@@ -65,7 +66,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         if error:  # a plain post (no JavaScript): the sentence rides to the game page as a flash message
             messages.error(request, error)
         return redirect("game", game_id=game.pk)
-    game.refresh_from_db()
+    if not committed:
+        game.refresh_from_db()  # refused: the panels show the game as it is now (a committed move returned it)
     context = game_context(game)  # the refusal goes in the notice below, not the panels
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)

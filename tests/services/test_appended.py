@@ -1,0 +1,90 @@
+"""A process keeps each game's append-only rows and reads only those added since its last read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
+
+import pytest
+
+from simulations.kinds.negotiation.ai_turns import seen_entries
+from simulations.kinds.negotiation.prompts import SeenEntry
+from simulations.models import Game, TranscriptEntry
+from simulations.services.appended import AppendedRows
+from simulations.services.drive import drive_game
+from tests.services.test_drive_reuse import game_at_the_first_debate
+
+T0 = datetime(2026, 11, 27, tzinfo=UTC)
+
+
+class Row(NamedTuple):
+    seq: int
+    game_id: int
+
+
+class Table:
+    """Rows in memory, counting how many each read returned."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.read: list[int] = []
+
+    def fetch(self, game_id: int, after: int) -> list[Row]:
+        found = [r for r in self.rows if r.game_id == game_id and r.seq > after]
+        self.read.append(len(found))
+        return found
+
+    def add(self, game_id: int, n: int) -> None:
+        start = max((r.seq for r in self.rows if r.game_id == game_id), default=0)
+        self.rows += [Row(start + i + 1, game_id) for i in range(n)]
+
+
+def test_rows_are_read_once_then_only_those_added_since() -> None:
+    table = Table()
+    kept = AppendedRows(table.fetch)
+    table.add(1, 5)
+    assert [r.seq for r in kept.rows(game_id=1, created_at=T0)] == [1, 2, 3, 4, 5]
+    table.add(1, 2)
+    assert [r.seq for r in kept.rows(game_id=1, created_at=T0)] == [1, 2, 3, 4, 5, 6, 7]
+    assert kept.rows(game_id=1, created_at=T0) == tuple(table.rows)
+    assert table.read == [5, 2, 0]
+
+
+def test_a_game_id_given_out_again_is_another_game() -> None:
+    table = Table()
+    kept = AppendedRows(table.fetch)
+    table.add(1, 3)
+    assert len(kept.rows(game_id=1, created_at=T0)) == 3
+    table.rows = [Row(1, 1)]  # the database was emptied; a new game got id 1 and wrote one row
+    assert kept.rows(game_id=1, created_at=T0 + timedelta(microseconds=1)) == (Row(1, 1),)
+
+
+def test_the_oldest_games_go_first() -> None:
+    table = Table()
+    kept = AppendedRows(table.fetch, games=2)
+    for game_id in (1, 2, 3):
+        table.add(game_id, 1)
+        kept.rows(game_id=game_id, created_at=T0)
+    kept.rows(game_id=2, created_at=T0)  # kept: read again from where it ended
+    kept.rows(game_id=1, created_at=T0)  # gone: read whole again
+    assert table.read == [1, 1, 1, 0, 1]
+
+
+@pytest.mark.django_db
+def test_a_turns_entries_equal_a_fresh_read_of_the_transcript_as_the_game_goes_on() -> None:
+    game = game_at_the_first_debate()
+    lengths = []
+    for _ in range(4):
+        assert seen_entries(game) == read_whole(game)
+        lengths.append(len(read_whole(game)))
+        assert drive_game(game_id=game.pk, max_steps=1, stream=False).steps == 1
+        game = Game.objects.get(pk=game.pk)
+    assert seen_entries(game) == read_whole(game)
+    assert lengths == sorted(set(lengths))  # each step added entries
+
+
+def read_whole(game: Game) -> list[SeenEntry]:
+    rows = TranscriptEntry.objects.filter(game=game).order_by("seq")
+    return [
+        SeenEntry(*r) for r in rows.values_list("seq", "speaker", "kind", "visibility", "audience", "text")
+    ]
