@@ -260,6 +260,29 @@ async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(
     await comm.disconnect()
 
 
+async def test_a_version_check_whose_page_closed_under_it_stops_quietly(
+    monkeypatch: Any, caplog: Any
+) -> None:
+    """The page's socket can close while its version check sends what it missed (uvicorn raises an OSError
+    there): the check stops without logging a failure, as the page is gone."""
+    from simulations import consumers
+
+    monkeypatch.setattr(consumers, "IDLE_RECHECK", 0.05)
+    page = consumers.GameConsumer.__new__(consumers.GameConsumer)
+    page.game_id, page.heard_at, page.advance_pending, page.shown_version = 1, 0.0, False, 0
+    sent: list[bool] = []
+
+    async def closed_socket(after: float = 0.0) -> None:
+        sent.append(True)
+        raise OSError("client disconnected")
+
+    monkeypatch.setattr(page, "_version", lambda: 1)  # a newer version than the page shows
+    monkeypatch.setattr(page, "_send_advanced", closed_socket)
+    await asyncio.wait_for(page._watch(), timeout=5)  # returns: does not look again every few seconds
+    assert sent == [True]
+    assert "version check failed" not in caplog.text
+
+
 async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_connection_back(
     monkeypatch: Any,
 ) -> None:
