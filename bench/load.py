@@ -69,6 +69,7 @@ from bench.http_games import (  # noqa: E402
     CSRF,
     HIDDEN,
     HX_CSRF,
+    Panels,
     PgProbe,
     _choose,
     _entries,
@@ -294,6 +295,7 @@ class Student:
     hops: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)  # (at, seconds in each of HOPS)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
     last_news: float = 0.0
+    doing: str = "starting"  # what the client was doing, named in an error (paths without their numbers)
 
     def _news(self) -> None:
         now = time.time()
@@ -311,6 +313,7 @@ class Student:
         self, session: aiohttp.ClientSession, method: str, path: str, **kw: Any
     ) -> tuple[int, str, str]:
         started = time.time()
+        self.doing = f"{method} {re.sub(r'[0-9]+', 'N', path.split('?')[0])}"
         async with session.request(method, self.base + path, **kw) as r:
             text = await r.text()
         self.http.append((started, time.time() - started))
@@ -327,7 +330,7 @@ class Student:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is a figure
-            self.errors.append((time.time(), f"{type(exc).__name__}: {str(exc)[:120]}"))
+            self.errors.append((time.time(), f"{type(exc).__name__} ({self.doing}): {str(exc)[:120]}"))
 
     async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
         referer = {"Referer": self.base + "/"}
@@ -347,42 +350,78 @@ class Student:
         _, page, _ = await self._request(session, "GET", f"/games/{self.game}/")
         self._take(page)
         hx_token = HX_CSRF.search(page).group(1)  # type: ignore[union-attr]
-        latest, answered = _panels(page), -1
+        latest = _panels(page)
         headers = {"HX-Request": "true", "HX-Target": "panels", "X-CSRFToken": hx_token, **referer}
+        self.doing = "websocket connect"
         async with session.ws_connect(f"{self.base}/ws/games/{self.game}/", headers={"Origin": self.base},
                                       max_msg_size=0) as ws:  # fmt: skip
-            while not stop.is_set():
-                if latest and latest[0] == "review":
-                    return
-                if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
-                    answered = latest[2]
-                    status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
-                                                          headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
-                    if status not in (200, 409):
-                        self.errors.append((time.time(), f"move answered {status}"))
-                        return
-                    self._take(html)
-                    latest = _newer(latest, _panels(html))
-                    continue
-                try:
-                    message = await ws.receive(timeout=1.0)
-                except TimeoutError:
-                    continue
+            inbox: asyncio.Queue[tuple[float, aiohttp.WSMessage | Exception]] = asyncio.Queue()
+            reader = asyncio.create_task(self._read(ws, inbox))
+            try:
+                await self._answer(session, stop, inbox, latest, headers)
+            finally:
+                reader.cancel()
+
+    @staticmethod
+    async def _read(
+        ws: aiohttp.ClientWebSocketResponse, inbox: asyncio.Queue[tuple[float, aiohttp.WSMessage | Exception]]
+    ) -> None:
+        """Read the page's websocket all the time, as a browser does, stamping each frame as it arrives. aiohttp
+        answers the server's keepalive pings only inside receive(): a client that read the socket only between
+        its moves let a slow move outlast the server's ping time-out (uvicorn's 20 s) and lost the socket (at
+        200 students, 75 connection resets; 27 Nov)."""
+        try:
+            while True:
+                message = await ws.receive()
+                await inbox.put((time.time(), message))
                 if message.type != aiohttp.WSMsgType.TEXT:
-                    self.errors.append((time.time(), f"websocket closed ({message.type.name})"))
                     return
-                now = time.time()
-                text = str(message.data)
-                self._news()
-                stamp = CHUNK_AT.search(text)
-                times = [float(t) for t in stamp.group(1).split()] if stamp else []
-                if len(times) >= 2 and times[1] > 0:
-                    self.lags.append((now, now - times[1], now - times[0]))
-                if len(times) in (5, 6) and times[2] > 0:
-                    way = (*times[1:], now)
-                    self.hops.append((now, tuple(b - a for a, b in zip(way, way[1:], strict=False))))
-                self._take(text)
-                latest = _newer(latest, _panels(text))
+        except Exception as exc:  # noqa: BLE001 - handed to the student's loop, which records it
+            await inbox.put((time.time(), exc))
+
+    async def _answer(
+        self,
+        session: aiohttp.ClientSession,
+        stop: asyncio.Event,
+        inbox: asyncio.Queue[tuple[float, aiohttp.WSMessage | Exception]],
+        latest: Panels | None,
+        headers: dict[str, str],
+    ) -> None:
+        answered = -1
+        while not stop.is_set():
+            if latest and latest[0] == "review":
+                return
+            if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
+                answered = latest[2]
+                status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
+                                                      headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
+                if status not in (200, 409):
+                    self.errors.append((time.time(), f"move answered {status}"))
+                    return
+                self._take(html)
+                latest = _newer(latest, _panels(html))
+                continue
+            try:
+                self.doing = "websocket receive"
+                now, message = await asyncio.wait_for(inbox.get(), timeout=1.0)
+            except TimeoutError:
+                continue
+            if isinstance(message, Exception):
+                raise message
+            if message.type != aiohttp.WSMsgType.TEXT:
+                self.errors.append((time.time(), f"websocket closed ({message.type.name})"))
+                return
+            text = str(message.data)
+            self._news()
+            stamp = CHUNK_AT.search(text)
+            times = [float(t) for t in stamp.group(1).split()] if stamp else []
+            if len(times) >= 2 and times[1] > 0:
+                self.lags.append((now, now - times[1], now - times[0]))
+            if len(times) in (5, 6) and times[2] > 0:
+                way = (*times[1:], now)
+                self.hops.append((now, tuple(b - a for a, b in zip(way, way[1:], strict=False))))
+            self._take(text)
+            latest = _newer(latest, _panels(text))
 
 
 # --- one level --------------------------------------------------------------------------------------------------
