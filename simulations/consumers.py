@@ -300,10 +300,8 @@ class GameConsumer(AsyncWebsocketConsumer):
                     wait = IDLE_RECHECK
                 else:
                     wait = min(2 * wait, IDLE_RECHECK_MAX)
-            except (
-                OSError
-            ):  # the page's socket closed under the render (uvicorn's ClientDisconnected): it is gone
-                return
+            except OSError:
+                return  # the page's socket closed under the render (uvicorn's ClientDisconnected): it is gone
             except Exception:  # a database hiccup: look again at the next interval
                 logger.exception("game %s: the page's version check failed", self.game_id)
 

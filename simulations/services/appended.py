@@ -49,7 +49,3 @@ class AppendedRows(Generic[Row]):
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
         return rows
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()

@@ -179,9 +179,8 @@ def _play_ai_steps(
         if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
             return Drive(Outcome.PAUSED, steps)
         if not ours and (lost() or not acquire_lease(game_id=game_id, holder=holder)):
-            return Drive(
-                Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id)
-            )  # taken: thought dead
+            # Taken over: we were thought dead.
+            return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
         relay = StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind) if stream else None
         try:
             game = kind.play_ai_step(
