@@ -55,6 +55,22 @@ def game_at_first_ai_turn(*, seed: int, owner: User | None = None, role: str = "
     raise AssertionError("the game finished without an AI turn")
 
 
+def game_at_the_first_debate(*, seed: int = 5, role: str = "EU") -> Game:
+    """A passive game played up to the first AI speech of the first issue's debate: many AI steps follow."""
+    game = create_game(scenario_version=mercury_version(), seed=seed)
+
+    def stop_at_debate(g: Game, what: str) -> None:
+        if g.phase == "ISSUE_DEBATE_ROUND_1" and step_of(g).kind == "ai":
+            raise _Stop
+
+    try:
+        play_game(game_id=game.pk, policy=make_policy("passive", role), on_progress=stop_at_debate)
+    except _Stop:
+        game.refresh_from_db()
+        return game
+    raise AssertionError("the game finished without a debate")
+
+
 def repin(game: Game) -> Game:
     """Pin `game` to the settings' model as they are now, as if it had been started with it (games keep the
     model they started with, so a test that changes the model mid-game must say so)."""

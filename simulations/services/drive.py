@@ -166,10 +166,12 @@ def _play_ai_steps(
         # After our own commit, one statement renews the lease and tells whether anyone committed since: if not,
         # the game we hold is the stored one (a version names one state). Reading the row again, its state's JSON
         # and the scenario's join, cost a worker about a tenth of its time (bench/load.py, 100 students).
-        ours = committed is not None and renew_lease_at(
+        if committed is not None and renew_lease_at(
             game_id=game_id, holder=holder, version=committed.version
-        )
-        game = committed if ours and committed is not None else _load(game_id)
+        ):
+            game, ours = committed, True
+        else:
+            game, ours = _load(game_id), False
         kind = kind_of(game)
         step = kind.next_step(game)
         if step.actor is Actor.DONE:

@@ -65,7 +65,7 @@ def test_offline_model_streams_deterministically_and_litellm_answers_the_same(
     assert response.usage.prompt_tokens == plain.prompt_tokens
     stream = via_litellm(model="mercury-offline/default", messages=prompt.messages, stream=True)
     assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "".join(chunks)
-    assert _recent_changes(game, step.role) == []
+    assert _recent_changes(game, step.role, seen_entries(game)) == []
 
 
 @pytest.mark.django_db

@@ -12,7 +12,7 @@ from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.models import Game, TranscriptEntry
 from simulations.services.appended import AppendedRows
 from simulations.services.drive import drive_game
-from tests.services.test_drive_reuse import game_at_the_first_debate
+from tests.helpers import game_at_the_first_debate
 
 T0 = datetime(2026, 11, 27, tzinfo=UTC)
 

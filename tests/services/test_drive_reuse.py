@@ -8,36 +8,14 @@ from typing import Any
 
 import pytest
 
-from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.games import state_of, step_of
-from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game, TranscriptEntry
 from simulations.services import drive
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.turns import create_game
-from tests.helpers import mercury_version
+from tests.helpers import game_at_the_first_debate
 
 pytestmark = pytest.mark.django_db
 
 STEPS = 6
-
-
-class _Reached(Exception):
-    pass
-
-
-def game_at_the_first_debate(seed: int = 5) -> Game:
-    """A passive game played up to the first AI speech of the first issue's debate: many AI steps follow."""
-    game = create_game(scenario_version=mercury_version(), seed=seed)
-
-    def stop(g: Game, _what: str) -> None:
-        if state_of(g).status == "ISSUE_DEBATE_ROUND_1" and step_of(g).kind == "ai":
-            raise _Reached
-
-    with pytest.raises(_Reached):
-        play_game(game_id=game.pk, policy=make_policy("passive", "EU"), on_progress=stop)
-    game.refresh_from_db()
-    return game
 
 
 def _counting_loads(monkeypatch: Any) -> list[int]:
@@ -60,17 +38,15 @@ def test_a_drive_reads_the_game_once_and_plays_what_a_drive_reading_it_every_ste
     monkeypatch: Any,
 ) -> None:
     kept, read = game_at_the_first_debate(), game_at_the_first_debate()
+    before = len(_entries(kept))
     loads = _counting_loads(monkeypatch)
     assert drive_game(game_id=kept.pk, max_steps=STEPS, stream=False).steps == STEPS
     assert loads == [kept.pk]  # the first step only: each later one followed our own commit
-    monkeypatch.setattr(
-        drive, "renew_lease_at", lambda **_: False
-    )  # as if someone committed after every step
+    # As if someone committed after every step: the drive reads the game before each one.
+    monkeypatch.setattr(drive, "renew_lease_at", lambda **_: False)
     assert drive_game(game_id=read.pk, max_steps=STEPS, stream=False).steps == STEPS
     assert loads.count(read.pk) == STEPS + 1
-    assert _entries(kept) == _entries(read) and len(_entries(kept)) > len(
-        _entries(game_at_the_first_debate())
-    )
+    assert _entries(kept) == _entries(read) and len(_entries(kept)) > before
     assert Game.objects.get(pk=kept.pk).state == Game.objects.get(pk=read.pk).state
 
 

@@ -44,6 +44,8 @@ def test_a_double_submit_with_one_key_commits_once() -> None:
         f"/games/{game.pk}/move/", {**form, "version": game.version + 1}, HTTP_HX_REQUEST="true"
     )
     assert first.status_code == 200
+    # The answer shows the game as the move left it (its panels carry the version the next form must send).
+    assert f'data-version="{game.version + 1}"' in first.content.decode()
     assert again.status_code == 409 and escape(ALREADY_PLAYED).encode() in again.content
     assert Event.objects.filter(game=game, name="OPENING_PRESENTED").count() == 1
     assert Submission.objects.filter(game=game).count() == 1

@@ -54,8 +54,9 @@ def play_ai_step(
             debrief_facts(game, scenario, state), with_facts=playing.offline
         )
     else:
+        entries = seen_entries(game)
         prompt = prompts.build_prompt(
-            scenario, state, step, seen_entries(game), _recent_changes(game, step.role),
+            scenario, state, step, entries, _recent_changes(game, step.role, entries),
             with_facts=playing.offline,  # only the offline model reads the facts block
         )  # fmt: skip
     if on_chunk is not None and step.role is not None:  # every relay (page or background driver) is screened
@@ -197,11 +198,10 @@ def seen_entries(game: Game) -> list[prompts.SeenEntry]:
     return list(_ENTRIES.rows(game_id=game.pk, created_at=game.created_at))
 
 
-def _recent_changes(game: Game, role: str | None) -> list[dict[str, Any]]:
-    """This seat's stance changes since it last spoke: what it should say it was persuaded of."""
-    spoken = [
-        e.seq for e in seen_entries(game) if e.speaker == role and e.kind in ("message", "speech", "opening")
-    ]
+def _recent_changes(game: Game, role: str | None, entries: list[prompts.SeenEntry]) -> list[dict[str, Any]]:
+    """This seat's stance changes since it last spoke (in `entries`, the game's): what it should say it was
+    persuaded of."""
+    spoken = [e.seq for e in entries if e.speaker == role and e.kind in ("message", "speech", "opening")]
     last_own = spoken[-1] if spoken else 0
     scenario = scenario_of_version(game.scenario)
     out: list[dict[str, Any]] = []
