@@ -36,10 +36,9 @@ from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
-from simulations.services.lease import lease_left
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import games_with_scenario
-from simulations.tasks import enqueue_drive
+from simulations.tasks import enqueue_drive, queue_drive_if_ai_next
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
 NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
@@ -272,12 +271,14 @@ class GameConsumer(AsyncWebsocketConsumer):
     # --- queueing the driver --------------------------------------------------------------------------------
 
     def _queue_drive(self, *, even_if_driven: bool, game: Game | None = None) -> None:
-        """Queue "drive game N" when an AI seat acts next. After a turn the driver committed, its lease is live
-        and it carries on by itself: only a move made while nobody drives needs a new task."""
+        """Queue "drive game N" when an AI seat acts next: on connect even if a lease is held, after a committed
+        turn only if nobody drives (the move's view queued it already, unless something else committed it)."""
         game = game or self._load()
-        if game is None or (not even_if_driven and lease_left(game.driver, game.driver_until) > 0):
-            return  # driven: the lease is read first, as it is cheaper than the next step
-        if kind_of(game).next_step(game).actor is Actor.AI:
+        if game is None:
+            return
+        if not even_if_driven:
+            queue_drive_if_ai_next(game)
+        elif kind_of(game).next_step(game).actor is Actor.AI:
             enqueue_drive(game_id=self.game_id)
 
     async def _watch(self) -> None:

@@ -15,8 +15,10 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult, get_date_max
 
+from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.drive import Outcome, drive_game
+from simulations.services.lease import lease_left
 
 from . import embedded_worker
 
@@ -65,6 +67,16 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     drive_game_task.using(run_after=due if delay > 0 else None).enqueue(game_id=game_id)
     logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
     return True
+
+
+def queue_drive_if_ai_next(game: Game) -> None:
+    """Queue "drive game N" when an AI seat acts next and nobody drives the game. A driver's lease means it
+    carries on by itself (it is read first, as it is cheaper than the next step); a queued drive that finds the
+    lease taken by the time it runs only looks again when it lapses."""
+    if lease_left(game.driver, game.driver_until) > 0:
+        return
+    if kind_of(game).next_step(game).actor is Actor.AI:
+        enqueue_drive(game_id=game.pk)
 
 
 def _queue_again_after_error(game_id: int) -> None:

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connections
+from django.test import Client
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
@@ -29,7 +31,7 @@ from simulations.services.drive import Outcome, drive_game
 from simulations.services.lease import acquire_lease, new_holder
 from simulations.services.turns import create_game, games_with_scenario
 from simulations.tasks import enqueue_drive
-from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
+from tests.helpers import game_at_first_ai_turn, game_in_private_talk, mercury_version, normalised, played
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,6 +216,27 @@ def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for
     time.sleep(0.5)  # the thread has looked at the empty queue and waits
     enqueue_drive(game_id=game.pk)
     _wait_for(lambda: _next_kind(game.pk) != "ai", timeout=30)
+
+
+def test_a_students_move_queues_the_answer_itself_unless_a_driver_holds_the_game() -> None:
+    """No page is connected: the move's own request queues the drive that answers it (the page's render, which
+    queued it before, may wait to share the next turn's and came about 0.1 s later for every move). A move that
+    leaves the student to act again queues nothing, nor does one made while a live driver holds the game."""
+    owner = User.objects.create_user("student", password="a-long-test-passphrase-42")
+    client = Client()
+    client.force_login(owner)
+    game = game_in_private_talk(client, owner)  # every move on the way left the student to act
+    assert _queued(game.pk) == 0
+    say = {"event": "HUMAN_MESSAGE_SUBMITTED", "text": "We would back 2.1 with financing."}
+    client.post(f"/games/{game.pk}/move/", say | {"version": game.version}, HTTP_HX_REQUEST="true")
+    assert _next_kind(game.pk) == "ai" and _queued(game.pk) == 1  # the partner answers
+    DBTaskResult.objects.filter(args_kwargs__kwargs__game_id=game.pk).delete()
+    played_there = game_in_private_talk(client, owner, seed=6)
+    assert acquire_lease(game_id=played_there.pk, holder=new_holder())  # a live driver, as if mid-drive
+    client.post(
+        f"/games/{played_there.pk}/move/", say | {"version": played_there.version}, HTTP_HX_REQUEST="true"
+    )
+    assert _next_kind(played_there.pk) == "ai" and _queued(played_there.pk) == 0
 
 
 def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(settings: Any) -> None:

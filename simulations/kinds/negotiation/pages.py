@@ -6,7 +6,10 @@ The shared views (`simulations/views/`) check who may see or drive a game and ha
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib import messages
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -19,11 +22,14 @@ from simulations.models import Game
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
+from simulations.tasks import queue_drive_if_ai_next
 from simulations.views.play import MissingVersion, NulInForm, posted_version
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event
 from .presenters import brief_context, game_context, persona_context, roles_context, transcript
+
+logger = logging.getLogger("mercury")
 
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
@@ -62,6 +68,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         error, status = str(exc), 400
     except (MachineError, ModelFailure, ValueError) as exc:
         error, status = for_student(exc), 409
+    if committed:
+        _answer_soon(game)
     if not request.htmx:  # type: ignore[attr-defined]
         if error:  # a plain post (no JavaScript): the sentence rides to the game page as a flash message
             messages.error(request, error)
@@ -80,3 +88,13 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     panels = render_to_string("negotiation/_panels.html", context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
     return HttpResponse(panels + notice, status=status)
+
+
+def _answer_soon(game: Game) -> None:
+    """The delegations answer the move at once: its page's render may wait a moment to share the next turn's
+    (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. The move
+    is committed whatever happens here; should queueing fail, the page's render queues the drive instead."""
+    try:
+        queue_drive_if_ai_next(game)
+    except DatabaseError:
+        logger.exception("game %s: the drive after a move could not be queued", game.pk)

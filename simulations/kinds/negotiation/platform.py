@@ -21,6 +21,7 @@ from simulations.kinds import (
 from simulations.kinds.negotiation.machine import Event, Status
 
 from . import machine, offline_writer, prompts
+from .games import parsed_state, remember_state
 from .machine import Outcome, Step
 from .scenario import Scenario, load_scenario_dir
 from .state import GameState
@@ -79,8 +80,10 @@ def _advance(outcomes: list[Outcome]) -> Advance:
             if judgement.source == "fallback":  # also in the export's judge_readings, with this note
                 log.warning("entry %s: judged by the rules: %s", seq, judgement.note)
     final = outcomes[-1].state
+    stored = final.model_dump(mode="json")
+    remember_state(stored, final)
     return Advance(
-        events=ledger_events(outcomes), state=final.model_dump(mode="json"), phase=str(final.status),
+        events=ledger_events(outcomes), state=stored, phase=str(final.status),
         human_role=final.human_role or "", finished=final.status == Status.REVIEW, schema_version=final.schema_version,
         transcript_seq=final.transcript_seq,
     )  # fmt: skip
@@ -150,7 +153,7 @@ class Negotiation:
     def advance(
         self, scenario: Scenario, state: dict[str, Any], event: str, payload: dict[str, Any]
     ) -> Advance:
-        return _advance(run(scenario, GameState.model_validate(state), event, payload))
+        return _advance(run(scenario, parsed_state(state), event, payload))
 
     def restore(self, scenario: Scenario, state: dict[str, Any]) -> GameState:
         return machine.resume(scenario, state)
