@@ -127,6 +127,9 @@ class GameConsumer(AsyncWebsocketConsumer):
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
     shown_version: int  # the game's version in the last render
     heard_at: float  # when the last message from the game's group came
+    words_waiting: dict[
+        str, tuple[dict[str, Any], float]
+    ]  # per stream box: words held behind a waiting render
     watcher: asyncio.Task[None] | None  # see _watch
 
     async def connect(self) -> None:
@@ -140,7 +143,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.session_key, self.user_pk = self.scope["session"].session_key or "", user.pk
         self.session_checked_at, self.rendered_at, self.frames = time.monotonic(), 0.0, deque()
         self.advanced_at, self.advance_pending, self.advance_later = 0.0, False, None
-        self.sending = asyncio.Lock()
+        self.sending, self.words_waiting = asyncio.Lock(), {}
         self.last_seq, self.shown_version, self.heard_at, self.watcher = 0, -1, time.monotonic(), None
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
         await self.channel_layer.group_add(session_group(self.session_key), self.channel_name)
@@ -182,8 +185,9 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def game_advanced(self, event: dict[str, Any]) -> None:
         """A turn was committed. It renders at once when the game now waits for its user or is over, or when it
         is the first in a while; a turn an AI seat follows within ADVANCE_COALESCE of the last render waits for
-        the next render, which shows every turn committed meanwhile. Any other frame (streamed words, an error,
-        a page's request) first sends a waiting render, so the page sees the game in order."""
+        the next render, which shows every turn committed meanwhile. Streamed words wait with that render and go
+        out right after it (see game_stream); any other frame (an error, a page's request) first sends a waiting
+        render, so the page sees the game in order."""
         self.advance_pending, self.heard_at = True, time.monotonic()
         if not event.get("ai_next"):
             await self._send_advanced()
@@ -202,6 +206,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         async with self.sending:
             self.advance_later = None
             if not self.advance_pending:
+                await self._send_words_waiting()  # what rendered the turn sent them already, if any
                 return
             self.advance_pending = False
             self.advanced_at = self.rendered_at = time.monotonic()
@@ -213,29 +218,51 @@ class GameConsumer(AsyncWebsocketConsumer):
             html, self.last_seq, self.shown_version = rendered
             self.session_checked_at = time.monotonic()
             await self.send(text_data=html)
+            await self._send_words_waiting()
 
     async def _flush_advanced(self) -> None:
         if self.advance_pending:
             await self._send_advanced()
 
     async def game_stream(self, event: dict[str, Any]) -> None:
+        """Words of the turn being played. While a committed turn's render waits (ADVANCE_COALESCE), they wait
+        with it and follow it: the render empties the stream box, and rendering at once for the words instead
+        cost a render for nearly every turn of a fast model. Only a box's newest words are kept (each message
+        holds everything said so far), and words of a turn the page already shows as committed are dropped."""
         got, self.heard_at = time.time(), time.monotonic()
+        if self.advance_pending and self.advance_later is not None:
+            self.words_waiting[str(event.get("slot") or "")] = (event, got)
+            return
         await self._flush_advanced()
         if not await self._still_logged_in(force=False):
             return
+        async with self.sending:
+            await self._send_words(event, got)
+
+    async def _send_words_waiting(self) -> None:
+        """Under `sending`, after a render."""
+        waiting, self.words_waiting = self.words_waiting, {}
+        if waiting and await self._still_logged_in(force=False):
+            for event, got in waiting.values():
+                await self._send_words(event, got)
+
+    async def _send_words(self, event: dict[str, Any], got: float) -> None:
+        """Under `sending`. `version`: the game's version when the turn began (its commit makes the next); -1
+        where several turns stream at once from one version (a parallel stage), which is never dropped."""
+        if 0 <= int(event.get("version", -1)) < self.shown_version:
+            return  # the turn is committed and shown as an entry: its words would show it twice
         slot = str(event.get("slot") or "")
         context = {
             "speaker": event["speaker"],
             "text": event["text"],
             "slot": slot if SLOT.fullmatch(slot) else "",
         }
-        async with self.sending:
-            if settings.MERCURY_STREAM_TIMESTAMPS:
-                # For bench/load.py: when the frame's oldest and newest words left the model, when the channel
-                # layer took the message, when this page received it and when the frame went to the socket.
-                stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
-                context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
-            await self.send(text_data=render_to_string("game/_stream.html", context))
+        if settings.MERCURY_STREAM_TIMESTAMPS:
+            # For bench/load.py: when the frame's oldest and newest words left the model, when the channel
+            # layer took the message, when this page received it and when the frame went to the socket.
+            stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
+            context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
+        await self.send(text_data=render_to_string("game/_stream.html", context))
 
     async def session_ended(self, event: dict[str, Any]) -> None:
         """Its user logged out (in any tab): this page shows and drives nothing more."""
@@ -343,3 +370,4 @@ class GameConsumer(AsyncWebsocketConsumer):
             self.rendered_at = time.monotonic()
             html, self.last_seq, self.shown_version = await _in_page_thread(self._render)(full)
             await self.send(text_data=html)
+            await self._send_words_waiting()

@@ -54,9 +54,10 @@ class StreamRelay:
     words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
     stalling model still shows what it said so far; one thread per process runs those timers, `deadlines`)."""
 
-    def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "") -> None:
-        # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box
-        self.game_id, self.speaker, self.kind, self.slot = game_id, speaker, kind, slot
+    def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "", version: int = -1) -> None:
+        # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box.
+        # `version`: the game's version the turn starts from (broadcast.notify_stream), -1 for a parallel stage.
+        self.game_id, self.speaker, self.kind, self.slot, self.version = game_id, speaker, kind, slot, version
         self.text, self.sent_at = "", 0.0
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
@@ -108,6 +109,7 @@ class StreamRelay:
             text=shown,
             at=(self.oldest_at, self.newest_at),
             slot=self.slot,
+            version=self.version,
         )
         self.oldest_at = 0.0
 
@@ -183,7 +185,11 @@ def _play_ai_steps(
         if not ours and (lost() or not acquire_lease(game_id=game_id, holder=holder)):
             # Taken over: we were thought dead.
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
-        relay = StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind) if stream else None
+        relay = (
+            StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind, version=game.version)
+            if stream
+            else None
+        )
         try:
             game = kind.play_ai_step(
                 game,

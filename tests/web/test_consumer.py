@@ -191,16 +191,27 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     await layer.group_send(group, {"type": "game.advanced", "ai_next": False})
     assert 'id="panels"' in await comm.receive_from(timeout=10)
     assert loop.time() - started < window / 2
-    # Two turns inside the window wait for the next render; the next speaker's words arrive first: the waiting
-    # render goes out before them (it empties the stream box), then the words, and no render twice.
+    # Two turns inside the window wait for the next render, and so do the next speaker's words that arrive
+    # meanwhile: the render goes out a window later (it empties the stream box), then the newest words; words
+    # of a turn the render already shows as committed (an older version) are dropped.
+    started = loop.time()
     for message in (ai_turn, ai_turn):
         await layer.group_send(group, message)
-    words = {"type": "game.stream", "speaker": "Canada", "text": "Canada opens the talk.", "slot": ""}
-    await layer.group_send(group, words)
+    words = {"type": "game.stream", "speaker": "Canada", "slot": "", "version": game.version}
+    await layer.group_send(group, words | {"text": "Canada opens"})
+    await layer.group_send(group, words | {"text": "Canada opens the talk."})
+    await layer.group_send(group, words | {"text": "Old words.", "slot": "b", "version": game.version - 1})
     rendered, streamed = await comm.receive_from(timeout=10), await comm.receive_from(timeout=10)
-    assert 'id="panels"' in rendered
+    assert 'id="panels"' in rendered and loop.time() - started >= window * 0.9
     assert "Canada opens the talk." in streamed and 'id="panels"' not in streamed
     assert await comm.receive_nothing(timeout=window + 0.5)
+    # With no render waiting, words go out at once, unless their turn is already shown committed.
+    started = loop.time()
+    await layer.group_send(group, words | {"text": "Old words.", "version": game.version - 1})
+    await layer.group_send(group, words | {"text": "Canada goes on."})
+    assert "Canada goes on." in await comm.receive_from(timeout=10)
+    assert loop.time() - started < window / 2
+    assert await comm.receive_nothing(timeout=0.5)
     await comm.disconnect()
 
 
