@@ -104,13 +104,21 @@ def read_signals(
     `speaker` lets the reader tell the speaker naming itself ("Canada supports 2.1" from Canada) from a report of
     another delegation; without it, a delegation named as the subject is taken to be the speaker. `issue` limits
     support, opposition and conditional support to the issue under discussion (public debate)."""
+    return _fresh(shared_signals(scenario, text, speaker=speaker, issue=issue))
+
+
+def shared_signals(
+    scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None
+) -> Signals:
+    """`read_signals` without the copy: the memo's own object, for callers that only read it (the prompt's facts
+    and memory read every older entry again at every turn, some 7,000 reads a game). Never change it."""
     memo = scenario.memo()
     key = ("signals", text, speaker, issue)
     found = memo.get(key)
     if found is None:
         found = memo[key] = _signals_of(reading.read(scenario, text, speaker=speaker, issue=issue))
     assert isinstance(found, Signals)
-    return _fresh(found)
+    return found
 
 
 def _fresh(signals: Signals) -> Signals:

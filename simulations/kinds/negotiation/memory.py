@@ -68,7 +68,7 @@ def build_memory(scenario: Scenario, seen: Sequence[Seen], role: str) -> Memory:
             continue
         if entry.kind not in ("opening", "message", "speech") or entry.speaker == role:
             continue
-        signals = judge.read_signals(
+        signals = judge.shared_signals(
             scenario, entry.text, speaker=entry.speaker
         )  # its own words, not reports
         if signals.empty:

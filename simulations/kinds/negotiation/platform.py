@@ -47,11 +47,15 @@ _ACTORS = {
 
 
 def run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> list[Outcome]:
-    """The event, then every system event the machine takes on its own until someone must decide."""
+    """The event, then every system event the machine takes on its own until someone must decide. An AI vote
+    also casts the AI votes right after it: a vote is the rules' (no model call, nothing to stream or wait for),
+    so one commit records the run of them, each still its own event by its own seat (the human's vote, or the
+    tally, ends the run). A vote a commit each was a fifth of a game's commits."""
     outcomes = [machine.apply(scenario, state, event, payload)]
     while True:
         step = machine.next_step(scenario, outcomes[-1].state)
-        if step.kind != "system":
+        voting_on = event == Event.AI_VOTE_COMMITTED and step.events == (Event.AI_VOTE_COMMITTED,)
+        if step.kind != "system" and not voting_on:
             return outcomes
         outcomes.append(machine.apply(scenario, outcomes[-1].state, step.events[0]))
 

@@ -70,7 +70,7 @@ def stated_positions(scenario: Scenario, seen: Sequence[Seen]) -> dict[str, dict
     for entry in seen:
         if entry.kind not in SPOKEN_KINDS:
             continue
-        signals = judge.read_signals(scenario, entry.text)
+        signals = judge.shared_signals(scenario, entry.text)
         for issue_id, options in signals.support.items():
             if len(options) == 1:
                 out.setdefault(entry.speaker, {})[issue_id] = options[0]
@@ -121,7 +121,7 @@ def _concessions(scenario: Scenario, text: str) -> list[dict[str, str]]:
         lowered = sentence.lower()
         if sentence.endswith("?") or not any(w in lowered for w in CONCESSION_WORDS):
             continue
-        for option in _flat(judge.read_signals(scenario, sentence).support):
+        for option in _flat(judge.shared_signals(scenario, sentence).support):
             out.append(option_ref(scenario, option))
     return out
 
@@ -134,8 +134,8 @@ def _statements(text: str) -> str:
 def _read_entry(
     scenario: Scenario, state: GameState, entry: Seen, role: str, stated: dict[str, dict[str, str]]
 ) -> dict[str, Any]:
-    signals = judge.read_signals(scenario, entry.text)
-    stated_offers = judge.read_signals(scenario, _statements(entry.text)).offers if signals.offers else []
+    signals = judge.read_signals(scenario, entry.text)  # a copy: its offers are narrowed below
+    stated_offers = judge.shared_signals(scenario, _statements(entry.text)).offers if signals.offers else []
     signals.offers = [o for o in signals.offers if o in stated_offers]
     credible = judge.credible_offers(scenario, entry.speaker, signals)
     trades = []
@@ -200,7 +200,7 @@ def _requests(
     for entry in seen:
         if entry.kind not in SPOKEN_KINDS:
             continue
-        signals = judge.read_signals(scenario, entry.text)
+        signals = judge.shared_signals(scenario, entry.text)
         if entry.kind == "speech":  # offers reach every delegation only in debate (openings move no one)
             offered |= set(judge.credible_offers(scenario, entry.speaker, signals))
         if entry.speaker == role or entry.kind == "opening" or not signals.asks:
@@ -242,7 +242,7 @@ def _line_backs(
     options it does not accept, ask only for offers in `may_ask`, offer nothing and trade nothing; with
     `issue_only`, it may not name another issue's options at all.
     """
-    signals = judge.read_signals(scenario, text)
+    signals = judge.shared_signals(scenario, text)
     if signals.offers or signals.trades or (signals.asks and not set(signals.asks) <= (may_ask or set())):
         return None
     stances = state.stances[role]
@@ -324,7 +324,7 @@ def _persuaded(scenario: Scenario, state: GameState, role_id: str, option_id: st
     for template in scenario.role(role_id).talk.persuaded:
         at_start = template.startswith("{option}") or ". {option}" in template
         text = template.replace("{option}", label if at_start else label[0].lower() + label[1:])
-        signals = judge.read_signals(scenario, text)
+        signals = judge.shared_signals(scenario, text)
         if signals.support == {_issue_of(scenario, option_id): [option_id]} and not (
             signals.oppose or signals.conditional or signals.offers or signals.trades
         ):
@@ -371,10 +371,10 @@ def _promised(scenario: Scenario, seen: Sequence[Seen], role: str) -> list[str]:
         if entry.kind != "message":
             continue
         if entry.speaker != role:
-            asked = set(judge.read_signals(scenario, entry.text, speaker=entry.speaker).asks)
+            asked = set(judge.shared_signals(scenario, entry.text, speaker=entry.speaker).asks)
             asked |= {o["id"] for q in _questions(scenario, entry.text) for o in q["offers"]}
             continue
-        signals = judge.read_signals(scenario, _statements(entry.text), speaker=role)
+        signals = judge.shared_signals(scenario, _statements(entry.text), speaker=role)
         promised |= asked & set(judge.credible_offers(scenario, role, signals))
         asked = set()
     return sorted(promised)
@@ -412,7 +412,7 @@ def negotiation_facts(
         "votes": role.votes,
         "used": sorted({fingerprint(s) for e in own for s in split_sentences(e.text)}),
         "own_trades": sorted(
-            {f"{t.want}>{t.promise}" for e in own for t in judge.read_signals(scenario, e.text).trades}
+            {f"{t.want}>{t.promise}" for e in own for t in judge.shared_signals(scenario, e.text).trades}
         ),
         "spoken": len(own),
         "lines": _lines(scenario, state, role_id, purpose, issue_id),
