@@ -36,28 +36,27 @@ def state_of(game: Game) -> GameState:
     return state
 
 
-# The states this process committed last, each with the object it was dumped from, by the identity of the stored
-# dict: the game a commit leaves holds that very dict, so its next step, prompt and commit (which would parse it
-# again, 0.3-0.5 ms each for a state of 14 KB) take the object instead. Entries hold their dict, so an id is not
-# reused while remembered; like `state_of`'s, the objects are read-only.
-_COMMITTED: dict[int, tuple[dict[str, Any], GameState]] = {}
-COMMITTED_KEPT = 128
+class CommittedState(dict[str, Any]):
+    """A committed state as stored (a dict, which is what the game row holds) that keeps the object it was dumped
+    from: the game a commit leaves holds this very dict, so its next step, prompt and commit (which would parse it
+    again, 0.3-0.5 ms for a state of 14 KB) take the object instead. The object lives exactly as long as the dict
+    (a memo of recent states kept them alive longer, and the garbage collector's full passes went from one to
+    four a game). Like `state_of`'s objects, read-only; a copy of the dict is a plain dict and is parsed."""
+
+    __slots__ = ("parsed",)
+    parsed: GameState
 
 
-def remember_state(stored: dict[str, Any], state: GameState) -> None:
-    """`stored` is `state` dumped (a commit's new state): parsing `stored` may return `state` itself."""
-    while len(_COMMITTED) >= COMMITTED_KEPT:
-        try:
-            del _COMMITTED[next(iter(_COMMITTED))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread removed it first
-            break
-    _COMMITTED[id(stored)] = (stored, state)
+def committed_state(state: GameState) -> dict[str, Any]:
+    """`state` as stored, keeping `state` for `parsed_state`."""
+    stored = CommittedState(state.model_dump(mode="json"))
+    stored.parsed = state
+    return stored
 
 
 def parsed_state(stored: dict[str, Any]) -> GameState:
-    known = _COMMITTED.get(id(stored))
-    if known is not None and known[0] is stored:
-        return known[1]
+    if type(stored) is CommittedState:
+        return stored.parsed
     return GameState.model_validate(stored)
 
 

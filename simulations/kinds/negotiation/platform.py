@@ -21,7 +21,7 @@ from simulations.kinds import (
 from simulations.kinds.negotiation.machine import Event, Status
 
 from . import machine, offline_writer, prompts
-from .games import parsed_state, remember_state
+from .games import committed_state, parsed_state
 from .machine import Outcome, Step
 from .scenario import Scenario, load_scenario_dir
 from .state import GameState
@@ -84,10 +84,8 @@ def _advance(outcomes: list[Outcome]) -> Advance:
             if judgement.source == "fallback":  # also in the export's judge_readings, with this note
                 log.warning("entry %s: judged by the rules: %s", seq, judgement.note)
     final = outcomes[-1].state
-    stored = final.model_dump(mode="json")
-    remember_state(stored, final)
     return Advance(
-        events=ledger_events(outcomes), state=stored, phase=str(final.status),
+        events=ledger_events(outcomes), state=committed_state(final), phase=str(final.status),
         human_role=final.human_role or "", finished=final.status == Status.REVIEW, schema_version=final.schema_version,
         transcript_seq=final.transcript_seq,
     )  # fmt: skip

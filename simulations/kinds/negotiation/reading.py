@@ -241,6 +241,11 @@ class Lexicon:
     offers: tuple[tuple[str, re.Pattern[str]], ...]
     names: dict[str, re.Pattern[str]]  # role id -> how it is named
     issue_of: dict[str, str]
+    # (sentence, speaker, issue) -> what it says (`_read_sentence`): a third of the sentences read in a game were
+    # read before (a message read again without its questions, template sentences, the same words from others).
+    sentences: dict[tuple[str, str | None, str | None], _Sentence] = field(
+        default_factory=dict, compare=False, hash=False
+    )
 
 
 def _stem_of(word: str) -> str:
@@ -396,16 +401,15 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
         sentence = _normalise(raw)
         if not sentence:
             continue
-        trade = _trade(lex, sentence, speaker)
-        if trade:
-            reading.trades.append(trade)
+        said = _read_sentence(lex, sentence, speaker, issue)
+        if said.trade:
+            reading.trades.append(said.trade)
             continue
-        question = sentence.endswith("?")
-        own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
-        for clause, after_but in _clauses(sentence):
-            _read_clause(lex, clause, speaker, issue, question, reading, own, after_but)
-        mixed |= {(i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own}
-        for key, rank in own.items():
+        reading.offers |= said.offers
+        reading.asks |= said.asks
+        mixed |= {(i, o) for k, i, o, _ in said.ranks if k == "oppose" and ("conditional", i, o) in said.keys}
+        for kind, issue_id, option, rank in said.ranks:
+            key = (kind, issue_id, option)
             explicit[key] = max(explicit.get(key, 0), rank)
     _settle(reading, explicit, mixed)
     if issue is not None:
@@ -414,6 +418,44 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
                 del bucket[other]
     reading.asks -= reading.offers
     return reading
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """What one sentence says, whatever the sentences around it say."""
+
+    trade: tuple[str, str] | None
+    offers: frozenset[str]
+    asks: frozenset[str]
+    ranks: tuple[tuple[str, str, str, int], ...]  # (kind, issue, option, rank), in the order they were read
+    keys: frozenset[tuple[str, str, str]]
+
+
+SENTENCES_KEPT = 1  # per scenario; then the memo starts afresh
+
+
+def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str | None) -> _Sentence:
+    key = (sentence, speaker, issue)
+    found = lex.sentences.get(key)
+    if found is not None:
+        return found
+    trade = _trade(lex, sentence, speaker)
+    if trade:
+        found = _Sentence(trade, frozenset(), frozenset(), (), frozenset())
+    else:
+        question = sentence.endswith("?")
+        said = Reading()
+        own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
+        for clause, after_but in _clauses(sentence):
+            _read_clause(lex, clause, speaker, issue, question, said, own, after_but)
+        found = _Sentence(
+            None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()),
+            frozenset(own),
+        )  # fmt: skip
+    if len(lex.sentences) >= SENTENCES_KEPT:
+        lex.sentences.clear()
+    lex.sentences[key] = found
+    return found
 
 
 def _normalise(raw: str) -> str:
