@@ -219,9 +219,10 @@ def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for
 
 
 def test_a_students_move_queues_the_answer_itself_unless_a_driver_holds_the_game() -> None:
-    """No page is connected: the move's own request queues the drive that answers it (the page's render, which
-    queued it before, may wait to share the next turn's and came about 0.1 s later for every move). A move that
-    leaves the student to act again queues nothing, nor does one made while a live driver holds the game."""
+    """No page is connected: the move queues the drive that answers it, in a page thread after its answer (the
+    page's render, which queued it before, may wait to share the next turn's and came about 0.1 s later for every
+    move). A move that leaves the student to act again queues nothing, nor does one made while a live driver holds
+    the game."""
     owner = User.objects.create_user("student", password="a-long-test-passphrase-42")
     client = Client()
     client.force_login(owner)
@@ -229,13 +230,17 @@ def test_a_students_move_queues_the_answer_itself_unless_a_driver_holds_the_game
     assert _queued(game.pk) == 0
     say = {"event": "HUMAN_MESSAGE_SUBMITTED", "text": "We would back 2.1 with financing."}
     client.post(f"/games/{game.pk}/move/", say | {"version": game.version}, HTTP_HX_REQUEST="true")
-    assert _next_kind(game.pk) == "ai" and _queued(game.pk) == 1  # the partner answers
+    assert (
+        _next_kind(game.pk) == "ai"
+    )  # the partner answers: queued in a page thread, after the move's answer
+    _wait_for(lambda: _queued(game.pk) == 1, timeout=10)
     DBTaskResult.objects.filter(args_kwargs__kwargs__game_id=game.pk).delete()
     played_there = game_in_private_talk(client, owner, seed=6)
     assert acquire_lease(game_id=played_there.pk, holder=new_holder())  # a live driver, as if mid-drive
     client.post(
         f"/games/{played_there.pk}/move/", say | {"version": played_there.version}, HTTP_HX_REQUEST="true"
     )
+    time.sleep(1.0)  # far longer than the first move's queueing took
     assert _next_kind(played_there.pk) == "ai" and _queued(played_there.pk) == 0
 
 

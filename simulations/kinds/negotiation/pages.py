@@ -6,10 +6,7 @@ The shared views (`simulations/views/`) check who may see or drive a game and ha
 
 from __future__ import annotations
 
-import logging
-
 from django.contrib import messages
-from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -28,8 +25,6 @@ from simulations.views.play import MissingVersion, NulInForm, posted_version
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event
 from .presenters import brief_context, game_context, persona_context, roles_context, transcript
-
-logger = logging.getLogger("mercury")
 
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
@@ -92,9 +87,9 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
 
 def _answer_soon(game: Game) -> None:
     """The delegations answer the move at once: its page's render may wait a moment to share the next turn's
-    (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. The move
-    is committed whatever happens here; should queueing fail, the page's render queues the drive instead."""
-    try:
-        queue_drive_if_ai_next(game)
-    except DatabaseError:
-        logger.exception("game %s: the drive after a move could not be queued", game.pk)
+    (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. Queued in
+    a page thread, after the answer: the move is committed whatever happens there, and a failure is logged (the
+    page's render queues the drive too)."""
+    from simulations.consumers import soon_in_page_thread
+
+    soon_in_page_thread(queue_drive_if_ai_next, game)
