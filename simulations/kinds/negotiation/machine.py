@@ -771,21 +771,31 @@ def transition_for(state: GameState, event: str) -> Transition:
     return t
 
 
-def apply(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any] | None = None) -> Outcome:
-    """Apply one event to a copy of `state`. Raises IllegalEvent/InvalidMove and then changes nothing."""
+def apply(
+    scenario: Scenario,
+    state: GameState,
+    event: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    own: bool = False,
+) -> Outcome:
+    """Apply one event to a copy of `state`. Raises IllegalEvent/InvalidMove and then changes nothing.
+
+    `own`: `state` is the caller's private object, which nobody else holds (an outcome's state the caller applies
+    the next event to, `platform.run`): it is changed in place, and the earlier outcome's state is this one."""
     t = transition_for(state, event)
     raw = dict(payload or {})
     checked = t.payload.read(state.status, t.event, raw, scenario, state)
-    # A dump/validate round trip is a deep copy at a quarter of copy.deepcopy's cost.
-    new = GameState.model_validate(state.model_dump())
+    actor, source = _actor_label(t, state), state.status
+    # A dump/validate round trip is a deep copy at a quarter of copy.deepcopy's cost (still a tenth of a turn).
+    new = state if own else GameState.model_validate(state.model_dump())
     ctx = _Ctx(scenario, new, t.event, checked, raw)
     t.action(ctx)
     new.status = t.target or Status(raw["status"])
     new.event_seq += 1
     return Outcome(
-        seq=new.event_seq, event=t.event, actor=_actor_label(t, state), source=state.status, target=new.status,
-        payload=raw, state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote,
-        judgements=ctx.judgements,
+        seq=new.event_seq, event=t.event, actor=actor, source=source, target=new.status, payload=raw, state=new,
+        entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote, judgements=ctx.judgements,
     )  # fmt: skip
 
 

@@ -57,7 +57,8 @@ def run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any
         voting_on = event == Event.AI_VOTE_COMMITTED and step.events == (Event.AI_VOTE_COMMITTED,)
         if step.kind != "system" and not voting_on:
             return outcomes
-        outcomes.append(machine.apply(scenario, outcomes[-1].state, step.events[0]))
+        # The last outcome's state is this run's own copy, and only the final state leaves the run (`_advance`).
+        outcomes.append(machine.apply(scenario, outcomes[-1].state, step.events[0], own=True))
 
 
 def ledger_events(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
