@@ -4,7 +4,8 @@ It renders from the database (so a reconnect shows every message exactly once) a
 sends to the game's group: streamed words as escaped, rendered fragments (the driver coalesces them to at most five
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.tasks`) and a background
-worker drives the game, whether or not any page stays open. Moves come in as ordinary HTTP posts.
+worker drives the game, whether or not any page stays open. Moves come in as ordinary HTTP posts, which queue the
+drive themselves from a page thread (`soon_in_page_thread`); the render after a move queues it only if nobody did.
 
 A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
 session is checked again before each render a frame asks for, each committed turn and every few seconds of

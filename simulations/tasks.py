@@ -1,7 +1,7 @@
 """Background driving with django-tasks (database backend): "drive game N" is a queued task.
 
-The consumer enqueues it when a page connects and after a student's move; the task drives the game until a human
-must act. A task that finds the game's lease held (another worker is driving it, or died doing so) queues itself
+The consumer enqueues it when a page connects, and a student's move right after its answer (the consumer's render
+of the move queues it too, should that have failed); the task drives the game until a human must act. A task that finds the game's lease held (another worker is driving it, or died doing so) queues itself
 again for when that lease lapses, so a dead worker's game is taken over without anyone watching.
 """
 
