@@ -407,7 +407,7 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
             continue
         reading.offers |= said.offers
         reading.asks |= said.asks
-        mixed |= {(i, o) for k, i, o, _ in said.ranks if k == "oppose" and ("conditional", i, o) in said.keys}
+        mixed |= said.mixed
         for kind, issue_id, option, rank in said.ranks:
             key = (kind, issue_id, option)
             explicit[key] = max(explicit.get(key, 0), rank)
@@ -428,10 +428,10 @@ class _Sentence:
     offers: frozenset[str]
     asks: frozenset[str]
     ranks: tuple[tuple[str, str, str, int], ...]  # (kind, issue, option, rank), in the order they were read
-    keys: frozenset[tuple[str, str, str]]
+    mixed: frozenset[tuple[str, str]]  # options it both opposes and backs on terms
 
 
-SENTENCES_KEPT = 1  # per scenario; then the memo starts afresh
+SENTENCES_KEPT = 20_000  # per scenario; then the memo starts afresh (a game reads about 900)
 
 
 def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str | None) -> _Sentence:
@@ -441,17 +441,17 @@ def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str 
         return found
     trade = _trade(lex, sentence, speaker)
     if trade:
-        found = _Sentence(trade, frozenset(), frozenset(), (), frozenset())
+        found = _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
     else:
         question = sentence.endswith("?")
         said = Reading()
         own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
         for clause, after_but in _clauses(sentence):
             _read_clause(lex, clause, speaker, issue, question, said, own, after_but)
+        mixed = frozenset((i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own)
         found = _Sentence(
-            None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()),
-            frozenset(own),
-        )  # fmt: skip
+            None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
+        )
     if len(lex.sentences) >= SENTENCES_KEPT:
         lex.sentences.clear()
     lex.sentences[key] = found
