@@ -5,7 +5,8 @@ sends to the game's group: streamed words as escaped, rendered fragments (the dr
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.tasks`) and a background
 worker drives the game, whether or not any page stays open. Moves come in as ordinary HTTP posts, which queue the
-drive themselves from a page thread (`soon_in_page_thread`); the render after a move queues it only if nobody did.
+drive themselves from a page thread (`services.page_threads`); the render after a move queues it only if nobody
+did.
 
 A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
 session is checked again before each render a frame asks for, each committed turn and every few seconds of
@@ -16,30 +17,26 @@ full re-render each).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import os
 import re
-import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import connection
 from django.template.loader import render_to_string
 
-from simulations.kinds import Actor, kind_of
+from simulations.kinds import kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
+from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import games_with_scenario
-from simulations.tasks import enqueue_drive, queue_drive_if_ai_next
+from simulations.tasks import queue_drive_if_ai_next
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
 NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
@@ -70,70 +67,10 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-# A page's database work (renders, session and version checks) runs in a pool of PAGE_THREADS threads per process
-# (`_in_page_thread`), not on channels' one database thread, which every page of the process would share: at 100
-# students a streamed frame waited there behind other pages' renders, p50 283 ms (bench/load.py), 5 ms with a
-# pool. The pool is the process's own, not the event loop's: the loop's threads end with their loop, and a
-# connection still open in a thread that ends never went back to mercury/db/pool.py (the PostgreSQL test leg,
-# whose tests each run a loop of their own, ran out of connections). These threads live as long as the process,
-# and each call hands its connection back when it ends (channels' close_old_connections; _hand_back).
-PAGE_THREADS = 4
-_page_pool: tuple[int, ThreadPoolExecutor] | None = None
-_page_pool_lock = threading.Lock()
-
-
-def _page_threads() -> ThreadPoolExecutor:
-    """This process's pool (made on first use, and again in a forked child: a child has none of its parent's
-    threads)."""
-    global _page_pool
-    with _page_pool_lock:
-        if _page_pool is None or _page_pool[0] != os.getpid():
-            _page_pool = (os.getpid(), ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="mercury-pages"))
-        return _page_pool[1]
-
-
-def _hand_back(fn: Callable[P, T]) -> Callable[P, T]:
-    """`fn`, then this thread's connection back to the pool whatever CONN_MAX_AGE says (channels closes it only
-    when it is obsolete); left alone inside a transaction (a test's own)."""
-
-    @functools.wraps(fn)
-    def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if not connection.in_atomic_block:
-                connection.close()
-
-    return call
-
-
-def soon_in_page_thread(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
-    """`fn` in this process's page threads, not waited for: database work a request's answer does not depend on
-    (at 200 students, queueing the drive inside the move's request made moves a quarter slower at the median and
-    stalled games). Inside a transaction (a test's) it runs here and now: its rows are not visible to another
-    connection yet."""
-    if connection.in_atomic_block:
-        fn(*args, **kwargs)
-        return
-    _page_threads().submit(_logged(_hand_back(fn)), *args, **kwargs)
-
-
-def _logged(fn: Callable[P, T]) -> Callable[P, T | None]:
-    @functools.wraps(fn)
-    def call(*args: P.args, **kwargs: P.kwargs) -> T | None:
-        try:
-            return fn(*args, **kwargs)
-        except Exception:  # nobody waits for it: say so in the log
-            logger.exception("%s failed in a page thread", getattr(fn, "__name__", fn))
-            return None
-
-    return call
-
-
 def _in_page_thread(fn: Callable[P, T]) -> Callable[P, Awaitable[T]]:
     """`fn` as an awaitable run in this process's page threads. One page's calls are still awaited one at a
     time, in order."""
-    return database_sync_to_async(_hand_back(fn), thread_sensitive=False, executor=_page_threads())  # type: ignore[no-any-return]
+    return database_sync_to_async(hand_back(fn), thread_sensitive=False, executor=page_threads())  # type: ignore[no-any-return]
 
 
 class GameConsumer(AsyncWebsocketConsumer):
@@ -151,9 +88,8 @@ class GameConsumer(AsyncWebsocketConsumer):
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
     shown_version: int  # the game's version in the last render
     heard_at: float  # when the last message from the game's group came
-    words_waiting: dict[
-        str, tuple[dict[str, Any], float]
-    ]  # per stream box: words held behind a waiting render
+    # Per stream box: the newest words held behind a waiting render, and when they came.
+    words_waiting: dict[str, tuple[dict[str, Any], float]]
     watcher: asyncio.Task[None] | None  # see _watch
 
     async def connect(self) -> None:
@@ -325,12 +261,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         """Queue "drive game N" when an AI seat acts next: on connect even if a lease is held, after a committed
         turn only if nobody drives (the move's view queued it already, unless something else committed it)."""
         game = game or self._load()
-        if game is None:
-            return
-        if not even_if_driven:
-            queue_drive_if_ai_next(game)
-        elif kind_of(game).next_step(game).actor is Actor.AI:
-            enqueue_drive(game_id=self.game_id)
+        if game is not None:
+            queue_drive_if_ai_next(game, even_if_driven=even_if_driven)
 
     async def _watch(self) -> None:
         """After IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render

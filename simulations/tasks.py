@@ -69,11 +69,12 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     return True
 
 
-def queue_drive_if_ai_next(game: Game) -> None:
+def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
     """Queue "drive game N" when an AI seat acts next and nobody drives the game. A driver's lease means it
     carries on by itself (it is read first, as it is cheaper than the next step); a queued drive that finds the
-    lease taken by the time it runs only looks again when it lapses."""
-    if lease_left(game.driver, game.driver_until) > 0:
+    lease taken by the time it runs only looks again when it lapses. `even_if_driven`: its holder may be dead (a
+    page connecting), and the queued drive waits for the lease to lapse."""
+    if not even_if_driven and lease_left(game.driver, game.driver_until) > 0:
         return
     if kind_of(game).next_step(game).actor is Actor.AI:
         enqueue_drive(game_id=game.pk)

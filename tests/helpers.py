@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -39,36 +40,32 @@ class _Stop(Exception):
     pass
 
 
-def game_at_first_ai_turn(*, seed: int, owner: User | None = None, role: str = "EU") -> Game:
-    """A passive game played up to its first AI turn (the first talk partner speaks first)."""
+def _passive_until(stop: Callable[[Game], bool], *, seed: int, role: str, owner: User | None = None) -> Game:
+    """A passive game played until `stop` holds for it (before the step it would play next)."""
     game = create_game(scenario_version=mercury_version(), seed=seed, owner=owner)
 
-    def stop_at_ai(g: Game, what: str) -> None:
-        if step_of(g).kind == "ai":
+    def check(g: Game, what: str) -> None:
+        if stop(g):
             raise _Stop
 
     try:
-        play_game(game_id=game.pk, policy=make_policy("passive", role), on_progress=stop_at_ai)
+        play_game(game_id=game.pk, policy=make_policy("passive", role), on_progress=check)
     except _Stop:
         game.refresh_from_db()
         return game
-    raise AssertionError("the game finished without an AI turn")
+    raise AssertionError("the game finished before it got there")
+
+
+def game_at_first_ai_turn(*, seed: int, owner: User | None = None, role: str = "EU") -> Game:
+    """A passive game played up to its first AI turn (the first talk partner speaks first)."""
+    return _passive_until(lambda g: step_of(g).kind == "ai", seed=seed, role=role, owner=owner)
 
 
 def game_at_the_first_debate(*, seed: int = 5, role: str = "EU") -> Game:
     """A passive game played up to the first AI speech of the first issue's debate: many AI steps follow."""
-    game = create_game(scenario_version=mercury_version(), seed=seed)
-
-    def stop_at_debate(g: Game, what: str) -> None:
-        if g.phase == "ISSUE_DEBATE_ROUND_1" and step_of(g).kind == "ai":
-            raise _Stop
-
-    try:
-        play_game(game_id=game.pk, policy=make_policy("passive", role), on_progress=stop_at_debate)
-    except _Stop:
-        game.refresh_from_db()
-        return game
-    raise AssertionError("the game finished without a debate")
+    return _passive_until(
+        lambda g: g.phase == "ISSUE_DEBATE_ROUND_1" and step_of(g).kind == "ai", seed=seed, role=role
+    )
 
 
 def repin(game: Game) -> Game:

@@ -305,6 +305,7 @@ async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_conn
     from django.db import connection
 
     from simulations import consumers
+    from simulations.services import page_threads
 
     seen: list[str] = []
     render = consumers.GameConsumer._render
@@ -323,12 +324,12 @@ async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_conn
     await comm.disconnect()
     assert seen and all(name.startswith("mercury-pages") for name in seen)
 
-    everyone_there = threading.Barrier(consumers.PAGE_THREADS, timeout=10)
+    everyone_there = threading.Barrier(page_threads.PAGE_THREADS, timeout=10)
 
     def holds_a_connection() -> bool:
         everyone_there.wait()  # one call on each thread of the pool
         return connection.connection is not None
 
-    pool = consumers._page_threads()
-    calls = [asyncio.wrap_future(pool.submit(holds_a_connection)) for _ in range(consumers.PAGE_THREADS)]
-    assert await asyncio.gather(*calls) == [False] * consumers.PAGE_THREADS
+    pool = page_threads.page_threads()
+    calls = [asyncio.wrap_future(pool.submit(holds_a_connection)) for _ in range(page_threads.PAGE_THREADS)]
+    assert await asyncio.gather(*calls) == [False] * page_threads.PAGE_THREADS

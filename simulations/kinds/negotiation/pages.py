@@ -16,6 +16,7 @@ from simulations.engine.errors import MachineError
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game
+from simulations.services import page_threads
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
@@ -88,8 +89,6 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
 def _answer_soon(game: Game) -> None:
     """The delegations answer the move at once: its page's render may wait a moment to share the next turn's
     (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. Queued in
-    a page thread, after the answer: the move is committed whatever happens there, and a failure is logged (the
-    page's render queues the drive too)."""
-    from simulations.consumers import soon_in_page_thread
-
-    soon_in_page_thread(queue_drive_if_ai_next, game)
+    a page thread, after the answer: the move is committed whatever happens there (the page's render queues the
+    drive too, should this fail)."""
+    page_threads.soon(queue_drive_if_ai_next, game)
