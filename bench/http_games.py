@@ -28,7 +28,8 @@ Reported per level: wall time per game (new-game post to review panel), games pe
 transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
 committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
 connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
-session count), transactions per game (PostgreSQL's xact_commit), and streamed frames per game. A client checks
+session count), transactions per game (PostgreSQL's xact_commit), streamed frames per game, and the server
+process's garbage-collector pauses per game (time, and full collections; not the scaled set-up's workers'). A client checks
 that it saw every transcript entry exactly once. The ratio HTTP/headless compares the median game at level 1
 with the median headless game of the same run.
 
@@ -525,6 +526,8 @@ class Level:
     frames_per_game: float
     entries_per_game: float
     duplicates: int
+    gc_ms_per_game: float
+    gc_full_per_game: float
     connections_by_thread: dict[str, float]
     queries_by_site: dict[str, float]
 
@@ -580,6 +583,7 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
         frames_per_game=sum(r.frames for r in runs) / n,
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
+        gc_ms_per_game=1000 * counts["gc_s"] / n, gc_full_per_game=counts["gc_full"] / n,
         connections_by_thread={k: v / n for k, v in counts["connections_by_thread"].items()},
         queries_by_site={k: v / n for k, v in counts["queries_by_site"].items()},
     )  # fmt: skip
@@ -607,7 +611,8 @@ def render(report: dict[str, Any]) -> str:
         ("post p50/p99 ms", None, ""), ("turn gap p50/p99 ms", None, ""),
         ("conn/game", "connections_per_game", "{:.1f}"), ("pg sessions/game", "db_sessions_per_game", "{:.1f}"),
         ("tx/game", "transactions_per_game", "{:.0f}"), ("pg commits/game", "db_commits_per_game", "{:.0f}"),
-        ("frames/game", "frames_per_game", "{:.0f}"),
+        ("frames/game", "frames_per_game", "{:.0f}"), ("gc ms/game", "gc_ms_per_game", "{:.0f}"),
+        ("full gc/game", "gc_full_per_game", "{:.1f}"),
     ]  # fmt: skip
     lines.append("| " + " | ".join(c for c, _, _ in cols) + " |")
     lines.append("|" + "---|" * len(cols))

@@ -108,7 +108,7 @@ def main() -> None:
     from django.db.backends.signals import connection_created
 
     import mercury.asgi  # noqa: F401 - sets Django up and imports every module the hooks patch
-    from bench.games import COMMIT, CREATE, Clock, instrumented
+    from bench.games import COMMIT, CREATE, Clock, gc_watched, instrumented
 
     clock = Clock()
     sampler = None
@@ -160,6 +160,8 @@ def main() -> None:
                 "queries_by_site": dict(queries),
                 "transactions_s": clock.samples[COMMIT] + clock.samples[CREATE],
                 "model_calls": len(clock.samples["model"]),
+                "gc_s": sum(sum(clock.samples[f"gc{g}"]) for g in range(3)),
+                "gc_full": len(clock.samples["gc2"]),
             }
             opened["n"] = 0
             by_thread.clear()
@@ -179,7 +181,7 @@ def main() -> None:
         tmp.replace(args.stats)
 
     signal.signal(signal.SIGUSR1, dump)
-    with instrumented(clock):
+    with instrumented(clock), gc_watched(clock):
         from daphne.cli import CommandLineInterface
 
         CommandLineInterface().run(["-b", "127.0.0.1", "-p", str(args.port), "mercury.asgi:application"])

@@ -13,6 +13,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
 from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
@@ -34,4 +35,4 @@ application = EmbeddedWorkers(
         }
     )
 )
-keep_startup_objects_out_of_gc()
+keep_startup_objects_out_of_gc(drives_games=settings.MERCURY_WORKERS == "embedded")

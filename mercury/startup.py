@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import gc
 
+# Objects allocated (net) before the collector looks at its youngest generation; CPython's default is 700. A
+# turn allocates tens of thousands of short-lived objects (a state's copy, a prompt, a page's render), so at 700
+# the young collections ran hundreds of times a turn and each promoted that turn's live objects a generation up,
+# which the older collections then walked again. At 10,000 a game over HTTP spent about a quarter of the
+# collector's time (bench/http_games.py's "gc ms/game", 27 Nov: ~105 -> ~25 ms a game) and did no full pass.
+YOUNG_GENERATION_THRESHOLD = 10_000
 
-def keep_startup_objects_out_of_gc() -> None:
+
+def keep_startup_objects_out_of_gc(*, drives_games: bool) -> None:
     """Everything loaded at start-up (Django, the app's modules and views, the URL patterns) lives as long as the
     process: `gc.freeze()` moves it out of the collector's generations, so a full collection walks only what
     requests and turns made since. Measured under load (bench/load.py, 100 students, scaled set-up): each web
     process paused its event loop for a full collection about every two seconds, 230–380 ms each, and every
-    page's frames waited; frozen after start-up, 50–150 ms."""
+    page's frames waited; frozen after start-up, 50–150 ms.
+
+    `drives_games`: this process calls models (a drive worker, or a server with the embedded workers), so the
+    model library is loaded now rather than at the first turn. litellm's modules are about 340,000 objects, three
+    times the rest of the process: left to load at the first model call, they stayed in the collector's oldest
+    generation and every full collection walked them (about 200 ms a pass on these machines)."""
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018 - imports the views and everything they use
+    if drives_games:
+        from simulations.ai.gateway import load_model_library
+
+        load_model_library()
     gc.collect()
     gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, older, oldest)

@@ -127,6 +127,12 @@ class Completion:
     attempts: int = 1
 
 
+def load_model_library() -> None:
+    """Import litellm (and the offline provider) now: a long-running process that calls models does this at
+    start-up, before freezing what it loaded out of the garbage collector's reach (mercury/startup.py)."""
+    _litellm()
+
+
 def _litellm() -> Any:
     import litellm
 

@@ -42,7 +42,7 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         threads = int(options.pop("threads"))
-        keep_startup_objects_out_of_gc()
+        keep_startup_objects_out_of_gc(drives_games=True)
         sweeper = Sweeper()
         sweeper.start()
         try:
