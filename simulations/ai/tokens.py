@@ -13,10 +13,16 @@ METHOD = "estimate:wordpiece"
 _PIECE = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]")
 
 
-@functools.lru_cache(maxsize=1024)
 def estimate_tokens(text: str) -> int:
-    """Memoised: a seat's instructions, and much of its prompt, come again at every turn it plays."""
+    """Counted line by line, each line memoised: no piece spans a line break, so the sum is the whole text's
+    count, and a prompt is mostly lines of earlier prompts (a seat's instructions, the facts and memory of
+    earlier turns): counting every prompt whole cost the offline model about 7 % of a headless game."""
+    return sum(map(_line_tokens, text.split("\n")))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _line_tokens(line: str) -> int:
     count = 0
-    for piece in _PIECE.findall(text):
+    for piece in _PIECE.findall(line):
         count += 1 + (len(piece) - 1) // 6 if piece.isalpha() else 1
     return count
