@@ -47,6 +47,7 @@ class Drive:
     steps: int  # AI steps committed by this call
     retry_in: float = 0.0  # seconds until the holder's lease lapses (HELD)
     failure: ModelFailure | None = None  # the cause (FAILED)
+    version: int | None = None  # the game's version when the human was found to act next (HUMAN)
 
 
 class StreamRelay:
@@ -144,7 +145,11 @@ def drive_game(
         if drive.outcome is not Outcome.HUMAN:
             return drive
         # A move committed while we held the lease may have left the game to us (its sender saw us driving):
-        # now that the lease is free, look once more before stopping.
+        # now that the lease is free, look once more before stopping. The version is enough to tell: if it is
+        # the one whose next step was the human's, nothing was committed since (reading the game again cost a
+        # load and a parse of its state per drive).
+        if _version(game_id) == drive.version:
+            return drive
         game = _load(game_id)
         if kind_of(game).next_step(game).actor is not Actor.AI:
             return drive
@@ -164,6 +169,7 @@ def _play_ai_steps(
 ) -> Drive:
     """Under the lease: play AI steps while the game has them."""
     committed: Game | None = None  # the game as our last commit left it
+    leased = True  # the lease was taken (drive_game) or renewed at the game's version we hold
     while True:
         # After our own commit, one statement renews the lease and tells whether anyone committed since: if not,
         # the game we hold is the stored one (a version names one state). Reading the row again, its state's JSON
@@ -173,18 +179,19 @@ def _play_ai_steps(
         ):
             game, ours = committed, True
         else:
-            game, ours = _load(game_id), False
+            game, ours = _load(game_id), leased and committed is None
         kind = kind_of(game)
         step = kind.next_step(game)
         if step.actor is Actor.DONE:
             return Drive(Outcome.DONE, steps)
         if step.actor is not Actor.AI:
-            return Drive(Outcome.HUMAN, steps)
+            return Drive(Outcome.HUMAN, steps, version=game.version)
         if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
             return Drive(Outcome.PAUSED, steps)
         if not ours and (lost() or not acquire_lease(game_id=game_id, holder=holder)):
             # Taken over: we were thought dead.
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
+        leased = False  # from here on, only our commit's renewal (or acquiring again) says we hold it
         relay = (
             StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind, version=game.version)
             if stream
@@ -216,3 +223,7 @@ def _play_ai_steps(
 
 def _load(game_id: int) -> Game:
     return games_with_scenario().get(pk=game_id)
+
+
+def _version(game_id: int) -> int | None:
+    return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.games import scenario_of, state_of, step_of
+from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
 from simulations.services import drive
 from simulations.services.drive import Outcome, drive_game
@@ -62,3 +65,46 @@ def test_a_commit_by_someone_else_between_steps_makes_the_drive_read_the_game_ag
     assert result.outcome is Outcome.PAUSED and result.steps == 3
     assert loads == [game.pk] * 4  # the first step, then after each step (the last, to find the budget spent)
     assert Game.objects.get(pk=game.pk).driver == ""  # released
+
+
+def _students_move(game_id: int) -> None:
+    """The passive EU student's move at the game's current step, as its page would send it."""
+    game = Game.objects.get(pk=game_id)
+    event, payload = make_policy("passive", "EU").decide(scenario_of(game), state_of(game), step_of(game))
+    submit_human_event(game=game, event=event, payload=payload)
+
+
+def test_a_drive_that_stops_at_the_students_turn_does_not_read_the_game_again_after_releasing_it(
+    monkeypatch: Any,
+) -> None:
+    game = game_at_the_first_debate()
+    loads = _counting_loads(monkeypatch)
+    result = drive_game(game_id=game.pk, stream=False)
+    assert result.outcome is Outcome.HUMAN and result.steps > 0
+    assert loads == [game.pk]  # its version after releasing is the one it stopped at: nothing more to read
+    assert result.version == Game.objects.get(pk=game.pk).version
+
+
+def test_a_move_committed_while_the_driver_held_the_lease_is_answered_by_that_driver(
+    monkeypatch: Any,
+) -> None:
+    game = game_at_the_first_debate()
+    release = drive.release_lease
+    moved: list[int] = []
+
+    def move_then_release(*, game_id: int, holder: str) -> None:
+        # The student's move lands after the driver found it was their turn but before it let the game go:
+        # the move's page saw a driver and queued nothing, so this driver must look again and answer it.
+        if not moved:
+            before = Game.objects.get(pk=game_id).version
+            _students_move(game_id)
+            moved.append(before)
+        release(game_id=game_id, holder=holder)
+
+    monkeypatch.setattr(drive, "release_lease", move_then_release)
+    loads = _counting_loads(monkeypatch)
+    result = drive_game(game_id=game.pk, stream=False)
+    assert moved and loads.count(game.pk) >= 2  # it read the game again after seeing the version move on
+    after = Game.objects.get(pk=game.pk)
+    assert result.outcome in (Outcome.HUMAN, Outcome.DONE) and after.version > moved[0] + 1  # it played on
+    assert step_of(after).kind != "ai"
