@@ -89,11 +89,32 @@ def entry_views(
     return views
 
 
+# Entries read before the new ones: the newest entry the student saw is nearly always among them, so one query
+# serves the new entries and their divider (see `_last_seen`; a page renders after most commits).
+SEEN_BEFORE = 4
+
+
 def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
-    rows = list(TranscriptEntry.objects.filter(game=game, seq__gt=since_seq).order_by("seq"))
-    return entry_views(
-        scenario_of_version(game.scenario), game.human_role, rows, before=_last_seen(game, since_seq)
-    )
+    if since_seq <= 0:
+        rows, before = list(TranscriptEntry.objects.filter(game=game).order_by("seq")), None
+    else:
+        read = list(
+            TranscriptEntry.objects.filter(game=game, seq__gt=since_seq - SEEN_BEFORE).order_by("seq")
+        )
+        rows = [r for r in read if r.seq > since_seq]
+        if not rows:
+            return []
+        before = _seen_among([r for r in read if r.seq <= since_seq], game.human_role)
+        if before is None:
+            before = _last_seen(game, since_seq)
+    return entry_views(scenario_of_version(game.scenario), game.human_role, rows, before=before)
+
+
+def _seen_among(earlier: list[TranscriptEntry], human_role: str | None) -> tuple[int, str] | None:
+    for entry in reversed(earlier):
+        if not human_role or visible_to(entry, human_role):
+            return (entry.round, entry.issue)
+    return None
 
 
 class _Shown(NamedTuple):
