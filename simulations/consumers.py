@@ -82,6 +82,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     session_checked_at: float
     rendered_at: float
     frames: deque[float]
+    advanced_at: float  # when the last render for a committed turn began
     advance_pending: bool  # a committed turn is not rendered yet
     advance_later: asyncio.Task[None] | None  # the render that will show it
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
@@ -101,7 +102,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.driver = access[1]
         self.session_key, self.user_pk = self.scope["session"].session_key or "", user.pk
         self.session_checked_at, self.rendered_at, self.frames = time.monotonic(), 0.0, deque()
-        self.advance_pending, self.advance_later = False, None
+        self.advanced_at, self.advance_pending, self.advance_later = 0.0, False, None
         self.sending, self.words_waiting = asyncio.Lock(), {}
         self.last_seq, self.shown_version, self.heard_at, self.watcher = 0, -1, time.monotonic(), None
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
@@ -142,22 +143,22 @@ class GameConsumer(AsyncWebsocketConsumer):
     # --- group messages -------------------------------------------------------------------------------------
 
     async def game_advanced(self, event: dict[str, Any]) -> None:
-        """A turn was committed. It renders at once when the game now waits for its user or is over; a turn an AI
-        seat follows waits ADVANCE_COALESCE for that seat's turn, and one render shows every turn committed
-        meanwhile. Streamed words wait with that render and go out right after it (see game_stream); any other
-        frame (an error, a page's request) first sends a waiting render, so the page sees the game in order.
-
-        Even the first turn after a quiet spell waits: it is mostly the student's own move, whose answer already
-        brought the page its panels, and the delegations' first turns, skipped seats and votes follow it within
-        milliseconds when the model is fast (rendering it at once cost a render for nearly every move: 59 renders
-        a game at zero typing delay, about 36 with the wait). With a model that types, the wait only delays by
-        ADVANCE_COALESCE the committed entry that replaces words already on the page."""
+        """A turn was committed. It renders at once when the game now waits for its user or is over, or when it
+        is the first in a while; a turn an AI seat follows within ADVANCE_COALESCE of the last render waits for
+        the next render, which shows every turn committed meanwhile. Streamed words wait with that render and go
+        out right after it (see game_stream); any other frame (an error, a page's request) first sends a waiting
+        render, so the page sees the game in order."""
         self.advance_pending, self.heard_at = True, time.monotonic()
         if not event.get("ai_next"):
             await self._send_advanced()
             return
-        if self.advance_later is None:  # else the waiting render will show this turn too
-            self.advance_later = asyncio.create_task(self._send_advanced(after=ADVANCE_COALESCE))
+        if self.advance_later is not None:
+            return  # the waiting render will show this turn too
+        wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
+        if wait <= 0:
+            await self._send_advanced()
+        else:
+            self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
 
     async def _send_advanced(self, after: float = 0.0) -> None:
         if after:
@@ -168,7 +169,7 @@ class GameConsumer(AsyncWebsocketConsumer):
                 await self._send_words_waiting()  # what rendered the turn sent them already, if any
                 return
             self.advance_pending = False
-            self.rendered_at = time.monotonic()
+            self.advanced_at = self.rendered_at = time.monotonic()
             # One trip to the database thread: the session check, the render and the queue decision.
             rendered = await _in_page_thread(self._advanced)()
             if rendered is None:
