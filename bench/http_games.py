@@ -28,7 +28,7 @@ Reported per level: wall time per game (new-game post to review panel), games pe
 transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
 committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
 connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
-session count), transactions per game (PostgreSQL's xact_commit), streamed frames per game, and the server
+session count), transactions per game (PostgreSQL's xact_commit), streamed frames and renders (websocket frames bringing the panels) per game, and the server
 process's garbage-collector pauses per game (time, and full collections; not the scaled set-up's workers'). A client checks
 that it saw every transcript entry exactly once. The ratio HTTP/headless compares the median game at level 1
 with the median headless game of the same run.
@@ -342,6 +342,7 @@ class GameRun:
     turn_gaps_s: list[float] = field(default_factory=list)
     entries: int = 0
     frames: int = 0
+    renders: int = 0  # websocket frames bringing the panels (a render of the game), as against streamed words
     duplicates: int = 0
 
 
@@ -427,6 +428,8 @@ class Browser:
                 text = str(message.data)
                 if STREAMING in text:
                     run.frames += 1
+                if 'id="panels"' in text:
+                    run.renders += 1
                 new, full = _entries(text)
                 fresh = [s for s in new if s not in seen]
                 if not full:  # a full render repeats every entry; an addition must bring only new ones
@@ -524,6 +527,7 @@ class Level:
     db_sessions_per_game: float | None
     db_commits_per_game: float | None
     frames_per_game: float
+    renders_per_game: float
     entries_per_game: float
     duplicates: int
     gc_ms_per_game: float
@@ -581,6 +585,7 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
         db_sessions_per_game=per("sessions") if per else None,  # the probe itself connects to "postgres"
         db_commits_per_game=per("commits") if per else None,
         frames_per_game=sum(r.frames for r in runs) / n,
+        renders_per_game=sum(r.renders for r in runs) / n,
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
         gc_ms_per_game=1000 * counts["gc_s"] / n, gc_full_per_game=counts["gc_full"] / n,
@@ -611,7 +616,8 @@ def render(report: dict[str, Any]) -> str:
         ("post p50/p99 ms", None, ""), ("turn gap p50/p99 ms", None, ""),
         ("conn/game", "connections_per_game", "{:.1f}"), ("pg sessions/game", "db_sessions_per_game", "{:.1f}"),
         ("tx/game", "transactions_per_game", "{:.0f}"), ("pg commits/game", "db_commits_per_game", "{:.0f}"),
-        ("frames/game", "frames_per_game", "{:.0f}"), ("gc ms/game", "gc_ms_per_game", "{:.0f}"),
+        ("frames/game", "frames_per_game", "{:.0f}"), ("renders/game", "renders_per_game", "{:.0f}"),
+        ("gc ms/game", "gc_ms_per_game", "{:.0f}"),
         ("full gc/game", "gc_full_per_game", "{:.1f}"),
     ]  # fmt: skip
     lines.append("| " + " | ".join(c for c, _, _ in cols) + " |")
