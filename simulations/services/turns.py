@@ -34,6 +34,7 @@ from simulations.models import (
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
+from .rows import insert_rows, update_row
 from .scenarios import parsed_scenario
 
 log = logging.getLogger(__name__)
@@ -173,40 +174,64 @@ def _announce(game: Game) -> None:
 
 def write_ledger(game: Game, advance: Advance) -> None:
     """The append-only rows a committed step produced: transcript entries, events, votes."""
-    TranscriptEntry.objects.bulk_create(
-        TranscriptEntry(
-            game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue, speaker=e.speaker,
-            kind=e.kind, visibility=e.visibility, audience=list(e.audience), text=e.text,
-        )
-        for o in advance.events
-        for e in o.entries
+    insert_rows(
+        [
+            TranscriptEntry(
+                game=game, seq=e.seq, round=e.round, phase=e.phase, issue=e.issue, speaker=e.speaker,
+                kind=e.kind, visibility=e.visibility, audience=list(e.audience), text=e.text,
+            )
+            for o in advance.events
+            for e in o.entries
+        ]
     )  # fmt: skip
-    Event.objects.bulk_create(
-        Event(
-            game=game, seq=o.seq, name=o.name, from_state=o.source, to_state=o.target, actor=o.actor,
-            payload=o.payload, stance_changes=list(o.changes),
-        )
-        for o in advance.events
+    insert_rows(
+        [
+            Event(
+                game=game, seq=o.seq, name=o.name, from_state=o.source, to_state=o.target, actor=o.actor,
+                payload=o.payload, stance_changes=list(o.changes),
+            )
+            for o in advance.events
+        ]
     )  # fmt: skip
-    Vote.objects.bulk_create(Vote(game=game, **o.vote) for o in advance.events if o.vote)
+    insert_rows([Vote(game=game, **o.vote) for o in advance.events if o.vote])
+
+
+# The game's columns a commit changes (`updated_at` is set as `save` sets it).
+GAME_FIELDS_A_COMMIT_WRITES = (
+    "state",
+    "phase",
+    "human_role",
+    "version",
+    "status",
+    "finished_at",
+    "updated_at",
+)
 
 
 def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...]) -> None:
+    """The commit's rows, as plain statements (services/rows.py): the ledger, the model calls, the checkpoint and
+    the game's row."""
     write_ledger(game, advance)
     first = advance.events[0]
     if model_calls:
         first_seq = game.model_calls.count() + 1
-        ModelCall.objects.bulk_create(
-            ModelCall(game=game, seq=first_seq + n, event_seq=first.seq, phase=first.source, **vars(call))
-            for n, call in enumerate(model_calls)
+        insert_rows(
+            [
+                ModelCall(game=game, seq=first_seq + n, event_seq=first.seq, phase=first.source, **vars(call))
+                for n, call in enumerate(model_calls)
+            ]
         )  # fmt: skip
-    Checkpoint.objects.create(
-        game=game,
-        seq=game.version + 1,
-        after_event=advance.events[-1].seq,
-        transcript_seq=advance.transcript_seq,
-        schema_version=advance.schema_version,
-        **stored_fields(seq=game.version + 1, before=game.state or None, after=advance.state),
+    insert_rows(
+        [
+            Checkpoint(
+                game=game,
+                seq=game.version + 1,
+                after_event=advance.events[-1].seq,
+                transcript_seq=advance.transcript_seq,
+                schema_version=advance.schema_version,
+                **stored_fields(seq=game.version + 1, before=game.state or None, after=advance.state),
+            )
+        ]
     )
     game.state = advance.state
     game.phase = advance.phase
@@ -215,9 +240,19 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
     if advance.finished and game.status != Game.Status.FINISHED:
         game.status = Game.Status.FINISHED
         game.finished_at = timezone.now()
-    game.save(
-        update_fields=["state", "phase", "human_role", "version", "status", "finished_at", "updated_at"]
-    )
+    update_row(game, GAME_FIELDS_A_COMMIT_WRITES)
+
+
+# The game's columns a commit changes (`updated_at` is set as `save` sets it).
+GAME_FIELDS_A_COMMIT_WRITES = (
+    "state",
+    "phase",
+    "human_role",
+    "version",
+    "status",
+    "finished_at",
+    "updated_at",
+)
 
 
 def record_uncommitted_calls(*, game: Game, calls: tuple[ModelCallRecord, ...], why: str) -> None:

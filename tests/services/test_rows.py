@@ -1,0 +1,54 @@
+"""The commit's plain-statement writes (simulations/services/rows.py) store what the ORM's own writes store."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulations.models import Event, Game
+from simulations.services.rows import insert_rows, update_row
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = ("seq", "name", "from_state", "to_state", "actor", "payload", "stance_changes")
+
+
+def _event(game: Game, seq: int) -> Event:
+    return Event(
+        game=game, seq=seq, name="AI_TURN_COMMITTED", from_state="A", to_state="B", actor="ai:BRA",
+        payload={"text": "Ça va — «quoted»", "n": 1, "x": 1.5, "ok": True, "none": None},
+        stance_changes=[{"role": "BRA", "after": "1.2", "firmness": 0.25}],
+    )  # fmt: skip
+
+
+def test_inserted_rows_read_back_as_the_orms_do() -> None:
+    from simulations.services.turns import create_game
+
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    Event.objects.bulk_create([_event(game, 1001)])
+    insert_rows([_event(game, 1002), _event(game, 1003)])
+    insert_rows([])  # nothing to write: no statement
+    by_orm, *by_rows = Event.objects.filter(game=game, seq__gt=1000).order_by("seq")
+    assert [e.seq for e in by_rows] == [1002, 1003]
+    for row in by_rows:
+        assert [getattr(row, f) for f in FIELDS[1:]] == [getattr(by_orm, f) for f in FIELDS[1:]]
+        assert (
+            row.created_at is not None and row.created_at.tzinfo is not None
+        )  # auto_now_add, as save sets it
+        assert row.created_at >= by_orm.created_at
+
+
+def test_an_updated_row_holds_the_new_values_and_a_fresh_updated_at() -> None:
+    from simulations.services.turns import create_game
+
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    before = Game.objects.get(pk=game.pk).updated_at
+    game.state = {"status": "X", "nested": {"list": [1, 2.5, "três"]}}
+    game.version += 7
+    update_row(game, ("state", "version", "updated_at"))
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.state == game.state and stored.version == game.version
+    assert stored.updated_at > before
+    game.pk = 10**9
+    with pytest.raises(LookupError):
+        update_row(game, ("version",))
