@@ -21,7 +21,7 @@ from simulations.kinds import (
 from simulations.kinds.negotiation.machine import Event, Status
 
 from . import machine, offline_writer, prompts
-from .games import committed_state, parsed_state
+from .games import committed_state
 from .machine import Outcome, Step
 from .scenario import Scenario, load_scenario_dir
 from .state import GameState
@@ -46,12 +46,15 @@ _ACTORS = {
 }
 
 
-def run(scenario: Scenario, state: GameState, event: str, payload: dict[str, Any]) -> list[Outcome]:
+def run(
+    scenario: Scenario, state: GameState, event: str, payload: dict[str, Any], *, own: bool = False
+) -> list[Outcome]:
     """The event, then every system event the machine takes on its own until someone must decide. An AI vote
     also casts the AI votes right after it: a vote is the rules' (no model call, nothing to stream or wait for),
     so one commit records the run of them, each still its own event by its own seat (the human's vote, or the
-    tally, ends the run). A vote a commit each was a fifth of a game's commits."""
-    outcomes = [machine.apply(scenario, state, event, payload)]
+    tally, ends the run). A vote a commit each was a fifth of a game's commits. `own`: `state` is the caller's
+    own copy, which the run may change (see `machine.apply`)."""
+    outcomes = [machine.apply(scenario, state, event, payload, own=own)]
     while True:
         step = machine.next_step(scenario, outcomes[-1].state)
         voting_on = event == Event.AI_VOTE_COMMITTED and step.events == (Event.AI_VOTE_COMMITTED,)
@@ -151,12 +154,14 @@ class Negotiation:
     def start(self, scenario: Scenario, *, seed: int, options: dict[str, Any]) -> Advance:
         if options:
             raise ValueError(f"a negotiation takes no start options (got {sorted(options)})")
-        return _advance(run(scenario, machine.new_game(seed), Event.NEW_GAME_CREATED, {}))
+        return _advance(run(scenario, machine.new_game(seed), Event.NEW_GAME_CREATED, {}, own=True))
 
     def advance(
         self, scenario: Scenario, state: dict[str, Any], event: str, payload: dict[str, Any]
     ) -> Advance:
-        return _advance(run(scenario, parsed_state(state), event, payload))
+        # The run's own copy, read from the stored dict: `machine.apply` would otherwise copy the parsed state by
+        # dumping and reading it again, and a state read from the database would be read twice.
+        return _advance(run(scenario, GameState.model_validate(state), event, payload, own=True))
 
     def restore(self, scenario: Scenario, state: dict[str, Any]) -> GameState:
         return machine.resume(scenario, state)
