@@ -31,6 +31,7 @@ from simulations.models import (
     Vote,
 )
 
+from . import appended
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
@@ -241,6 +242,13 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
         game.status = Game.Status.FINISHED
         game.finished_at = timezone.now()
     update_row(game, GAME_FIELDS_A_COMMIT_WRITES)
+    # Readers in this process that keep the game's rows (services/appended.py) take these once they are committed.
+    transaction.on_commit(
+        partial(
+            appended.committed, game_id=game.pk, created_at=game.created_at, before=game.version - 1,
+            after=game.version, advance=advance,
+        )
+    )  # fmt: skip
 
 
 # The game's columns a commit changes (`updated_at` is set as `save` sets it).

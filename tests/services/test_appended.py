@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
 from simulations.kinds.negotiation.ai_turns import seen_entries
 from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.models import Game, TranscriptEntry
-from simulations.services.appended import AppendedRows
+from simulations.services.appended import AppendedRows, committed
 from simulations.services.drive import drive_game
 from tests.helpers import game_at_the_first_debate
 
@@ -88,3 +88,50 @@ def read_whole(game: Game) -> list[SeenEntry]:
     return [
         SeenEntry(*r) for r in rows.values_list("seq", "speaker", "kind", "visibility", "audience", "text")
     ]
+
+
+def test_rows_known_to_cover_the_readers_version_are_not_read_again_and_commits_here_add_theirs() -> None:
+    table = Table()
+    kept = AppendedRows(table.fetch, written=lambda advance: advance)
+    table.add(1, 3)
+    assert len(kept.rows(game_id=1, created_at=T0, version=5)) == 3  # read at version 5
+    assert len(kept.rows(game_id=1, created_at=T0, version=5)) == 3 and table.read == [3]  # no query
+    # A commit in this process, from version 5 to 6, wrote two rows: they are added without a read.
+    table.add(1, 2)
+    committed(game_id=1, created_at=T0, before=5, after=6, advance=table.rows[-2:])
+    assert kept.rows(game_id=1, created_at=T0, version=6) == tuple(table.rows) and table.read == [3]
+    # A commit elsewhere (6 -> 7) is not known here: a reader at version 7 reads what was added.
+    table.add(1, 1)
+    assert kept.rows(game_id=1, created_at=T0, version=7) == tuple(table.rows) and table.read == [3, 1]
+    # A commit that does not follow what is kept (from 9, while 7 is known) adds nothing: the next read does.
+    table.add(1, 1)
+    committed(game_id=1, created_at=T0, before=9, after=10, advance=table.rows[-1:])
+    assert kept.rows(game_id=1, created_at=T0, version=10) == tuple(table.rows) and table.read == [3, 1, 1]
+    # A reader without a version always looks for more.
+    assert kept.rows(game_id=1, created_at=T0) == tuple(table.rows) and table.read == [3, 1, 1, 0]
+
+
+@pytest.mark.django_db(transaction=True)  # commits for real: what a commit adds is taken only once committed
+def test_a_drive_reads_the_transcript_once_and_then_keeps_what_its_own_turns_wrote(monkeypatch: Any) -> None:
+    from simulations.kinds.negotiation import ai_turns
+
+    game = game_at_the_first_debate()
+    reads: list[int] = []
+    for appended in (ai_turns._ENTRIES, ai_turns._STANCE_CHANGES):
+        appended._kept.clear()  # as in a process that has not read this game yet (its set-up was played here)
+        fetch = appended._fetch
+
+        def counted(game_id: int, after: int, fetch: Any = fetch) -> Any:
+            reads.append(game_id)
+            return fetch(game_id, after)
+
+        monkeypatch.setattr(appended, "_fetch", counted)
+    assert drive_game(game_id=game.pk, max_steps=5, stream=False).steps == 5
+    assert reads == [game.pk, game.pk]  # the first turn's prompt: entries and stance changes, once each
+    game = Game.objects.get(pk=game.pk)
+    assert seen_entries(game) == read_whole(game) and len(reads) == 2
+    kept_changes = ai_turns._STANCE_CHANGES.rows(
+        game_id=game.pk, created_at=game.created_at, version=game.version
+    )
+    fresh = ai_turns._STANCE_CHANGES._fetch(game.pk, 0)
+    assert list(kept_changes) == list(fresh) and kept_changes

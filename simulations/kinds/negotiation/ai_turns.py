@@ -7,6 +7,7 @@ seat's stance by the engine, never by a model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -173,14 +174,20 @@ class _Changes(NamedTuple):
     changes: list[dict[str, Any]]
 
 
-# Entries and events are append-only: a process keeps each game's and reads only the rows added since.
+# Entries and events are append-only: a process keeps each game's and reads only the rows added since; the rows a
+# commit in this process wrote are added as it commits (services/appended.py).
 _ENTRIES: AppendedRows[prompts.SeenEntry] = AppendedRows(
     lambda game_id, after: [
         prompts.SeenEntry(*row)
         for row in TranscriptEntry.objects.filter(game_id=game_id, seq__gt=after)
         .order_by("seq")
         .values_list("seq", "speaker", "kind", "visibility", "audience", "text")
-    ]
+    ],
+    written=lambda advance: [
+        prompts.SeenEntry(e.seq, e.speaker, e.kind, e.visibility, list(e.audience), e.text)
+        for event in advance.events
+        for e in event.entries
+    ],
 )
 _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
     lambda game_id, after: [
@@ -189,13 +196,19 @@ _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
         .exclude(stance_changes=[])
         .order_by("seq")
         .values_list("seq", "stance_changes")
-    ]
+    ],
+    # As stored: the column holds the changes as JSON, and a read gives back what JSON keeps.
+    written=lambda advance: [
+        _Changes(event.seq, json.loads(json.dumps(list(event.changes))))
+        for event in advance.events
+        if event.changes
+    ],
 )
 
 
 def seen_entries(game: Game) -> list[prompts.SeenEntry]:
     """Every entry of the game; prompt building keeps only what the seat may see."""
-    return list(_ENTRIES.rows(game_id=game.pk, created_at=game.created_at))
+    return list(_ENTRIES.rows(game_id=game.pk, created_at=game.created_at, version=game.version))
 
 
 def _recent_changes(game: Game, role: str | None, entries: list[prompts.SeenEntry]) -> list[dict[str, Any]]:
@@ -205,7 +218,7 @@ def _recent_changes(game: Game, role: str | None, entries: list[prompts.SeenEntr
     last_own = spoken[-1] if spoken else 0
     scenario = scenario_of_version(game.scenario)
     out: list[dict[str, Any]] = []
-    for event in _STANCE_CHANGES.rows(game_id=game.pk, created_at=game.created_at):
+    for event in _STANCE_CHANGES.rows(game_id=game.pk, created_at=game.created_at, version=game.version):
         for change in event.changes:
             if (
                 change["role"] == role
