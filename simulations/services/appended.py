@@ -83,7 +83,9 @@ class AppendedRows(Generic[Row]):
             held = self._kept.get(key)
             if held is None or held[1] != before:
                 return  # not read here, or not known up to the commit's version: the next read fetches
-            self._kept[key] = (held[0] + tuple(self._written(advance)), after)
+            # A read between the commit and this call may have fetched these rows already.
+            last = held[0][-1].seq if held[0] else 0
+            self._kept[key] = (held[0] + tuple(r for r in self._written(advance) if r.seq > last), after)
 
 
 def committed(*, game_id: int, created_at: datetime, before: int, after: int, advance: Any) -> None:

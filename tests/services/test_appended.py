@@ -107,8 +107,19 @@ def test_rows_known_to_cover_the_readers_version_are_not_read_again_and_commits_
     table.add(1, 1)
     committed(game_id=1, created_at=T0, before=9, after=10, advance=table.rows[-1:])
     assert kept.rows(game_id=1, created_at=T0, version=10) == tuple(table.rows) and table.read == [3, 1, 1]
+    # A read that ran between a commit and its being added here already has its rows: they are not added twice.
+    table.add(2, 3)
+    kept.rows(game_id=2, created_at=T0, version=3)
+    table.add(2, 2)  # a commit elsewhere, 3 -> 4
+    table.add(2, 1)  # this process's commit, 4 -> 5, not yet added here...
+    assert len(kept.rows(game_id=2, created_at=T0, version=4)) == 6  # ...when a reader at 4 reads all three
+    committed(game_id=2, created_at=T0, before=4, after=5, advance=table.rows[-1:])
+    game_2 = tuple(r for r in table.rows if r.game_id == 2)
+    assert kept.rows(game_id=2, created_at=T0, version=5) == game_2
+    del table.read[-2:]  # game 2's two reads
     # A reader without a version always looks for more.
-    assert kept.rows(game_id=1, created_at=T0) == tuple(table.rows) and table.read == [3, 1, 1, 0]
+    game_1 = tuple(r for r in table.rows if r.game_id == 1)
+    assert kept.rows(game_id=1, created_at=T0) == game_1 and table.read == [3, 1, 1, 0]
 
 
 @pytest.mark.django_db(transaction=True)  # commits for real: what a commit adds is taken only once committed
