@@ -9,7 +9,7 @@ JSON, dates and `auto_now` fields are stored exactly as before, on SQLite and on
 
 What the ORM does besides is not needed on this path: no model sends or listens for save signals, ledger rows
 are never read back by the writer (their ids are not set on the objects), and the game's row is already locked
-by the commit's transaction.
+by the commit's transaction. `count_rows` numbers a turn's model calls the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +49,22 @@ def update_row(obj: Model, names: Sequence[str]) -> None:
         cursor.execute(sql, [*values, obj.pk])
         if cursor.rowcount != 1:
             raise LookupError(f"{model.__name__} {obj.pk}: no row to update")
+
+
+def count_rows(model: type[Model], **equal: Any) -> int:
+    """SELECT COUNT(*) of the model's rows whose columns equal these values (plain values: ids, numbers, text)."""
+    alias = router.db_for_read(model)
+    sql = _count_sql(model, tuple(equal), alias)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, list(equal.values()))
+        return int(cursor.fetchone()[0])
+
+
+@cache
+def _count_sql(model: type[Model], names: tuple[str, ...], alias: str) -> str:
+    quote, meta = connections[alias].ops.quote_name, model._meta
+    where = " AND ".join(f"{quote(str(meta.get_field(n).column))} = %s" for n in names)  # type: ignore[union-attr]
+    return f"SELECT COUNT(*) FROM {quote(meta.db_table)}" + (f" WHERE {where}" if where else "")
 
 
 @cache

@@ -35,7 +35,7 @@ from . import appended
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
-from .rows import insert_rows, update_row
+from .rows import count_rows, insert_rows, update_row
 from .scenarios import parsed_scenario
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
     write_ledger(game, advance)
     first = advance.events[0]
     if model_calls:
-        first_seq = game.model_calls.count() + 1
+        first_seq = count_rows(ModelCall, game=game.pk) + 1
         insert_rows(
             [
                 ModelCall(game=game, seq=first_seq + n, event_seq=first.seq, phase=first.source, **vars(call))

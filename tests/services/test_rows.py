@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simulations.models import Event, Game
-from simulations.services.rows import insert_rows, update_row
+from simulations.services.rows import count_rows, insert_rows, update_row
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +52,15 @@ def test_an_updated_row_holds_the_new_values_and_a_fresh_updated_at() -> None:
     game.pk = 10**9
     with pytest.raises(LookupError):
         update_row(game, ("version",))
+
+
+def test_rows_are_counted_as_the_orm_counts_them() -> None:
+    from simulations.services.turns import create_game
+
+    first = create_game(scenario_version=mercury_version(), seed=1)
+    second = create_game(scenario_version=mercury_version(), seed=2)
+    insert_rows([_event(first, 1000 + n) for n in range(3)])
+    for game in (first, second):
+        assert count_rows(Event, game=game.pk) == Event.objects.filter(game=game).count()
+    assert count_rows(Event, game=first.pk, name="AI_TURN_COMMITTED") == 3
+    assert count_rows(Event) == Event.objects.count()
