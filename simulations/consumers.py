@@ -35,7 +35,7 @@ from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
-from simulations.services.turns import games_with_scenario
+from simulations.services.turns import game_with_scenario
 from simulations.tasks import queue_drive_if_ai_next
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
@@ -296,7 +296,9 @@ class GameConsumer(AsyncWebsocketConsumer):
         """The turn's render, or None when the page's session has ended (it was logged out)."""
         if not session_still_valid(self.session_key, self.user_pk):
             return None
-        game = games_with_scenario().get(pk=self.game_id)
+        game = game_with_scenario(self.game_id)
+        if game is None:
+            raise Game.DoesNotExist(f"game {self.game_id}")
         rendered = self._render(False, game)
         if self.driver:
             self._queue_drive(even_if_driven=False, game=game)
@@ -312,11 +314,13 @@ class GameConsumer(AsyncWebsocketConsumer):
         return can_read(user, game), can_drive(user, game)
 
     def _load(self) -> Game | None:
-        return games_with_scenario().filter(pk=self.game_id).first()
+        return game_with_scenario(self.game_id)
 
     def _render(self, full: bool, game: Game | None = None) -> tuple[str, int, int]:
         """The page's frame, the newest entry it shows and the game's version it shows."""
-        game = game or games_with_scenario().get(pk=self.game_id)
+        game = game or self._load()
+        if game is None:
+            raise Game.DoesNotExist(f"game {self.game_id}")
         html, seq = kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
         return html, seq, game.version
 

@@ -28,7 +28,7 @@ from .lease import (
     release_lease,
     renew_lease_at,
 )
-from .turns import StaleTurn, games_with_scenario
+from .turns import StaleTurn, game_with_scenario
 
 FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
 
@@ -222,7 +222,10 @@ def _play_ai_steps(
 
 
 def _load(game_id: int) -> Game:
-    return games_with_scenario().get(pk=game_id)
+    game = game_with_scenario(game_id)
+    if game is None:
+        raise Game.DoesNotExist(f"game {game_id}")
+    return game
 
 
 def _version(game_id: int) -> int | None:

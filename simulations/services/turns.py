@@ -6,6 +6,7 @@ and one checkpoint. The kind (`simulations.kinds`) runs its table; this module o
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -79,6 +80,63 @@ class ModelCallRecord:
 def games_with_scenario() -> QuerySet[Game]:
     """Games with their scenario version, minus the large document column (scenarios are parsed once, cached)."""
     return Game.objects.select_related("scenario").defer("scenario__document")
+
+
+def game_with_scenario(game_id: int) -> Game | None:
+    """`games_with_scenario().filter(pk=game_id).first()` from a statement built once: pages render, moves check
+    and drives start from this read a hundred times a game, and the ORM compiled its join anew each time (0.7 ms,
+    against 0.05 ms for the statement). The same objects: the columns go through each field's own converters and
+    `from_db`, and the scenario version is the game's cached relation, its document deferred."""
+    alias = router.db_for_read(Game)
+    connection = connections[alias]
+    sql, game_part, version_part = _game_select(alias)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [game_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    game = _from_row(Game, alias, game_part, row, connection)
+    version = _from_row(ScenarioVersion, alias, version_part, row, connection)
+    Game._meta.get_field("scenario").set_cached_value(game, version)  # type: ignore[union-attr]
+    return game
+
+
+_Columns = list[tuple[int, str, list[Any], Any]]  # (position in the row, attname, converters, expression)
+
+
+def _from_row(model: Any, alias: str, part: _Columns, row: Any, connection: Any) -> Any:
+    values = []
+    for at, _, converters, expression in part:
+        value = row[at]
+        for convert in converters:
+            value = convert(value, expression, connection)
+        values.append(value)
+    return model.from_db(alias, [name for _, name, _, _ in part], values)
+
+
+@functools.cache
+def _game_select(alias: str) -> tuple[str, _Columns, _Columns]:
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    game_table, version_table = Game._meta.db_table, ScenarioVersion._meta.db_table
+    columns: list[str] = []
+    parts: list[_Columns] = []
+    version_fields = [f for f in ScenarioVersion._meta.concrete_fields if f.name != "document"]
+    for table, fields in ((game_table, list(Game._meta.concrete_fields)), (version_table, version_fields)):
+        part: _Columns = []
+        for field in fields:
+            expression = field.get_col(table)
+            converters = connection.ops.get_db_converters(expression) + field.get_db_converters(connection)
+            part.append((len(columns), field.attname, converters, expression))
+            columns.append(f"{quote(table)}.{quote(str(field.column))}")
+        parts.append(part)
+    scenario_column = str(Game._meta.get_field("scenario").column)  # type: ignore[union-attr]
+    sql = (
+        f"SELECT {', '.join(columns)} FROM {quote(game_table)} INNER JOIN {quote(version_table)} "
+        f"ON ({quote(game_table)}.{quote(scenario_column)} = {quote(version_table)}.{quote('id')}) "
+        f"WHERE {quote(game_table)}.{quote('id')} = %s"
+    )
+    return sql, parts[0], parts[1]
 
 
 def create_game(

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from simulations.kinds import kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive
-from simulations.services.turns import games_with_scenario
+from simulations.services.turns import game_with_scenario
 
 
 def _own_game(request: HttpRequest, game_id: int) -> Game:
-    game = get_object_or_404(games_with_scenario(), pk=game_id)
+    game = game_with_scenario(game_id)
+    if game is None:
+        raise Http404("No such game.")
     if not can_drive(request.user, game):
         raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
     return game

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulations.models import Event, Game
+from simulations.models import Event, Game, ScenarioVersion
 from simulations.services.rows import count_rows, insert_rows, update_row
 from tests.helpers import mercury_version
 
@@ -64,3 +64,24 @@ def test_rows_are_counted_as_the_orm_counts_them() -> None:
         assert count_rows(Event, game=game.pk) == Event.objects.filter(game=game).count()
     assert count_rows(Event, game=first.pk, name="AI_TURN_COMMITTED") == 3
     assert count_rows(Event) == Event.objects.count()
+
+
+def test_a_game_read_by_its_built_statement_equals_the_orms_read() -> None:
+    from simulations.kinds.negotiation.games import state_of
+    from simulations.services.turns import game_with_scenario, games_with_scenario
+    from tests.helpers import game_at_the_first_debate
+
+    game = game_at_the_first_debate()
+    Game.objects.filter(pk=game.pk).update(driver="someone", finished_at=game.created_at)
+    by_orm, by_statement = games_with_scenario().get(pk=game.pk), game_with_scenario(game.pk)
+    assert by_statement is not None and not by_statement._state.adding
+    for field in Game._meta.concrete_fields:
+        assert getattr(by_statement, field.attname) == getattr(by_orm, field.attname), field.name
+    for field in ScenarioVersion._meta.concrete_fields:
+        if field.name != "document":
+            assert getattr(by_statement.scenario, field.attname) == getattr(by_orm.scenario, field.attname)
+    assert (
+        by_statement.scenario.get_deferred_fields() == by_orm.scenario.get_deferred_fields() == {"document"}
+    )
+    assert state_of(by_statement) == state_of(by_orm)
+    assert game_with_scenario(10**9) is None
