@@ -38,13 +38,26 @@ class Sleepable:
         self.asleep = False
         self.held: list[Any] = []
         self.routes: list[Any] = []
+        self.frames: dict[Any, int] = {}  # frames the server sent on each connection
+        self.page = page
         page.route_web_socket(re.compile(r".*/ws/games/.*"), self._route)
+
+    def connected(self, after: int) -> None:
+        """Wait until the page's websocket opened after the first `after` ones has had its first render: a page
+        (re)loaded just before it sleeps would otherwise get that full render only when it wakes, replacing the
+        transcript under a reader who has scrolled up."""
+        for _ in range(200):
+            if len(self.routes) > after and self.frames.get(self.routes[-1]):
+                return
+            self.page.wait_for_timeout(50)
+        raise AssertionError("the page's websocket did not bring its first render")
 
     def _route(self, ws: Any) -> None:
         server = ws.connect_to_server()
         self.routes.append(ws)
 
         def from_server(message: Any) -> None:
+            self.frames[ws] = self.frames.get(ws, 0) + 1
             if self.asleep:
                 self.held.append((ws, message))
             else:
@@ -105,8 +118,10 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         # A draft survives a reload of its tab.
         draft = "Draft typed in tab A: Canada could support 2.1 if the fund is real."
         a.fill("#message", draft)
+        opened = len(sleepy_a.routes)
         a.reload()
         expect(a.locator("#message")).to_have_value(draft)
+        sleepy_a.connected(after=opened)
 
         # Tab A sleeps while tab B sends (with Ctrl+Enter); A, awake, posts from its old page.
         sleepy_a.asleep = True
@@ -120,7 +135,10 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         assert "HUMAN_MESSAGE_SUBMITTED" not in notice.inner_text()
         assert draft in kept_drafts(a)  # refused: the text is kept
         screenshot(a, ARTIFACTS / "tabs-stale-notice.png")
-        # The reader scrolls up to re-read: what arrives does not pull the transcript away, a button says so.
+        # The reader scrolls up to re-read: what arrives does not pull the transcript away, a button says so. The
+        # reader is looking at tab A: a tab in the background gets no scroll events (the page would not learn that
+        # its reader left the end), and B, opened last, is in front.
+        a.bring_to_front()
         a.eval_on_selector(".transcript-pane", "p => { p.scrollTop = 0; }")
         a.wait_for_timeout(200)
         sleepy_a.wake()
