@@ -35,7 +35,7 @@ from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
-from simulations.services.turns import game_with_scenario
+from simulations.services.turns import game_with_scenario, load_game, stored_version
 from simulations.tasks import queue_drive_if_ai_next
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
@@ -290,15 +290,13 @@ class GameConsumer(AsyncWebsocketConsumer):
                 logger.exception("game %s: the page's version check failed", self.game_id)
 
     def _version(self) -> int | None:
-        return Game.objects.filter(pk=self.game_id).values_list("version", flat=True).first()
+        return stored_version(self.game_id)
 
     def _advanced(self) -> tuple[str, int, int] | None:
         """The turn's render, or None when the page's session has ended (it was logged out)."""
         if not session_still_valid(self.session_key, self.user_pk):
             return None
-        game = game_with_scenario(self.game_id)
-        if game is None:
-            raise Game.DoesNotExist(f"game {self.game_id}")
+        game = load_game(self.game_id)
         rendered = self._render(False, game)
         if self.driver:
             self._queue_drive(even_if_driven=False, game=game)
@@ -318,9 +316,7 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     def _render(self, full: bool, game: Game | None = None) -> tuple[str, int, int]:
         """The page's frame, the newest entry it shows and the game's version it shows."""
-        game = game or self._load()
-        if game is None:
-            raise Game.DoesNotExist(f"game {self.game_id}")
+        game = game or load_game(self.game_id)
         html, seq = kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
         return html, seq, game.version
 

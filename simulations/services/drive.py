@@ -28,7 +28,7 @@ from .lease import (
     release_lease,
     renew_lease_at,
 )
-from .turns import StaleTurn, game_with_scenario
+from .turns import StaleTurn, load_game, stored_version
 
 FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
 
@@ -148,7 +148,7 @@ def drive_game(
         # now that the lease is free, look once more before stopping. The version is enough to tell: if it is
         # the one whose next step was the human's, nothing was committed since (reading the game again cost a
         # load and a parse of its state per drive).
-        if _version(game_id) == drive.version:
+        if stored_version(game_id) == drive.version:
             return drive
         game = _load(game_id)
         if kind_of(game).next_step(game).actor is not Actor.AI:
@@ -222,11 +222,4 @@ def _play_ai_steps(
 
 
 def _load(game_id: int) -> Game:
-    game = game_with_scenario(game_id)
-    if game is None:
-        raise Game.DoesNotExist(f"game {game_id}")
-    return game
-
-
-def _version(game_id: int) -> int | None:
-    return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
+    return load_game(game_id)

@@ -82,6 +82,19 @@ def games_with_scenario() -> QuerySet[Game]:
     return Game.objects.select_related("scenario").defer("scenario__document")
 
 
+def stored_version(game_id: int) -> int | None:
+    """The game's version as the database holds it now (None: no such game), without reading the row."""
+    return Game.objects.filter(pk=game_id).values_list("version", flat=True).first()
+
+
+def load_game(game_id: int) -> Game:
+    """`game_with_scenario`, for a game that must exist (Game.DoesNotExist otherwise)."""
+    game = game_with_scenario(game_id)
+    if game is None:
+        raise Game.DoesNotExist(f"game {game_id}")
+    return game
+
+
 def game_with_scenario(game_id: int) -> Game | None:
     """`games_with_scenario().filter(pk=game_id).first()` from a statement built once: pages render, moves check
     and drives start from this read a hundred times a game, and the ORM compiled its join anew each time (0.7 ms,
@@ -307,18 +320,6 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
             after=game.version, advance=advance,
         )
     )  # fmt: skip
-
-
-# The game's columns a commit changes (`updated_at` is set as `save` sets it).
-GAME_FIELDS_A_COMMIT_WRITES = (
-    "state",
-    "phase",
-    "human_role",
-    "version",
-    "status",
-    "finished_at",
-    "updated_at",
-)
 
 
 def record_uncommitted_calls(*, game: Game, calls: tuple[ModelCallRecord, ...], why: str) -> None:

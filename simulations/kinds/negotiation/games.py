@@ -53,16 +53,10 @@ class CommittedState(dict[str, Any]):
 
 
 def committed_state(state: GameState) -> dict[str, Any]:
-    """`state` as stored, keeping `state` for `parsed_state`."""
+    """`state` as stored, keeping `state` for `state_of`."""
     stored = CommittedState(state.model_dump(mode="json"))
     stored.parsed = state
     return stored
-
-
-def parsed_state(stored: dict[str, Any]) -> GameState:
-    if type(stored) is CommittedState:
-        return stored.parsed
-    return GameState.model_validate(stored)
 
 
 def step_of(game: Game) -> Step:

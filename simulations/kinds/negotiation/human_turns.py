@@ -17,7 +17,13 @@ from simulations.models import Game, Submission
 from simulations.services.budget import check_budget
 from simulations.services.message_text import UnreadableText, normalise_message
 from simulations.services.model_choice import game_specs
-from simulations.services.turns import GameFinished, StaleTurn, commit_event, record_uncommitted_calls
+from simulations.services.turns import (
+    GameFinished,
+    StaleTurn,
+    commit_event,
+    record_uncommitted_calls,
+    stored_version,
+)
 
 
 class TurnInProgress(StaleTurn):
@@ -107,8 +113,7 @@ def _check_text(status: str, event: str, text: object) -> None:
 def _check_fresh(game: Game, version: int, key: str | None) -> None:
     """The turn is still open: nobody committed since the form was rendered, and this form was not sent before
     (read without a lock: the commit checks both again inside its transaction)."""
-    current = Game.objects.filter(pk=game.pk).values_list("version", flat=True).first()
-    if current != version:
+    if stored_version(game.pk) != version:
         raise StaleTurn()
     if key and Submission.objects.filter(game=game, key=key[:64]).exists():
         raise StaleTurn()
