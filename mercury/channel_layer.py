@@ -1,4 +1,8 @@
-"""channels_redis's layer, taking a process's messages off Redis many at a time.
+"""The channel layers: channels_redis's, taking a process's messages off Redis many at a time
+(`BatchedRedisChannelLayer`, the scaled set-up), and channels' in-memory layer with cheaper sends
+(`LocalChannelLayer`, the embedded default).
+
+## BatchedRedisChannelLayer
 
 A server process receives every page's messages through one Redis key (its process channel), and channels_redis
 takes them off it one at a time with four round trips each (restore a backup queue, a blocking pop, a copy to the
@@ -18,9 +22,14 @@ themselves (simulations/consumers.py, IDLE_RECHECK).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections import defaultdict, deque
+from copy import deepcopy
 from typing import Any
 
+from channels.exceptions import ChannelFull
+from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 
 RECEIVE_BATCH = 200  # messages taken in one round trip, at most
@@ -65,3 +74,68 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         for member, _sent_at in members:
             message = self.deserialize(member)
             taken.append((message.pop("__asgi_channel__", channel), message))
+
+
+class LocalChannelLayer(InMemoryChannelLayer):
+    """channels' in-memory layer (one process: a server with its embedded workers), sending with less work.
+
+    The in-memory layer's `group_send` makes an asyncio task per member and waits for them through
+    `as_completed`, and every send, group send and receive first walks every channel and every group membership of
+    the process for expired ones: per message, work in proportion to the pages open, on the one event loop every
+    page shares (about 4 % of a game's server time at one game, bench/http_games.py with py-spy --gil). Here a
+    group send puts the message on each member's queue in turn (the in-memory send never waits: a full queue
+    raises ChannelFull, which a group send ignores, as channels' does), and the walk for expired messages runs at
+    most once every CLEAN_INTERVAL seconds (messages expire after `expiry`, 60 s, and groups after a day: a
+    second's lateness changes nothing).
+
+    A thread outside the loop (a drive) hands a group message to the loop with `group_send_soon`, without waiting
+    for it: call_soon_threadsafe keeps one sender's messages in order, and the loop does the sends when it next
+    runs.
+    """
+
+    CLEAN_INTERVAL = 1.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cleaned_at = 0.0
+
+    def _clean_expired(self) -> None:
+        now = time.monotonic()
+        if now - self._cleaned_at >= self.CLEAN_INTERVAL:
+            self._cleaned_at = now
+            super()._clean_expired()
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.require_valid_group_name(group)
+        self._put_to_group(group, message)
+
+    def group_send_soon(self, loop: asyncio.AbstractEventLoop, group: str, message: dict[str, Any]) -> None:
+        """`group_send` from another thread, done by `loop` (the one that owns the queues) when it next runs."""
+        assert isinstance(message, dict), "Message is not a dict"
+        self.require_valid_group_name(group)
+        loop.call_soon_threadsafe(self._put_to_group, group, message)
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        self._send_now(channel, message)
+
+    def _send_now(self, channel: str, message: dict[str, Any]) -> None:
+        """channels' in-memory send, which awaits nothing: a copy of the message on the channel's queue."""
+        assert isinstance(message, dict), "message is not a dict"
+        self.require_valid_channel_name(channel)
+        assert "__asgi_channel__" not in message
+        queue = self.channels.get(channel)
+        if queue is None:
+            queue = self.channels[channel] = asyncio.Queue(maxsize=self.get_capacity(channel))
+        try:
+            queue.put_nowait((time.time() + self.expiry, deepcopy(message)))
+        except asyncio.QueueFull:
+            raise ChannelFull(channel) from None
+
+    def _put_to_group(self, group: str, message: dict[str, Any]) -> None:
+        """In the loop's thread."""
+        assert isinstance(message, dict), "Message is not a dict"
+        self._clean_expired()
+        for channel in list(self.groups.get(group, ())):
+            # As channels' group_send: a page that reads nothing (its queue full) does not hold up the others.
+            with contextlib.suppress(ChannelFull):
+                self._send_now(channel, message)

@@ -210,7 +210,7 @@ CHANNEL_LAYERS = {
             "CONFIG": {"hosts": [{"address": _redis, "socket_timeout": REDIS_SOCKET_TIMEOUT}]},
         }
         if _redis
-        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+        else {"BACKEND": "mercury.channel_layer.LocalChannelLayer"}
     )
 }
 

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -91,6 +92,16 @@ class GameConsumer(AsyncWebsocketConsumer):
     # Per stream box: the newest words held behind a waiting render, and when they came.
     words_waiting: dict[str, tuple[dict[str, Any], float]]
     watcher: asyncio.Task[None] | None  # see _watch
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """channels' dispatch without its `aclose_old_connections` before each message: that is a hop to channels'
+        one database thread, shared by every page of the process, to close the connections of that thread, which
+        this consumer never uses (its database work runs in the page threads, `_in_page_thread`, each call handing
+        its connection back). One hop for every streamed frame and committed turn of every page, for nothing."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         self.game_id = int(self.scope["url_route"]["kwargs"]["game_id"])

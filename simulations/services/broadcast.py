@@ -30,6 +30,8 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 
+from mercury.channel_layer import LocalChannelLayer
+
 logger = logging.getLogger("mercury")
 _server_loop: asyncio.AbstractEventLoop | None = None
 _thread = threading.local()  # .loop: the thread's event loop for messages to Redis
@@ -88,7 +90,12 @@ def _send(group: str, message: dict[str, Any]) -> None:
 
 
 def _send_in(loop: asyncio.AbstractEventLoop, layer: Any, group: str, message: dict[str, Any]) -> None:
-    """Send from that loop and wait for it, so one sender's messages keep their order."""
+    """Send from that loop and wait for it, so one sender's messages keep their order. The in-process layer
+    keeps them in order without the wait (`LocalChannelLayer.group_send_soon`): a drive does not stop for the
+    loop's turn after each streamed frame and committed turn."""
+    if isinstance(layer, LocalChannelLayer):
+        layer.group_send_soon(loop, group, message)
+        return
     future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
     try:
         future.result(timeout=SEND_TIMEOUT)

@@ -48,10 +48,21 @@ def _read(path: str) -> str:
         return ""
 
 
+@cache
+def _has_proc() -> bool:
+    return Path("/proc/self/stat").exists()
+
+
+@cache
+def _own_start(pid: int) -> str | None:
+    """This process's start time (by pid: a forked child is another process, with a start of its own)."""
+    return _started(pid)
+
+
 def _started(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (tells a reused pid apart); None if it is gone or a
     zombie; "" where /proc is not there to ask."""
-    if not Path("/proc/self/stat").exists():
+    if not _has_proc():
         return ""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
@@ -66,7 +77,12 @@ def new_holder() -> str:
     """An id naming this process and this driver instance: host:machine:pid:start:instance (64 characters at
     most, the column's width)."""
     pid = os.getpid()
-    return f"{socket.gethostname()[:20]}:{_machine()}:{pid}:{_started(pid) or ''}:{uuid.uuid4().hex[:10]}"
+    return f"{_host()}:{_machine()}:{pid}:{_own_start(pid) or ''}:{uuid.uuid4().hex[:10]}"
+
+
+@cache
+def _host() -> str:
+    return socket.gethostname()[:20]
 
 
 def holder_is_dead(holder: str) -> bool:
@@ -76,8 +92,10 @@ def holder_is_dead(holder: str) -> bool:
     if len(parts) != 5 or not _machine():
         return False
     host, machine, pid, started, _ = parts
-    if host != socket.gethostname()[:20] or machine != _machine() or not pid.isdigit() or not started:
+    if host != _host() or machine != _machine() or not pid.isdigit() or not started:
         return False
+    if int(pid) == os.getpid():  # this process: alive (a page's render asks about its own drives each turn)
+        return _own_start(os.getpid()) != started
     return _started(int(pid)) != started
 
 

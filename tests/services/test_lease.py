@@ -66,3 +66,22 @@ def test_a_heartbeat_holds_no_database_connection_between_beats(settings: Any, m
         time.sleep(1.0)
     assert not heartbeat.lost.is_set()
     assert len(open_at_beat) >= 3 and not any(open_at_beat)
+
+
+def test_a_holder_of_this_process_is_known_alive_without_asking_proc(monkeypatch: Any) -> None:
+    """A page's render asks whether its game's driver lives after every committed turn; in the embedded set-up that
+    driver is this process, which needs no look at /proc. A holder with this pid but an older start time (an earlier
+    process that had the pid) is dead."""
+    from simulations.services import lease
+
+    me = lease.new_holder()
+    host, machine, pid, started, _ = me.rsplit(":", 4)
+    assert started  # Linux: /proc is there
+    asked: list[int] = []
+    real = lease._started
+    monkeypatch.setattr(lease, "_started", lambda p: asked.append(p) or real(p))
+    assert not lease.holder_is_dead(me)
+    assert lease.holder_is_dead(f"{host}:{machine}:{pid}:{int(started) - 1}:earlier")
+    assert asked == []
+    assert lease.holder_is_dead(f"{host}:{machine}:{2**22 + 1}:5:gone")  # no such pid: /proc is asked
+    assert asked == [2**22 + 1]

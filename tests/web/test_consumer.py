@@ -333,3 +333,27 @@ async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_conn
     pool = page_threads.page_threads()
     calls = [asyncio.wrap_future(pool.submit(holds_a_connection)) for _ in range(page_threads.PAGE_THREADS)]
     assert await asyncio.gather(*calls) == [False] * page_threads.PAGE_THREADS
+
+
+async def test_a_pages_messages_take_no_trip_to_channels_database_thread(
+    settings: Any, monkeypatch: Any
+) -> None:
+    """channels' dispatch hops to its one database thread before every message to close that thread's old
+    connections; a game page does its database work in the page threads, so it skips the hop (one per streamed
+    frame and committed turn of every page of the process)."""
+    import channels.consumer
+
+    hops: list[int] = []
+
+    async def counted() -> None:
+        hops.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.01
+    owner, game = await database_sync_to_async(_setup_game)("owner")
+    comm = await _connect(game, owner)
+    assert (await comm.connect())[0]
+    frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"')
+    assert any("is speaking" in f for f in frames)  # streamed words and the committed turn both came
+    assert hops == []
+    await comm.disconnect()
