@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mercury.settings")
-# Django must be set up before anything imports models (consumers do).
-django_asgi_app = get_asgi_application()
+# Django must be set up before anything imports models (consumers do); what get_asgi_application does, with the
+# handler that runs the middleware and the view in one thread (mercury/asgi_handler.py).
+django.setup(set_prefix=False)
+
+from mercury.asgi_handler import OneHopASGIHandler  # noqa: E402
+
+django_asgi_app = OneHopASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
