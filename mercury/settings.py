@@ -306,6 +306,10 @@ LOGGING = {
     },
     "loggers": {
         "LiteLLM": {"level": "WARNING"},
+        # The task queue's start and end lines for every drive (two a student's move; daphne's command line sets
+        # the root logger to INFO): failures still show. MERCURY_TASK_LOG_LEVEL=INFO to see them all.
+        **{name: {"level": os.environ.get("MERCURY_TASK_LOG_LEVEL", "WARNING")}
+           for name in ("django_tasks", "django_tasks_db")},
         "mercury": {"handlers": ["console"], "level": os.environ.get("MERCURY_LOG_LEVEL", "INFO")},
         **(
             {name: {"handlers": ["console"], "level": "INFO", "propagate": False}

@@ -24,6 +24,7 @@ class PooledWorker(Worker):
     def __init__(self, *, slots: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.slots = slots
+        self.more_ready = False  # the last claim saw another ready task besides the one it took
 
     def idle(self) -> None:
         """Nothing to claim: wait before looking again (the embedded workers are also woken by an enqueue)."""
@@ -60,6 +61,8 @@ class PooledWorker(Worker):
                 with lock:
                     busy += 1
                 pool.submit(drive, task_result)
+                if not self.more_ready:
+                    self.idle()  # nothing else was ready: look again at the next enqueue or poll, not at once
             # asked to stop: the pool's drives finish their current step (they see `stopping`) and return
 
     def _claim(self) -> DBTaskResult | None:
@@ -71,11 +74,17 @@ class PooledWorker(Worker):
             tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
         try:
             with exclusive_transaction(tasks.db):
-                task_result = tasks.get_locked()
+                # The library's get_locked(), two rows instead of one: whether another task is ready too, so
+                # that after a claim the loop looks again at once only then (looking at once every time found
+                # nothing about half the time: a statement and an exclusive transaction for nothing each drive).
+                found = list(tasks.select_for_update(skip_locked=True)[:2])
+                self.more_ready = len(found) > 1
+                task_result = found[0] if found else None
                 if task_result is not None:
                     task_result.claim(self.worker_id)
                 return task_result
         except OperationalError as exc:
             if is_locked_database_exception(exc):
+                self.more_ready = False
                 return None  # SQLite busy: look again after the interval
             raise

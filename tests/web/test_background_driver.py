@@ -305,3 +305,41 @@ def test_a_drive_worker_with_threads_drives_several_games_at_once() -> None:
     rows = list(DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).order_by("started_at"))
     assert len(rows) == 3 and len({r.worker_ids[-1] for r in rows}) == 1  # one process claimed them
     assert max(r.started_at for r in rows) < min(r.finished_at for r in rows)  # all three at once
+
+
+def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_was_ready() -> None:
+    """The claim reads two ready rows: with a second one it claims again at once (no game waits a poll), with
+    none it waits for the next enqueue or poll instead of an empty look (a statement and an exclusive
+    transaction for nothing, each drive)."""
+    from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
+
+    from simulations import embedded_worker
+    from simulations.worker_pool import PooledWorker
+
+    embedded_worker.stopping.clear()  # an earlier test stopped the embedded workers: drives would pause at once
+    games = [game_at_first_ai_turn(seed=seed) for seed in (5, 6)]
+    for game in games:
+        enqueue_drive(game_id=game.pk)
+    calls: list[str] = []
+
+    class Recorded(PooledWorker):
+        def _claim(self) -> DBTaskResult | None:
+            claimed = super()._claim()
+            calls.append("claimed" if claimed else "nothing")
+            return claimed
+
+        def idle(self) -> None:
+            calls.append("idle")
+            if calls.count("idle") == 2:
+                self.running = False
+            time.sleep(0.05)
+
+    worker = Recorded(
+        slots=2, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=0.05, batch=False,
+        backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,
+        worker_id=new_holder(), excluded_queue_names=[],
+    )  # fmt: skip
+    worker.run()  # returns once both drives are done
+    connections.close_all()
+    assert calls == ["claimed", "claimed", "idle", "nothing", "idle"]
+    assert all(_next_kind(game.pk) != "ai" for game in games)  # both played
