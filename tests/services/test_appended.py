@@ -86,7 +86,10 @@ def test_a_turns_entries_equal_a_fresh_read_of_the_transcript_as_the_game_goes_o
 def read_whole(game: Game) -> list[SeenEntry]:
     rows = TranscriptEntry.objects.filter(game=game).order_by("seq")
     return [
-        SeenEntry(*r) for r in rows.values_list("seq", "speaker", "kind", "visibility", "audience", "text")
+        SeenEntry(*r)
+        for r in rows.values_list(
+            "seq", "speaker", "kind", "visibility", "audience", "text", "round", "issue"
+        )
     ]
 
 
@@ -124,11 +127,11 @@ def test_rows_known_to_cover_the_readers_version_are_not_read_again_and_commits_
 
 @pytest.mark.django_db(transaction=True)  # commits for real: what a commit adds is taken only once committed
 def test_a_drive_reads_the_transcript_once_and_then_keeps_what_its_own_turns_wrote(monkeypatch: Any) -> None:
-    from simulations.kinds.negotiation import ai_turns
+    from simulations.kinds.negotiation import ai_turns, entries
 
     game = game_at_the_first_debate()
     reads: list[int] = []
-    for appended in (ai_turns._ENTRIES, ai_turns._STANCE_CHANGES):
+    for appended in (entries._ENTRIES, ai_turns._STANCE_CHANGES):
         appended._kept.clear()  # as in a process that has not read this game yet (its set-up was played here)
         fetch = appended._fetch
 
@@ -146,3 +149,27 @@ def test_a_drive_reads_the_transcript_once_and_then_keeps_what_its_own_turns_wro
     )
     fresh = ai_turns._STANCE_CHANGES._fetch(game.pk, 0)
     assert list(kept_changes) == list(fresh) and kept_changes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pages_render_after_turns_driven_in_its_process_reads_no_entries() -> None:
+    """The embedded set-up: the page and the driver share a process, so the render after a turn takes the new
+    entries and the heading before them from what the process keeps, and shows what a fresh read shows."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from simulations.kinds.negotiation import entries
+    from simulations.kinds.negotiation.presenters import render_update, transcript
+    from simulations.services.turns import load_game
+
+    game = game_at_the_first_debate()
+    shown = transcript(game)[-1].seq  # the page's first render
+    assert drive_game(game_id=game.pk, max_steps=4, stream=False).steps == 4
+    game = load_game(game.pk)
+    with CaptureQueriesContext(connection) as queries:
+        _, last = render_update(game, since_seq=shown, full=False)
+        new = transcript(game, since_seq=shown)
+    assert last > shown and new and new[-1].seq == last
+    assert not [q for q in queries if "transcriptentry" in q["sql"].lower()]
+    entries._ENTRIES._kept.clear()  # a process that has kept nothing: it reads them
+    assert transcript(game, since_seq=shown) == new

@@ -16,10 +16,11 @@ from simulations import faults
 from simulations.ai import costs, gateway, tokens
 from simulations.kinds.negotiation import llm_judge, machine, output_guard, prompts
 from simulations.kinds.negotiation.debrief import debrief_facts
+from simulations.kinds.negotiation.entries import kept_entries
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
-from simulations.models import Event, Game, TranscriptEntry
+from simulations.models import Event, Game
 from simulations.services.appended import AppendedRows
 from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
@@ -174,21 +175,8 @@ class _Changes(NamedTuple):
     changes: list[dict[str, Any]]
 
 
-# Entries and events are append-only: a process keeps each game's and reads only the rows added since; the rows a
-# commit in this process wrote are added as it commits (services/appended.py).
-_ENTRIES: AppendedRows[prompts.SeenEntry] = AppendedRows(
-    lambda game_id, after: [
-        prompts.SeenEntry(*row)
-        for row in TranscriptEntry.objects.filter(game_id=game_id, seq__gt=after)
-        .order_by("seq")
-        .values_list("seq", "speaker", "kind", "visibility", "audience", "text")
-    ],
-    written=lambda advance: [
-        prompts.SeenEntry(e.seq, e.speaker, e.kind, e.visibility, list(e.audience), e.text)
-        for event in advance.events
-        for e in event.entries
-    ],
-)
+# Events are append-only: a process keeps each game's and reads only the rows added since; the rows a commit in
+# this process wrote are added as it commits (services/appended.py). Entries likewise: kept_entries.
 _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
     lambda game_id, after: [
         _Changes(*row)
@@ -208,7 +196,7 @@ _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
 
 def seen_entries(game: Game) -> list[prompts.SeenEntry]:
     """Every entry of the game; prompt building keeps only what the seat may see."""
-    return list(_ENTRIES.rows(game_id=game.pk, created_at=game.created_at, version=game.version))
+    return list(kept_entries(game))
 
 
 def _recent_changes(game: Game, role: str | None, entries: list[prompts.SeenEntry]) -> list[dict[str, Any]]:

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import threading
 import uuid
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.utils.safestring import SafeString
 
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import machine, rules
+from simulations.kinds.negotiation.entries import kept_entries
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Status
+from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
-from simulations.models import Game, TranscriptEntry
+from simulations.models import Game
 
 PHASES: dict[str, str] = {
     Status.ROLE_SELECTION: "Choose your delegation",
@@ -56,7 +60,7 @@ class EntryView:
 ROUND_TITLES = {1: "Round 1 of 3 · Opening statements", 2: "Round 2 of 3 · Private talks", 3: "Round 3 of 3 · Debate and votes"}  # fmt: skip
 
 
-def _divider(scenario: Scenario, entry: TranscriptEntry, before: tuple[int, str] | None) -> str:
+def _divider(scenario: Scenario, entry: SeenEntry, before: tuple[int, str] | None) -> str:
     """The heading shown before `entry` when it is the first of its round or (in Round 3) of its issue."""
     if before == (entry.round, entry.issue):
         return ""
@@ -70,7 +74,7 @@ def _divider(scenario: Scenario, entry: TranscriptEntry, before: tuple[int, str]
 
 
 def entry_views(
-    scenario: Scenario, human: str, rows: list[TranscriptEntry], *, before: tuple[int, str] | None = None
+    scenario: Scenario, human: str, rows: Sequence[SeenEntry], *, before: tuple[int, str] | None = None
 ) -> list[EntryView]:
     """The student's view of entries: public ones and their own private talks (never anyone else's), each with
     the divider it opens. `before`: the round and issue of the last entry the reader already has."""
@@ -89,51 +93,26 @@ def entry_views(
     return views
 
 
-# Entries read before the new ones: the newest entry the student saw is nearly always among them, so one query
-# serves the new entries and their divider (see `_last_seen`; a page renders after most commits).
-SEEN_BEFORE = 4
-
-
 def transcript(game: Game, since_seq: int = 0) -> list[EntryView]:
+    """The student's view of the entries after `since_seq` (all of them at 0), each new round's or issue's first
+    with its heading, which depends on the last entry the reader already has: the kept entries
+    (`entries.kept_entries`) hold both, so a render after a turn driven in this process reads no entries at all."""
+    rows = kept_entries(game)
     if since_seq <= 0:
-        rows, before = list(TranscriptEntry.objects.filter(game=game).order_by("seq")), None
-    else:
-        read = list(
-            TranscriptEntry.objects.filter(game=game, seq__gt=since_seq - SEEN_BEFORE).order_by("seq")
-        )
-        rows = [r for r in read if r.seq > since_seq]
-        if not rows:
-            return []
-        before = _seen_among([r for r in read if r.seq <= since_seq], game.human_role)
-        if before is None:
-            before = _last_seen(game, since_seq)
-    return entry_views(scenario_of_version(game.scenario), game.human_role, rows, before=before)
+        return entry_views(scenario_of_version(game.scenario), game.human_role, rows)
+    first_new = bisect_right(rows, since_seq, key=lambda e: e.seq)
+    if first_new == len(rows):
+        return []
+    before = _seen_among(rows[:first_new], game.human_role)
+    return entry_views(scenario_of_version(game.scenario), game.human_role, rows[first_new:], before=before)
 
 
-def _seen_among(earlier: list[TranscriptEntry], human_role: str | None) -> tuple[int, str] | None:
+def _seen_among(earlier: Sequence[SeenEntry], human_role: str | None) -> tuple[int, str] | None:
+    """The round and issue of the last of `earlier` that the student sees (private talks of other seats are
+    skipped: a heading follows what the reader has, not what exists)."""
     for entry in reversed(earlier):
         if not human_role or visible_to(entry, human_role):
             return (entry.round, entry.issue)
-    return None
-
-
-class _Shown(NamedTuple):
-    visibility: str
-    audience: list[str]
-
-
-def _last_seen(game: Game, seq: int) -> tuple[int, str] | None:
-    """The round and issue of the last entry up to `seq` that the student sees (private talks of other seats
-    are skipped: a divider follows what the reader has, not what exists)."""
-    if seq <= 0:
-        return None
-    earlier = TranscriptEntry.objects.filter(game=game, seq__lte=seq).order_by("-seq")
-    rows = earlier.values_list("round", "issue", "visibility", "audience")
-    # Nearly always the newest entry: read a few rows first (this runs on every render), more only if need be.
-    for batch in (rows[:4], rows[4:50]):
-        for round_, issue, visibility, audience in batch:
-            if not game.human_role or visible_to(_Shown(visibility, audience), game.human_role):
-                return (round_, issue)
     return None
 
 
@@ -321,7 +300,7 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> str:
     if html is None:
         from django.template.loader import render_to_string
 
-        rows = list(TranscriptEntry.objects.filter(game=game, visibility="private").order_by("seq"))
+        rows = [e for e in kept_entries(game) if e.visibility == "private"]
         talks = [
             {
                 "partner": scenario.display_name(partner),

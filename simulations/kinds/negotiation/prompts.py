@@ -58,6 +58,9 @@ class SeenEntry:
     visibility: str
     audience: list[str]
     text: str
+    # Where it was said: what a page's round and issue headings follow (prompts do not use them).
+    round: int = 0
+    issue: str = ""
 
 
 @dataclass(frozen=True)
