@@ -1,0 +1,55 @@
+"""Django's database sessions, read with a statement built once (SESSION_ENGINE = "mercury.sessions").
+
+Every request reads its session (the log-in), and a game page reads it again before each render of a committed
+turn (`broadcast.session_still_valid`: a log-out or an expired session stops the page). Through the ORM each read
+compiled its query anew: on the scaled set-up's web processes the session reads were a tenth of their time under
+load (bench/load.py, py-spy). Here the statement's text is built once per database, with the ORM's own quoting
+and the ORM's own adaptation of the time it compares with, and the row's data goes to the same `decode`. Writes,
+log-outs and everything else are Django's own.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
+from django.contrib.sessions.base_session import AbstractBaseSession
+from django.contrib.sessions.models import Session
+from django.db import connections, router
+from django.db.models import Field
+from django.utils import timezone
+
+
+class SessionStore(DatabaseSessionStore):
+    def _get_session_from_db(self) -> AbstractBaseSession | None:
+        """The session's row while it has not expired (only its data is read: `load` needs nothing else);
+        None, and no key, otherwise, as Django's."""
+        if not self.session_key:
+            self._session_key = None
+            return None
+        alias = router.db_for_read(self.model)
+        connection = connections[alias]
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        with connection.cursor() as cursor:
+            cursor.execute(_select(alias), [self.session_key, now])
+            row = cursor.fetchone()
+        if row is None:
+            self._session_key = None
+            return None
+        return self.model(session_key=self.session_key, session_data=row[0])
+
+
+@cache
+def _select(alias: str) -> str:
+    quote = connections[alias].ops.quote_name
+    meta = Session._meta
+
+    def column(name: str) -> str:
+        field = meta.get_field(name)
+        assert isinstance(field, Field) and field.column  # concrete columns
+        return quote(field.column)
+
+    return (
+        f"SELECT {column('session_data')} FROM {quote(meta.db_table)}"
+        f" WHERE {column('session_key')} = %s AND {column('expire_date')} > %s"
+    )
