@@ -65,10 +65,11 @@ if not DEBUG and not SECRET_KEY:  # a local run without DEBUG (benchmarks) still
     raise RuntimeError("MERCURY_SECRET_KEY must be set when MERCURY_DEBUG is off")
 SECRET_KEY = SECRET_KEY or DEV_SECRET_KEY
 
-# HTTPS: on by default in production (a local run without DEBUG, e.g. a benchmark, stays plain HTTP); each can
-# be turned off for a deployment that knows why.
 # Django's database sessions, read by a statement built once (a page checks its session before each render).
 SESSION_ENGINE = "mercury.sessions"
+
+# HTTPS: on by default in production (a local run without DEBUG, e.g. a benchmark, stays plain HTTP); each can
+# be turned off for a deployment that knows why.
 SESSION_COOKIE_SECURE = env_bool("MERCURY_SECURE_COOKIES", PRODUCTION)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env_bool("MERCURY_SSL_REDIRECT", PRODUCTION)
