@@ -343,3 +343,58 @@ def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_wa
     connections.close_all()
     assert calls == ["claimed", "claimed", "idle", "nothing", "idle"]
     assert all(_next_kind(game.pk) != "ai" for game in games)  # both played
+
+
+def test_the_idle_polls_check_finds_a_task_exactly_when_the_librarys_ready_query_does() -> None:
+    """PooledWorker._any_ready is a statement built once in front of the library's claim: it must agree with
+    `DBTaskResult.objects.ready()` and the worker's filters, row by row, on SQLite and on PostgreSQL."""
+    from django.utils import timezone
+    from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
+
+    from simulations.worker_pool import PooledWorker
+
+    def worker(queues: list[str], excluded: list[str] = []) -> PooledWorker:  # noqa: B006
+        return PooledWorker(
+            slots=1, queue_names=queues, interval=0.1, batch=False, backend_name=DEFAULT_TASK_BACKEND_ALIAS,
+            startup_delay=False, max_tasks=None, worker_id="w", excluded_queue_names=excluded,
+        )  # fmt: skip
+
+    def library(w: PooledWorker) -> bool:
+        tasks = DBTaskResult.objects.ready().filter(backend_name=w.backend_name)
+        if not w.process_all_queues:
+            tasks = tasks.filter(queue_name__in=w.queue_names)
+        if w.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=w.excluded_queue_names)
+        return tasks.exists()
+
+    workers = [
+        worker([DEFAULT_TASK_QUEUE_NAME]),
+        worker(["*"]),
+        worker(["*"], ["other"]),
+        worker(["other", "x"]),
+    ]
+    game = game_at_first_ai_turn(seed=5)
+    seen: list[list[bool]] = []
+
+    def compare() -> None:
+        ours = [w._any_ready() for w in workers]
+        assert ours == [library(w) for w in workers]
+        seen.append(ours)
+
+    compare()  # an empty queue
+    enqueue_drive(game_id=game.pk)  # ready now (no run_after: the library stores its far-future date)
+    compare()
+    row = DBTaskResult.objects.get()
+    for status in (TaskResultStatus.RUNNING, TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
+        DBTaskResult.objects.filter(pk=row.pk).update(status=status)
+        compare()
+    DBTaskResult.objects.filter(pk=row.pk).update(status=TaskResultStatus.READY, queue_name="other")
+    compare()
+    DBTaskResult.objects.filter(pk=row.pk).update(backend_name="elsewhere")
+    compare()
+    DBTaskResult.objects.all().delete()
+    enqueue_drive(game_id=game.pk, delay=60)  # due in a minute
+    compare()
+    DBTaskResult.objects.update(run_after=timezone.now() - timedelta(seconds=1))  # due a second ago
+    compare()
+    assert [True] in [s[:1] for s in seen] and [False] in [s[:1] for s in seen]  # both answers were compared
