@@ -16,8 +16,9 @@ from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionS
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.contrib.sessions.models import Session
 from django.db import connections, router
-from django.db.models import Field
 from django.utils import timezone
+
+from simulations.services.rows import quoted_column
 
 
 class SessionStore(DatabaseSessionStore):
@@ -41,15 +42,10 @@ class SessionStore(DatabaseSessionStore):
 
 @cache
 def _select(alias: str) -> str:
-    quote = connections[alias].ops.quote_name
-    meta = Session._meta
-
     def column(name: str) -> str:
-        field = meta.get_field(name)
-        assert isinstance(field, Field) and field.column  # concrete columns
-        return quote(field.column)
+        return quoted_column(Session, name, alias)
 
     return (
-        f"SELECT {column('session_data')} FROM {quote(meta.db_table)}"
+        f"SELECT {column('session_data')} FROM {connections[alias].ops.quote_name(Session._meta.db_table)}"
         f" WHERE {column('session_key')} = %s AND {column('expire_date')} > %s"
     )

@@ -15,13 +15,14 @@ from functools import cache
 from typing import Any
 
 from django.db import close_old_connections, connections
-from django.db.models import Field
 from django.db.utils import OperationalError
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult, get_date_max
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
+
+from simulations.services.rows import quoted_column
 
 
 class PooledWorker(Worker):
@@ -117,9 +118,7 @@ def _ready_sql(alias: str, queues: int, excluded: int) -> str:
     quote = connections[alias].ops.quote_name
 
     def column(name: str) -> str:
-        field = DBTaskResult._meta.get_field(name)
-        assert isinstance(field, Field) and field.column  # concrete columns
-        return quote(field.column)
+        return quoted_column(DBTaskResult, name, alias)
 
     run_after = column("run_after")
     sql = (

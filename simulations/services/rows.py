@@ -60,11 +60,19 @@ def count_rows(model: type[Model], **equal: Any) -> int:
         return int(cursor.fetchone()[0])
 
 
+def quoted_column(model: type[Model], name: str, alias: str) -> str:
+    """A concrete field's column, quoted for that database: for statements built once (here, sessions, the task
+    worker's idle check)."""
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field) and field.column
+    return connections[alias].ops.quote_name(field.column)
+
+
 @cache
 def _count_sql(model: type[Model], names: tuple[str, ...], alias: str) -> str:
-    quote, meta = connections[alias].ops.quote_name, model._meta
-    where = " AND ".join(f"{quote(str(meta.get_field(n).column))} = %s" for n in names)  # type: ignore[union-attr]
-    return f"SELECT COUNT(*) FROM {quote(meta.db_table)}" + (f" WHERE {where}" if where else "")
+    quote = connections[alias].ops.quote_name
+    where = " AND ".join(f"{quoted_column(model, n, alias)} = %s" for n in names)
+    return f"SELECT COUNT(*) FROM {quote(model._meta.db_table)}" + (f" WHERE {where}" if where else "")
 
 
 @cache

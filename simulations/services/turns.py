@@ -36,7 +36,7 @@ from . import appended
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
-from .rows import count_rows, insert_rows, update_row
+from .rows import count_rows, insert_rows, quoted_column, update_row
 from .scenarios import parsed_scenario
 
 log = logging.getLogger(__name__)
@@ -143,10 +143,10 @@ def _game_select(alias: str) -> tuple[str, _Columns, _Columns]:
             part.append((len(columns), field.attname, converters, expression))
             columns.append(f"{quote(table)}.{quote(str(field.column))}")
         parts.append(part)
-    scenario_column = str(Game._meta.get_field("scenario").column)  # type: ignore[union-attr]
+    scenario_column = quoted_column(Game, "scenario", alias)
     sql = (
         f"SELECT {', '.join(columns)} FROM {quote(game_table)} INNER JOIN {quote(version_table)} "
-        f"ON ({quote(game_table)}.{quote(scenario_column)} = {quote(version_table)}.{quote('id')}) "
+        f"ON ({quote(game_table)}.{scenario_column} = {quote(version_table)}.{quote('id')}) "
         f"WHERE {quote(game_table)}.{quote('id')} = %s"
     )
     return sql, parts[0], parts[1]
