@@ -11,18 +11,15 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from typing import Any
 
 from django.db import close_old_connections, connections
 from django.db.utils import OperationalError
-from django.utils import timezone
-from django_tasks import TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker
-from django_tasks_db.models import DBTaskResult, get_date_max
+from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
-from simulations.services.rows import quoted_column
+from simulations import task_statements
 
 
 class PooledWorker(Worker):
@@ -75,21 +72,20 @@ class PooledWorker(Worker):
         if not self._any_ready():
             self.more_ready = False
             return None
-        tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
-        if not self.process_all_queues:
-            tasks = tasks.filter(queue_name__in=self.queue_names)
-        if self.excluded_queue_names:
-            tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
+        alias = DBTaskResult.objects.db
+        queues, excluded = self._queues()
+        sql = task_statements.claim_sql(alias, len(queues), len(excluded))
+        params = task_statements.ready_params(alias, self.backend_name, queues, excluded)
         try:
-            with exclusive_transaction(tasks.db):
-                # The library's get_locked(), two rows instead of one: whether another task is ready too, so
-                # that after a claim the loop looks again at once only then (looking at once every time found
-                # nothing about half the time: a statement and an exclusive transaction for nothing each drive).
-                found = list(tasks.select_for_update(skip_locked=True)[:2])
+            with exclusive_transaction(alias):
+                # The library's get_locked() and claim(), built once (see task_statements), and two rows instead
+                # of one: whether another task is ready too, so that after a claim the loop looks again at once
+                # only then (looking at once every time found nothing about half the time).
+                found = list(DBTaskResult.objects.raw(sql, params))
                 self.more_ready = len(found) > 1
                 task_result = found[0] if found else None
                 if task_result is not None:
-                    task_result.claim(self.worker_id)
+                    task_statements.claim(task_result, self.worker_id)
                 return task_result
         except OperationalError as exc:
             if is_locked_database_exception(exc):
@@ -97,36 +93,18 @@ class PooledWorker(Worker):
                 return None  # SQLite busy: look again after the interval
             raise
 
+    def _queues(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the queues this worker takes, none meaning all; the queues it leaves)."""
+        return () if self.process_all_queues else tuple(self.queue_names), tuple(self.excluded_queue_names)
+
     def _any_ready(self) -> bool:
-        """Whether the claim below would find a task, by a statement built once: most claims are idle polls (ten a
-        second per worker process), and building the library's query and transaction for each was a seventh of a
-        worker's time at 100 students (py-spy). Same conditions as the library's `ready()` with this worker's
-        filters (a test compares them)."""
+        """Whether the claim below would find a task, without a transaction: most claims are idle polls (ten a
+        second per worker process)."""
         alias = DBTaskResult.objects.db
-        connection = connections[alias]
-        queues = () if self.process_all_queues else tuple(self.queue_names)
-        excluded = tuple(self.excluded_queue_names)
-        adapt = connection.ops.adapt_datetimefield_value
-        params = [TaskResultStatus.READY, adapt(get_date_max()), adapt(timezone.now()), self.backend_name]
-        with connection.cursor() as cursor:
-            cursor.execute(_ready_sql(alias, len(queues), len(excluded)), [*params, *queues, *excluded])
+        queues, excluded = self._queues()
+        with connections[alias].cursor() as cursor:
+            cursor.execute(
+                task_statements.any_ready_sql(alias, len(queues), len(excluded)),
+                task_statements.ready_params(alias, self.backend_name, queues, excluded),
+            )
             return cursor.fetchone() is not None
-
-
-@cache
-def _ready_sql(alias: str, queues: int, excluded: int) -> str:
-    quote = connections[alias].ops.quote_name
-
-    def column(name: str) -> str:
-        return quoted_column(DBTaskResult, name, alias)
-
-    run_after = column("run_after")
-    sql = (
-        f"SELECT 1 FROM {quote(DBTaskResult._meta.db_table)} WHERE {column('status')} = %s"
-        f" AND ({run_after} = %s OR {run_after} <= %s) AND {column('backend_name')} = %s"
-    )
-    if queues:
-        sql += f" AND {column('queue_name')} IN ({', '.join(['%s'] * queues)})"
-    if excluded:
-        sql += f" AND {column('queue_name')} NOT IN ({', '.join(['%s'] * excluded)})"
-    return sql + " LIMIT 1"

@@ -45,8 +45,12 @@ def update_row(obj: Model, names: Sequence[str]) -> None:
     connection = connections[alias]
     fields, sql = _update_parts(model, tuple(names), alias)
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
+    pk = model._meta.pk
+    assert pk is not None
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*values, obj.pk])
+        cursor.execute(
+            sql, [*values, pk.get_db_prep_value(obj.pk, connection)]
+        )  # a UUID key is text on SQLite
         if cursor.rowcount != 1:
             raise LookupError(f"{model.__name__} {obj.pk}: no row to update")
 

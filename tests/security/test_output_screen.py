@@ -181,3 +181,27 @@ def test_streamed_frames_pass_the_same_screen_before_they_are_sent(
     assert (
         streamed.replace("\n", " ").split() == stored.text.replace("\n", " ").split()[: len(streamed.split())]
     )
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13])
+def test_how_the_words_are_split_into_chunks_does_not_change_what_the_stream_sends(
+    scenario: Scenario, size: int
+) -> None:
+    """The stream looks for the next sentence end only in text it has not searched (ScreenedStream.searched):
+    whatever the chunks, it sends the pieces it sends when the whole answer arrives at once."""
+    role = scenario.role_ids[0]
+    text = (
+        "We welcome this.  Mr. Chairman: we do. Japan (Chair): closed.\n"
+        "Is it? Yes!   Quite;  so.\n\nDr. No spoke. St. Louis too. End"
+    )
+
+    def sent(chunks: list[str]) -> list[str]:
+        out: list[str] = []
+        stream = output_guard.ScreenedStream(scenario, role, out.append)
+        for chunk in chunks:
+            stream.feed(chunk)
+        return out
+
+    whole = sent([text])
+    assert len(whole) >= 6 and not any("closed" in piece for piece in whole)
+    assert sent([text[i : i + size] for i in range(0, len(text), size)]) == whole

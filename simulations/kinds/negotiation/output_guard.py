@@ -196,25 +196,31 @@ class ScreenedStream:
 
     def __init__(self, scenario: Scenario, role: str, send: Callable[[str], None]) -> None:
         self.screen, self.send = seat_screen(scenario, role), send
-        self.pending, self.muted, self.line_started = "", False, False
+        self.restart()
 
     def restart(self) -> None:
         """The model call is retried: anything held belongs to the void attempt."""
         self.pending, self.muted, self.line_started = "", False, False
+        self.searched = 0  # no boundary starts before this index of `pending` (see feed)
 
     def feed(self, chunk: str) -> None:
         self.pending += chunk
         while True:
             cut = self._boundary()
             if cut is None:
+                # Any boundary still to come starts at or after the held text's trailing whitespace: the next
+                # chunk's search starts there instead of at the start of the sentence (a chunk is often one word,
+                # and searching the whole held sentence again for each was a twentieth of a worker's time).
+                self.searched = len(self.pending.rstrip())
                 return
             piece, sep = self.pending[: cut[0]], self.pending[cut[0] : cut[1]]
             self.pending = self.pending[cut[1] :]
+            self.searched = 0
             self._emit(piece, sep)
 
     def _boundary(self) -> tuple[int, int] | None:
-        newline = self.pending.find("\n")
-        end = _SENTENCE_END.search(self.pending)
+        newline = self.pending.find("\n", self.searched)
+        end = _SENTENCE_END.search(self.pending, self.searched)  # its look-behinds still see the text before
         if end and (newline < 0 or end.start() < newline) and end.end() < len(self.pending):
             return end.start(), end.end()  # the whitespace after a sentence, once more text follows it
         if newline >= 0:

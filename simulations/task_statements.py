@@ -1,0 +1,108 @@
+"""The task queue's busiest statements, each built once per database: the worker's idle check and claim, and the
+"is a drive of this game already queued?" check every queued drive makes first.
+
+django-tasks-db builds these through the ORM each time: its `ready()` filters, `select_for_update().first()` and
+a JSON key lookup on the task's arguments. Under load (bench/load.py, 100 students, py-spy) compiling them was
+most of a worker's claim, a quarter of a `drive_worker`'s time, and the queued check a fourteenth of a web
+process's; the statements themselves are a small part of that. Here the text is built once from the model's own
+columns and the values go through the database's own adaptation, so each answers exactly what the library's
+query answers (tests compare them row by row, on SQLite and PostgreSQL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from django.db import connections
+from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult, get_date_max
+
+from simulations.services.rows import quoted_column
+
+
+def _column(name: str, alias: str) -> str:
+    return quoted_column(DBTaskResult, name, alias)
+
+
+def _table(alias: str) -> str:
+    return connections[alias].ops.quote_name(DBTaskResult._meta.db_table)
+
+
+def _ready_where(alias: str, queues: int, excluded: int) -> str:
+    """The library's `ready()` (ready, and due: no run_after, or one past) for one backend and these queues."""
+    run_after = _column("run_after", alias)
+    where = (
+        f"{_column('status', alias)} = %s AND ({run_after} = %s OR {run_after} <= %s)"
+        f" AND {_column('backend_name', alias)} = %s"
+    )
+    if queues:
+        where += f" AND {_column('queue_name', alias)} IN ({', '.join(['%s'] * queues)})"
+    if excluded:
+        where += f" AND {_column('queue_name', alias)} NOT IN ({', '.join(['%s'] * excluded)})"
+    return where
+
+
+def ready_params(alias: str, backend: str, queues: Sequence[str], excluded: Sequence[str]) -> list[Any]:
+    adapt = connections[alias].ops.adapt_datetimefield_value
+    return [TaskResultStatus.READY, adapt(get_date_max()), adapt(timezone.now()), backend, *queues, *excluded]
+
+
+@cache
+def any_ready_sql(alias: str, queues: int, excluded: int) -> str:
+    """One row when some task is ready (the worker's idle poll: no transaction, no lock)."""
+    return f"SELECT 1 FROM {_table(alias)} WHERE {_ready_where(alias, queues, excluded)} LIMIT 1"
+
+
+@cache
+def claim_sql(alias: str, queues: int, excluded: int) -> str:
+    """Up to two ready tasks in the library's order (`DBTaskResult.Meta.ordering`), whole rows for the model,
+    locked and skipping rows another worker holds where the database can (`get_locked()`; SQLite has no row
+    locks, its exclusive transaction serialises claims)."""
+    connection = connections[alias]
+    columns = ", ".join(_column(f.name, alias) for f in DBTaskResult._meta.concrete_fields)
+    order = (
+        f"{_column('priority', alias)} DESC, {_column('run_after', alias)}, {_column('enqueued_at', alias)}"
+    )
+    sql = f"SELECT {columns} FROM {_table(alias)} WHERE {_ready_where(alias, queues, excluded)} ORDER BY {order} LIMIT 2"
+    if connection.features.has_select_for_update:
+        sql += " " + connection.ops.for_update_sql(
+            skip_locked=connection.features.has_select_for_update_skip_locked
+        )
+    return sql
+
+
+def claim(task_result: DBTaskResult, worker_id: str) -> None:
+    """The library's `DBTaskResult.claim` (running, started now, this worker added to its workers) as one
+    statement built once: its `save(update_fields=…)` compiled an UPDATE for every claim."""
+    from simulations.services.rows import update_row
+
+    task_result.status = TaskResultStatus.RUNNING
+    task_result.started_at = timezone.now()
+    task_result.worker_ids = [*task_result.worker_ids, worker_id]
+    update_row(task_result, ("status", "started_at", "worker_ids"))
+
+
+@cache
+def drive_queued_sql(alias: str) -> str:
+    """One row when a task of this path for this game is ready and due by a given time (`enqueue_drive`)."""
+    arguments = _column("args_kwargs", alias)
+    if connections[alias].vendor == "postgresql":
+        game = f"({arguments} -> 'kwargs' -> 'game_id') = %s"
+    else:  # SQLite (and MySQL) read a JSON path the same way
+        game = f'JSON_EXTRACT({arguments}, \'$."kwargs"."game_id"\') = %s'
+    run_after = _column("run_after", alias)
+    return (
+        f"SELECT 1 FROM {_table(alias)} WHERE {_column('status', alias)} = %s AND {_column('task_path', alias)} = %s"
+        f" AND ({run_after} <= %s OR {run_after} = %s) AND {game} LIMIT 1"
+    )
+
+
+def drive_queued_params(alias: str, task_path: str, game_id: int, due: datetime) -> list[Any]:
+    ops = connections[alias].ops
+    game = ops.adapt_json_value(game_id, None) if connections[alias].vendor == "postgresql" else game_id
+    adapt = ops.adapt_datetimefield_value
+    return [TaskResultStatus.READY, task_path, adapt(due), adapt(get_date_max()), game]

@@ -1,0 +1,101 @@
+"""The task queue's statements built once (simulations/task_statements.py) answer exactly what django-tasks-db's own
+ORM queries answer: which drive is already queued, which task a worker claims and what the claim writes. Real
+parts: the library's database queue, on SQLite and (CI's second leg) PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
+from django_tasks_db.models import DBTaskResult, get_date_max
+
+from simulations.tasks import drive_game_task, drive_queued, enqueue_drive
+from simulations.worker_pool import PooledWorker
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def _worker(worker_id: str = "w") -> PooledWorker:
+    return PooledWorker(
+        slots=1, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=0.1, batch=False,
+        backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None, worker_id=worker_id,
+        excluded_queue_names=[],
+    )  # fmt: skip
+
+
+def _queue(game_id: int, *, priority: int = 0, run_after: timedelta | None = None) -> DBTaskResult:
+    due = timezone.now() + run_after if run_after is not None else None
+    result = drive_game_task.using(priority=priority, run_after=due).enqueue(game_id=game_id)
+    return DBTaskResult.objects.get(pk=result.id)
+
+
+def _library_queued(game_id: int, due: object) -> bool:
+    """What enqueue_drive asked the ORM before its statement was built once."""
+    return DBTaskResult.objects.filter(
+        Q(run_after__lte=due) | Q(run_after=get_date_max()),
+        status=TaskResultStatus.READY,
+        task_path=drive_game_task.module_path,
+        args_kwargs__kwargs__game_id=game_id,
+    ).exists()
+
+
+def test_a_queued_drive_is_found_exactly_when_the_orms_json_lookup_finds_it() -> None:
+    now = timezone.now()
+    rows = {
+        "now": _queue(1),  # no run_after: the library stores its far-future date
+        "soon": _queue(2, run_after=timedelta(seconds=20)),
+        "later": _queue(12, run_after=timedelta(seconds=300)),
+        "past": _queue(21, run_after=timedelta(seconds=-5)),
+        "running": _queue(3),
+        "other task": _queue(4),
+    }
+    DBTaskResult.objects.filter(pk=rows["running"].pk).update(status=TaskResultStatus.RUNNING)
+    DBTaskResult.objects.filter(pk=rows["other task"].pk).update(task_path="simulations.tasks.another")
+    answers = []
+    for game_id in (1, 2, 3, 4, 12, 21, 99):  # 1 and 12, 2 and 21: no match on a prefix of the number
+        for due in (now, now + timedelta(seconds=60), now + timedelta(seconds=600)):
+            ours = drive_queued(game_id=game_id, due=due)
+            assert ours == _library_queued(game_id, due), (game_id, due - now)
+            answers.append(ours)
+    assert True in answers and False in answers
+    # And enqueue_drive uses it: a second drive of a queued game is not queued, another game's is.
+    assert enqueue_drive(game_id=1) is False
+    assert enqueue_drive(game_id=12) is True  # queued for later than now: one due now is queued too
+    assert enqueue_drive(game_id=99) is True
+
+
+def test_a_claim_takes_the_task_the_librarys_get_locked_would_and_writes_what_its_claim_writes() -> None:
+    _queue(1, priority=0)
+    _queue(2, priority=5)
+    _queue(3, priority=5, run_after=timedelta(seconds=-30))  # same priority, due earlier: first
+    _queue(4, run_after=timedelta(seconds=120))  # not due
+    requeued = _queue(5, priority=-3)
+    DBTaskResult.objects.filter(pk=requeued.pk).update(
+        worker_ids=["gone"]
+    )  # a dead worker's task, queued again
+    worker = _worker("w-1")
+    claimed = []
+    while True:
+        with transaction.atomic():
+            expected = (
+                DBTaskResult.objects.ready().filter(backend_name=DEFAULT_TASK_BACKEND_ALIAS).get_locked()
+            )
+        before = timezone.now()
+        task = worker._claim()
+        if task is None:
+            assert expected is None
+            break
+        assert expected is not None and task.pk == expected.pk
+        assert worker.more_ready == DBTaskResult.objects.ready().exists()
+        row = DBTaskResult.objects.get(pk=task.pk)
+        assert row.status == TaskResultStatus.RUNNING
+        assert row.started_at is not None and row.started_at >= before
+        assert row.worker_ids == [*expected.worker_ids, "w-1"]
+        assert row.args_kwargs == expected.args_kwargs and task.args_kwargs == expected.args_kwargs
+        claimed.append(task.args_kwargs["kwargs"]["game_id"])
+    assert claimed == [3, 2, 1, 5]  # priority, then the earlier due; the one due later stays queued
+    assert DBTaskResult.objects.get(status=TaskResultStatus.READY).args_kwargs["kwargs"]["game_id"] == 4
