@@ -64,6 +64,52 @@ def count_rows(model: type[Model], **equal: Any) -> int:
         return int(cursor.fetchone()[0])
 
 
+def rows_after(
+    model: type[Model], names: Sequence[str], *, game_id: int, after: int
+) -> list[tuple[Any, ...]]:
+    """The named columns of a game's rows with a seq above `after`, in seq order, each value converted as the
+    ORM's `values_list` converts it (JSON decoded, dates made aware): a game's append-only rows read again from
+    where the last read ended (services/appended.py), the ORM's query compiled anew cost more than running it."""
+    alias = router.db_for_read(model)
+    connection = connections[alias]
+    sql, converters = _rows_after_parts(model, tuple(names), alias)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [game_id, after])
+        found = cursor.fetchall()
+    if not any(converters):
+        return [tuple(row) for row in found]
+    return [
+        tuple(_converted(value, convert, connection) for value, convert in zip(row, converters, strict=True))
+        for row in found
+    ]
+
+
+def _converted(value: Any, converters: list[tuple[Any, Any]], connection: Any) -> Any:
+    for convert, expression in converters:
+        value = convert(value, expression, connection)
+    return value
+
+
+@cache
+def _rows_after_parts(
+    model: type[Model], names: tuple[str, ...], alias: str
+) -> tuple[str, list[list[tuple[Any, Any]]]]:
+    connection = connections[alias]
+    meta = model._meta
+    converters = []
+    for name in names:
+        column = meta.get_field(name).get_col(meta.db_table)  # type: ignore[union-attr]
+        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        converters.append([(convert, column) for convert in found])
+    columns = ", ".join(quoted_column(model, n, alias) for n in names)
+    seq = quoted_column(model, "seq", alias)
+    sql = (
+        f"SELECT {columns} FROM {connection.ops.quote_name(meta.db_table)}"
+        f" WHERE {quoted_column(model, 'game', alias)} = %s AND {seq} > %s ORDER BY {seq}"
+    )
+    return sql, converters
+
+
 def quoted_column(model: type[Model], name: str, alias: str) -> str:
     """A concrete field's column, quoted for that database: for statements built once (here, sessions, the task
     worker's idle check)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.rows import count_rows, insert_rows, update_row
+from simulations.services.rows import count_rows, insert_rows, rows_after, update_row
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +64,23 @@ def test_rows_are_counted_as_the_orm_counts_them() -> None:
         assert count_rows(Event, game=game.pk) == Event.objects.filter(game=game).count()
     assert count_rows(Event, game=first.pk, name="AI_TURN_COMMITTED") == 3
     assert count_rows(Event) == Event.objects.count()
+
+
+def test_a_games_rows_after_a_seq_read_as_the_orms_values_list_reads_them() -> None:
+    """JSON decoded, times aware, only the game's own rows, from the seq given, in seq order."""
+    from simulations.services.turns import create_game
+
+    first = create_game(scenario_version=mercury_version(), seed=1)
+    second = create_game(scenario_version=mercury_version(), seed=2)
+    insert_rows([_event(first, 1003), _event(first, 1001), _event(second, 1002), _event(first, 1002)])
+    names = ("seq", "payload", "stance_changes", "created_at", "actor")
+    for game in (first, second):
+        for after in (0, 1000, 1001, 1003):
+            by_orm = Event.objects.filter(game=game, seq__gt=after).order_by("seq").values_list(*names)
+            assert rows_after(Event, names, game_id=game.pk, after=after) == list(by_orm)
+    rows = rows_after(Event, names, game_id=first.pk, after=1000)
+    assert [r[0] for r in rows] == [1001, 1002, 1003] and rows[0][1]["text"] == "Ça va — «quoted»"
+    assert rows[0][3].tzinfo is not None and rows[0][2][0]["firmness"] == 0.25
 
 
 def test_a_game_read_by_its_built_statement_equals_the_orms_read() -> None:

@@ -24,6 +24,7 @@ from simulations.models import Event, Game
 from simulations.services.appended import AppendedRows
 from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
+from simulations.services.rows import rows_after
 from simulations.services.turns import (
     GameFinished,
     ModelCallRecord,
@@ -180,10 +181,8 @@ class _Changes(NamedTuple):
 _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
     lambda game_id, after: [
         _Changes(*row)
-        for row in Event.objects.filter(game_id=game_id, seq__gt=after)
-        .exclude(stance_changes=[])
-        .order_by("seq")
-        .values_list("seq", "stance_changes")
+        for row in rows_after(Event, ("seq", "stance_changes"), game_id=game_id, after=after)
+        if row[1]  # most events change no stance (read from where the last read ended: a few rows a read)
     ],
     # As stored: the column holds the changes as JSON, and a read gives back what JSON keeps.
     written=lambda advance: [

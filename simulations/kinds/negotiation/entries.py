@@ -9,13 +9,17 @@ from __future__ import annotations
 from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.models import Game, TranscriptEntry
 from simulations.services.appended import AppendedRows
+from simulations.services.rows import rows_after
 
 _ENTRIES: AppendedRows[SeenEntry] = AppendedRows(
     lambda game_id, after: [
         SeenEntry(*row)
-        for row in TranscriptEntry.objects.filter(game_id=game_id, seq__gt=after)
-        .order_by("seq")
-        .values_list("seq", "speaker", "kind", "visibility", "audience", "text", "round", "issue")
+        for row in rows_after(
+            TranscriptEntry,
+            ("seq", "speaker", "kind", "visibility", "audience", "text", "round", "issue"),
+            game_id=game_id,
+            after=after,
+        )
     ],
     written=lambda advance: [
         SeenEntry(e.seq, e.speaker, e.kind, e.visibility, list(e.audience), e.text, e.round, e.issue)
