@@ -18,9 +18,11 @@ the same game played headless in the same run.
    offer the student a move, post that form with HX-Request, its version and its idempotency key (Next; the first
    partner, the student starting; a short message in talks; first place in debates, then pass; yes in votes),
    until the panels offer the review. One uncounted warm-up game runs before the first level.
-   --workers N: the scaled set-up instead of the embedded workers: the server only queues, N `manage.py
-   db_worker` processes (polling every WORKER_POLL s) drive the games, and streamed words and turns reach the
-   server through Redis (--redis-url, a database of the benchmark's own: flushed). CPU then adds the workers'.
+   --workers N: the scaled set-up instead (`make serve-scaled`'s processes): gunicorn with --web uvicorn
+   processes (default 2) on one port, N `manage.py drive_worker` processes of WORKER_THREADS threads driving the
+   games, streamed words and turns reaching the pages through Redis (--redis-url, a database of the benchmark's
+   own: flushed). CPU is every process's of the set-up; what only the daphne server counts (transactions,
+   connections opened, its collector) is unknown there.
    --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
@@ -70,7 +72,12 @@ GAME_TIMEOUT = 600.0
 TALK_TEXT = "We have listened carefully and will reflect on what you said before the plenary."
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_speed"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"  # a Redis database of this benchmark's own (it is flushed)
-WORKER_POLL = 0.05  # seconds: external workers cannot be woken by the server's enqueue, so they poll
+WORKER_THREADS = 4  # a scaled set-up's drive_worker threads, as the Procfile's default
+# What a scaled set-up's processes do not count (see ScaledServer): no transactions timed, connections unknown.
+UNCOUNTED: dict[str, Any] = {
+    "transactions_s": [], "connections": None, "gc_s": None, "gc_full": None, "connections_by_thread": {},
+    "queries_by_site": {},
+}  # fmt: skip
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 PANELS = re.compile(r'<div id="panels" data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"')
@@ -124,7 +131,8 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     }
     os.environ.pop("REDIS_URL", None)
     if args.workers:
-        env |= {"MERCURY_WORKERS": "external", "REDIS_URL": args.redis_url}
+        env |= {"MERCURY_WORKERS": "external", "REDIS_URL": args.redis_url,
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # gunicorn  # fmt: skip
         subprocess.run(["redis-cli", "-u", args.redis_url, "flushdb"], check=True, capture_output=True)
     if args.db == "postgres":
         env["DATABASE_URL"] = args.database_url
@@ -200,6 +208,103 @@ def proc_cpu(pid: int) -> tuple[float, float]:
     return (utime + stime) / CLK_TCK, (cutime + cstime) / CLK_TCK
 
 
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+    return out
+
+
+def _rss_bytes(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class SetUp:
+    """The processes of one set-up, each in its own process group: `embedded`, one daphne process; `scaled`,
+    `make serve-scaled`'s processes (gunicorn with `web` uvicorn processes on one port, `workers` drive_worker
+    processes of `worker_threads` threads)."""
+
+    def __init__(
+        self,
+        name: str,
+        env: dict[str, str],
+        tmp: Path,
+        worker_threads: int,
+        *,
+        web: int = 2,
+        workers: int = 2,
+    ) -> None:
+        self.name, self.env, self.tmp = name, env, tmp
+        self.port = free_port()
+        self.procs: list[subprocess.Popen[bytes]] = []
+        if name == "embedded":
+            self._start("server", ["daphne", "-b", "127.0.0.1", "-p", str(self.port),
+                                   "mercury.asgi:application"])  # fmt: skip
+        else:
+            self._start("web", ["gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
+                                "--workers", str(web), "--bind", f"127.0.0.1:{self.port}", "--no-control-socket",
+                                "--graceful-timeout", "5", "--keep-alive", "30"])  # fmt: skip
+            for n in range(workers):
+                self._start(f"worker-{n}", [sys.executable, "manage.py", "drive_worker", "--no-reload",
+                                            "--interval", "0.1", "--threads", str(worker_threads)])  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
+                raise SystemExit(f"the {name} set-up did not start; see {tmp}")
+            time.sleep(0.1)
+
+    def _start(self, name: str, argv: list[str]) -> None:
+        with (self.tmp / f"{name}.log").open("wb") as log:
+            self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                               start_new_session=True))  # fmt: skip
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        return [pid for proc in self.procs for pid in _tree(proc.pid)]
+
+    def cpu(self) -> float:
+        total = 0.0
+        for pid in self.pids():
+            try:
+                total += proc_cpu(pid)[0]
+            except (OSError, ValueError):
+                continue
+        return total
+
+    def rss(self) -> int:
+        return sum(_rss_bytes(pid) for pid in self.pids())
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+
 class PgProbe:
     """The database's side on PostgreSQL, for this benchmark's database only where PostgreSQL can tell:
     sessions opened and transactions committed (pg_stat_database), and CPU. CPU is read from /proc: the live
@@ -250,26 +355,10 @@ def _postmaster_pid() -> int | None:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None, workers: int = 0) -> None:
+    """One daphne process with its embedded workers (`bench/http_server.py`), which counts what it did."""
+
+    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None) -> None:
         self.port = free_port()
-        # The scaled set-up: the server only queues; `manage.py db_worker` processes drive the games.
-        self.workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(ROOT / "manage.py"),
-                    "db_worker",
-                    "--no-reload",
-                    "--interval",
-                    str(WORKER_POLL),
-                ],
-                env=os.environ | env,
-                stdout=subprocess.DEVNULL,
-                stderr=(tmp / f"worker-{n}.log").open("w"),
-                cwd=ROOT,
-            )
-            for n in range(workers)
-        ]
         self.stats = tmp / "server-stats.json"
         self.serial = 0
         self.log = (tmp / "server.log").open("w")
@@ -303,8 +392,7 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def cpu(self) -> float:
-        """The server's CPU and its worker processes' (scaled set-up)."""
-        return sum(proc_cpu(p.pid)[0] for p in [self.proc, *self.workers])
+        return proc_cpu(self.proc.pid)[0]
 
     def collect(self) -> dict[str, Any]:
         """What the server counted since the last call."""
@@ -322,14 +410,32 @@ class Server:
         raise SystemExit("the server did not report its counters")
 
     def stop(self) -> None:
-        for proc in [self.proc, *self.workers]:
-            proc.send_signal(signal.SIGINT)
-        for proc in [self.proc, *self.workers]:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
         self.log.close()
+
+
+class ScaledServer:
+    """The scaled set-up as `make serve-scaled` runs it (`SetUp("scaled")`: gunicorn with `web` uvicorn processes,
+    `workers` drive_worker processes of WORKER_THREADS threads, PostgreSQL or SQLite, Redis). Its processes count
+    nothing for this benchmark: what only the daphne server counts (transactions, connections opened, the
+    collector) is reported as unknown; PostgreSQL's own counts remain."""
+
+    def __init__(self, env: dict[str, str], tmp: Path, *, web: int, workers: int) -> None:
+        self.setup = SetUp("scaled", os.environ | env, tmp, WORKER_THREADS, web=web, workers=workers)
+        self.base = self.setup.base
+
+    def cpu(self) -> float:
+        return self.setup.cpu()
+
+    def collect(self) -> dict[str, Any] | None:
+        return None
+
+    def stop(self) -> None:
+        self.setup.stop()
 
 
 # --- one browser ------------------------------------------------------------------------------------------------
@@ -516,28 +622,28 @@ class Level:
     game_max_s: float
     server_cpu_per_game_s: float
     db_cpu_per_game_s: float | None
-    transaction_p50_ms: float
-    transaction_p99_ms: float
+    transaction_p50_ms: float | None
+    transaction_p99_ms: float | None
     transactions_per_game: float
     post_p50_ms: float
     post_p99_ms: float
     turn_gap_p50_ms: float
     turn_gap_p99_ms: float
-    connections_per_game: float
+    connections_per_game: float | None
     db_sessions_per_game: float | None
     db_commits_per_game: float | None
     frames_per_game: float
     renders_per_game: float
     entries_per_game: float
     duplicates: int
-    gc_ms_per_game: float
-    gc_full_per_game: float
+    gc_ms_per_game: float | None
+    gc_full_per_game: float | None
     connections_by_thread: dict[str, float]
     queries_by_site: dict[str, float]
 
 
 async def play_level(
-    server: Server, clients: int, rounds: int, logged_in: Callable[[], None] = lambda: None
+    server: Server | ScaledServer, clients: int, rounds: int, logged_in: Callable[[], None] = lambda: None
 ) -> list[GameRun]:
     """`logged_in` is called once every client has logged in (log-ins are not part of a game)."""
     browsers = [Browser(server.base, f"bench{n}") for n in range(clients)]
@@ -554,7 +660,7 @@ async def play_level(
     return [r for rs in runs for r in rs]
 
 
-def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Level:
+def measure(server: Server | ScaledServer, pg: PgProbe | None, clients: int, rounds: int) -> Level:
     before: dict[str, Any] = {}
 
     def start() -> None:
@@ -565,8 +671,12 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
     wall = time.perf_counter() - before["at"]
     cpu0, db0 = before["cpu"], before["db"]
     cpu1, db1 = server.cpu(), pg.snapshot() if pg else None
-    counts = server.collect()
+    counts = server.collect() or UNCOUNTED
     n = len(runs)
+
+    def per_game(total: float | None, scale: float = 1.0) -> float | None:
+        return None if total is None else scale * total / n
+
     tx_ms = [t * 1000 for t in counts["transactions_s"]]
     posts = [p * 1000 for r in runs for p in r.posts_s]
     gaps = [g * 1000 for r in runs for g in r.turn_gaps_s]
@@ -577,18 +687,19 @@ def measure(server: Server, pg: PgProbe | None, clients: int, rounds: int) -> Le
         game_p50_s=statistics.median(walls), game_max_s=max(walls),
         server_cpu_per_game_s=(cpu1 - cpu0) / n,
         db_cpu_per_game_s=per("cpu") if per else None,
-        transaction_p50_ms=percentile(tx_ms, 50), transaction_p99_ms=percentile(tx_ms, 99),
+        transaction_p50_ms=percentile(tx_ms, 50) if tx_ms else None,
+        transaction_p99_ms=percentile(tx_ms, 99) if tx_ms else None,
         transactions_per_game=len(tx_ms) / n,
         post_p50_ms=percentile(posts, 50), post_p99_ms=percentile(posts, 99),
         turn_gap_p50_ms=percentile(gaps, 50), turn_gap_p99_ms=percentile(gaps, 99),
-        connections_per_game=counts["connections"] / n,
+        connections_per_game=per_game(counts["connections"]),
         db_sessions_per_game=per("sessions") if per else None,  # the probe itself connects to "postgres"
         db_commits_per_game=per("commits") if per else None,
         frames_per_game=sum(r.frames for r in runs) / n,
         renders_per_game=sum(r.renders for r in runs) / n,
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
-        gc_ms_per_game=1000 * counts["gc_s"] / n, gc_full_per_game=counts["gc_full"] / n,
+        gc_ms_per_game=per_game(counts["gc_s"], 1000), gc_full_per_game=per_game(counts["gc_full"]),
         connections_by_thread={k: v / n for k, v in counts["connections_by_thread"].items()},
         queries_by_site={k: v / n for k, v in counts["queries_by_site"].items()},
     )  # fmt: skip
@@ -627,7 +738,8 @@ def render(report: dict[str, Any]) -> str:
         for title, key, fmt in cols:
             if key is None:
                 prefix = {"tx": "transaction", "post": "post", "turn": "turn_gap"}[title.split()[0]]
-                cells.append(f"{lv[prefix + '_p50_ms']:.1f} / {lv[prefix + '_p99_ms']:.1f}")
+                low, high = lv[prefix + "_p50_ms"], lv[prefix + "_p99_ms"]
+                cells.append("–" if low is None else f"{low:.1f} / {high:.1f}")
             else:
                 cells.append("–" if lv[key] is None else fmt.format(lv[key]))
         lines.append("| " + " | ".join(cells) + " |")
@@ -661,8 +773,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--headless", type=int, default=3, help="headless games (after a warm-up)")
     parser.add_argument("--json", type=Path, help="append the raw report (one JSON line) to this file")
     parser.add_argument(
-        "--workers", type=int, default=0, help="scaled set-up: N `db_worker` processes, Redis channel layer"
+        "--workers",
+        type=int,
+        default=0,
+        help="scaled set-up: N `drive_worker` processes, Redis channel layer",
     )
+    parser.add_argument("--web", type=int, default=2, help="with --workers: the set-up's uvicorn processes")
     parser.add_argument(
         "--redis-url", default=DEFAULT_REDIS_URL, help="with --workers; this database is flushed"
     )
@@ -675,19 +791,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="mercury-http-bench-"))
-    server = None
+    server: Server | ScaledServer | None = None
     try:
         env = configure(args, tmp)
         if args.db == "postgres":
             fresh_postgres(args.database_url)
         version = prepare(max(levels))
         headless_s = headless(version, args.headless)
-        server = Server(env, tmp, args.profile, args.workers)
+        server = (
+            ScaledServer(env, tmp, web=args.web, workers=args.workers)
+            if args.workers
+            else Server(env, tmp, args.profile)
+        )
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]
         report = {
-            "db": args.db, "workers": args.workers or "embedded", "revision": revision(), "note": args.note, "load": os.getloadavg(),
+            "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "revision": revision(), "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }  # fmt: skip

@@ -51,8 +51,6 @@ import os
 import platform
 import re
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -71,6 +69,7 @@ from bench.http_games import (  # noqa: E402
     HX_CSRF,
     Panels,
     PgProbe,
+    SetUp,
     _choose,
     _entries,
     _newer,
@@ -78,7 +77,6 @@ from bench.http_games import (  # noqa: E402
     _radios,
     fresh_postgres,
     percentile,
-    proc_cpu,
     revision,
 )
 
@@ -99,98 +97,6 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 
 
 # --- the processes under test -----------------------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _tree(pid: int) -> list[int]:
-    """`pid` and its descendants, from /proc."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                todo += [int(c) for c in (task / "children").read_text().split()]
-            except OSError:
-                continue
-    return out
-
-
-def _rss_bytes(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-class SetUp:
-    """The processes of one set-up, each in its own process group."""
-
-    def __init__(self, name: str, env: dict[str, str], tmp: Path, worker_threads: int) -> None:
-        self.name, self.env, self.tmp = name, env, tmp
-        self.port = _free_port()
-        self.procs: list[subprocess.Popen[bytes]] = []
-        if name == "embedded":
-            self._start("server", ["daphne", "-b", "127.0.0.1", "-p", str(self.port),
-                                   "mercury.asgi:application"])  # fmt: skip
-        else:
-            self._start("web", ["gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
-                                "--workers", "2", "--bind", f"127.0.0.1:{self.port}", "--no-control-socket",
-                                "--graceful-timeout", "5", "--keep-alive", "30"])  # fmt: skip
-            for n in range(2):
-                self._start(f"worker-{n}", [sys.executable, "manage.py", "drive_worker", "--no-reload",
-                                            "--interval", "0.1", "--threads", str(worker_threads)])  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    break
-            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
-                raise SystemExit(f"the {name} set-up did not start; see {tmp}")
-            time.sleep(0.1)
-
-    def _start(self, name: str, argv: list[str]) -> None:
-        with (self.tmp / f"{name}.log").open("wb") as log:
-            self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                               start_new_session=True))  # fmt: skip
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def pids(self) -> list[int]:
-        return [pid for proc in self.procs for pid in _tree(proc.pid)]
-
-    def cpu(self) -> float:
-        total = 0.0
-        for pid in self.pids():
-            try:
-                total += proc_cpu(pid)[0]
-            except (OSError, ValueError):
-                continue
-        return total
-
-    def rss(self) -> int:
-        return sum(_rss_bytes(pid) for pid in self.pids())
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
 
 
 # --- the database (this process) --------------------------------------------------------------------------------
