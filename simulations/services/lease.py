@@ -19,13 +19,14 @@ import uuid
 from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connections
-from django.db.models import Q
+from django.db import DatabaseError, connections, router
 from django.utils import timezone
 
 from simulations.models import Game
+from simulations.services.rows import quoted_column
 
 log = logging.getLogger(__name__)
 
@@ -103,13 +104,12 @@ def acquire_lease(*, game_id: int, holder: str) -> bool:
     """Take or renew the lease; False while another live holder has it. A holder known dead is taken over at once."""
     now = timezone.now()
     until = now + timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
-    free = Q(driver_until__isnull=True) | Q(driver_until__lt=now) | Q(driver=holder)
-    if Game.objects.filter(free, pk=game_id).update(driver=holder, driver_until=until) == 1:
+    if _changed("take", holder, _when(until), game_id, _when(now), holder) == 1:
         return True
     current = Game.objects.filter(pk=game_id).values_list("driver", flat=True).first()
     if current and holder_is_dead(current):
         # Only if that dead holder still has it: two takers race, one wins.
-        return Game.objects.filter(pk=game_id, driver=current).update(driver=holder, driver_until=until) == 1
+        return _changed("take over", holder, _when(until), game_id, current) == 1
     return False
 
 
@@ -118,11 +118,42 @@ def renew_lease_at(*, game_id: int, holder: str, version: int) -> bool:
     statement, that the lease is its own and that nobody committed since it last did (so the game it holds is
     the stored one and need not be read again)."""
     until = timezone.now() + timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
-    return Game.objects.filter(pk=game_id, driver=holder, version=version).update(driver_until=until) == 1
+    return _changed("renew at", _when(until), game_id, holder, version) == 1
 
 
 def release_lease(*, game_id: int, holder: str) -> None:
-    Game.objects.filter(pk=game_id, driver=holder).update(driver="", driver_until=None)
+    _changed("release", game_id, holder)
+
+
+# The lease's writes, each a statement built once: a drive takes, renews (every turn) and releases its lease, and
+# the ORM compiled each UPDATE anew (a twentieth of a worker's time at 16 games at once, bench/http_games.py).
+_WRITES = {
+    "take": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND ({until} IS NULL OR {until} < %s OR {driver} = %s)",
+    "take over": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND {driver} = %s",
+    "renew at": "SET {until} = %s WHERE {id} = %s AND {driver} = %s AND {version} = %s",
+    "release": "SET {driver} = '', {until} = NULL WHERE {id} = %s AND {driver} = %s",
+}
+
+
+def _changed(write: str, *params: Any) -> int:
+    """Run one of the lease's writes; the number of rows it changed."""
+    alias = router.db_for_write(Game)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(_write_sql(alias, write), params)
+        return int(cursor.rowcount)
+
+
+@cache
+def _write_sql(alias: str, write: str) -> str:
+    columns = {name: quoted_column(Game, field, alias) for name, field in
+               (("driver", "driver"), ("until", "driver_until"), ("id", "id"), ("version", "version"))}  # fmt: skip
+    table = connections[alias].ops.quote_name(Game._meta.db_table)
+    return f"UPDATE {table} " + _WRITES[write].format(**columns)
+
+
+def _when(moment: datetime) -> Any:
+    """A time as the database takes it (text on SQLite)."""
+    return connections[router.db_for_write(Game)].ops.adapt_datetimefield_value(moment)
 
 
 def lease_expires_in(*, game_id: int) -> float:
