@@ -21,7 +21,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from simulations.services.rows import quoted_column
+from simulations.services.rows import quoted_column, update_row
 
 
 def _column(name: str, alias: str) -> str:
@@ -78,8 +78,6 @@ def claim_sql(alias: str, queues: int, excluded: int) -> str:
 def claim(task_result: DBTaskResult, worker_id: str) -> None:
     """The library's `DBTaskResult.claim` (running, started now, this worker added to its workers) as one
     statement built once: its `save(update_fields=…)` compiled an UPDATE for every claim."""
-    from simulations.services.rows import update_row
-
     task_result.status = TaskResultStatus.RUNNING
     task_result.started_at = timezone.now()
     task_result.worker_ids = [*task_result.worker_ids, worker_id]

@@ -47,10 +47,9 @@ def update_row(obj: Model, names: Sequence[str]) -> None:
     values = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in fields]
     pk = model._meta.pk
     assert pk is not None
+    key = pk.get_db_prep_value(obj.pk, connection)  # a UUID key is text on SQLite
     with connection.cursor() as cursor:
-        cursor.execute(
-            sql, [*values, pk.get_db_prep_value(obj.pk, connection)]
-        )  # a UUID key is text on SQLite
+        cursor.execute(sql, [*values, key])
         if cursor.rowcount != 1:
             raise LookupError(f"{model.__name__} {obj.pk}: no row to update")
 
