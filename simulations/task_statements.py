@@ -51,9 +51,33 @@ def ready_params(alias: str, backend: str, queues: Sequence[str], excluded: Sequ
     return [TaskResultStatus.READY, adapt(get_date_max()), adapt(timezone.now()), backend, *queues, *excluded]
 
 
+def any_ready(alias: str, backend: str, queues: Sequence[str], excluded: Sequence[str]) -> bool:
+    """Whether some task is ready for a worker of this backend and these queues (none: all; `excluded` left):
+    the worker's idle poll, no transaction, no lock."""
+    return _finds(
+        alias,
+        _any_ready_sql(alias, len(queues), len(excluded)),
+        ready_params(alias, backend, queues, excluded),
+    )
+
+
+def drive_queued(alias: str, task_path: str, game_id: int, due: datetime) -> bool:
+    """Whether a task of this path for this game is ready and due by `due` (no run_after, or one before it)."""
+    ops = connections[alias].ops
+    game = ops.adapt_json_value(game_id, None) if connections[alias].vendor == "postgresql" else game_id
+    adapt = ops.adapt_datetimefield_value
+    params = [TaskResultStatus.READY, task_path, adapt(due), adapt(get_date_max()), game]
+    return _finds(alias, _drive_queued_sql(alias), params)
+
+
+def _finds(alias: str, sql: str, params: list[Any]) -> bool:
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone() is not None
+
+
 @cache
-def any_ready_sql(alias: str, queues: int, excluded: int) -> str:
-    """One row when some task is ready (the worker's idle poll: no transaction, no lock)."""
+def _any_ready_sql(alias: str, queues: int, excluded: int) -> str:
     return f"SELECT 1 FROM {_table(alias)} WHERE {_ready_where(alias, queues, excluded)} LIMIT 1"
 
 
@@ -85,8 +109,7 @@ def claim(task_result: DBTaskResult, worker_id: str) -> None:
 
 
 @cache
-def drive_queued_sql(alias: str) -> str:
-    """One row when a task of this path for this game is ready and due by a given time (`enqueue_drive`)."""
+def _drive_queued_sql(alias: str) -> str:
     arguments = _column("args_kwargs", alias)
     if connections[alias].vendor == "postgresql":
         game = f"({arguments} -> 'kwargs' -> 'game_id') = %s"
@@ -97,10 +120,3 @@ def drive_queued_sql(alias: str) -> str:
         f"SELECT 1 FROM {_table(alias)} WHERE {_column('status', alias)} = %s AND {_column('task_path', alias)} = %s"
         f" AND ({run_after} <= %s OR {run_after} = %s) AND {game} LIMIT 1"
     )
-
-
-def drive_queued_params(alias: str, task_path: str, game_id: int, due: datetime) -> list[Any]:
-    ops = connections[alias].ops
-    game = ops.adapt_json_value(game_id, None) if connections[alias].vendor == "postgresql" else game_id
-    adapt = ops.adapt_datetimefield_value
-    return [TaskResultStatus.READY, task_path, adapt(due), adapt(get_date_max()), game]

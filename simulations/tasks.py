@@ -8,9 +8,8 @@ again for when that lease lapses, so a dead worker's game is taken over without 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from django.db import connections
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
@@ -57,20 +56,11 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     """Queue "drive game N" to run after `delay` seconds, unless one is already queued to run by then.
     False when it was already queued (a second task would only find the lease held)."""
     due = timezone.now() + timedelta(seconds=delay)
-    if drive_queued(game_id=game_id, due=due):
+    if task_statements.drive_queued(DBTaskResult.objects.db, drive_game_task.module_path, game_id, due):
         return False
     drive_game_task.using(run_after=due if delay > 0 else None).enqueue(game_id=game_id)
     logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
     return True
-
-
-def drive_queued(*, game_id: int, due: datetime) -> bool:
-    """Whether a drive of this game is queued to run by `due` (no run_after, or one before it)."""
-    alias = DBTaskResult.objects.db
-    params = task_statements.drive_queued_params(alias, drive_game_task.module_path, game_id, due)
-    with connections[alias].cursor() as cursor:
-        cursor.execute(task_statements.drive_queued_sql(alias), params)
-        return cursor.fetchone() is not None
 
 
 def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:

@@ -100,11 +100,5 @@ class PooledWorker(Worker):
     def _any_ready(self) -> bool:
         """Whether the claim below would find a task, without a transaction: most claims are idle polls (ten a
         second per worker process)."""
-        alias = DBTaskResult.objects.db
         queues, excluded = self._queues()
-        with connections[alias].cursor() as cursor:
-            cursor.execute(
-                task_statements.any_ready_sql(alias, len(queues), len(excluded)),
-                task_statements.ready_params(alias, self.backend_name, queues, excluded),
-            )
-            return cursor.fetchone() is not None
+        return task_statements.any_ready(DBTaskResult.objects.db, self.backend_name, queues, excluded)

@@ -78,40 +78,44 @@ def rows_after(
     if not any(converters):
         return [tuple(row) for row in found]
     return [
-        tuple(_converted(value, convert, connection) for value, convert in zip(row, converters, strict=True))
+        tuple(converted(value, convert, connection) for value, convert in zip(row, converters, strict=True))
         for row in found
     ]
 
 
-def _converted(value: Any, converters: list[tuple[Any, Any]], connection: Any) -> Any:
+# A column's conversions from the database's value, as the ORM applies them to a query's results (JSON decoded,
+# dates made aware, booleans on SQLite): each is called as convert(value, expression, connection).
+Converters = list[tuple[Any, Any]]
+
+
+def column_converters(model: type[Model], name: str, alias: str) -> Converters:
+    meta = model._meta
+    column = meta.get_field(name).get_col(meta.db_table)  # type: ignore[union-attr]
+    connection = connections[alias]
+    found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+    return [(convert, column) for convert in found]
+
+
+def converted(value: Any, converters: Converters, connection: Any) -> Any:
     for convert, expression in converters:
         value = convert(value, expression, connection)
     return value
 
 
 @cache
-def _rows_after_parts(
-    model: type[Model], names: tuple[str, ...], alias: str
-) -> tuple[str, list[list[tuple[Any, Any]]]]:
+def _rows_after_parts(model: type[Model], names: tuple[str, ...], alias: str) -> tuple[str, list[Converters]]:
     connection = connections[alias]
-    meta = model._meta
-    converters = []
-    for name in names:
-        column = meta.get_field(name).get_col(meta.db_table)  # type: ignore[union-attr]
-        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        converters.append([(convert, column) for convert in found])
     columns = ", ".join(quoted_column(model, n, alias) for n in names)
     seq = quoted_column(model, "seq", alias)
     sql = (
-        f"SELECT {columns} FROM {connection.ops.quote_name(meta.db_table)}"
+        f"SELECT {columns} FROM {connection.ops.quote_name(model._meta.db_table)}"
         f" WHERE {quoted_column(model, 'game', alias)} = %s AND {seq} > %s ORDER BY {seq}"
     )
-    return sql, converters
+    return sql, [column_converters(model, n, alias) for n in names]
 
 
 def quoted_column(model: type[Model], name: str, alias: str) -> str:
-    """A concrete field's column, quoted for that database: for statements built once (here, sessions, the task
-    worker's idle check)."""
+    """A concrete field's column, quoted for that database: for statements built once."""
     field = model._meta.get_field(name)
     assert isinstance(field, Field) and field.column
     return connections[alias].ops.quote_name(field.column)

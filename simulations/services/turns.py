@@ -36,7 +36,7 @@ from . import appended
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
-from .rows import count_rows, insert_rows, quoted_column, update_row
+from .rows import Converters, column_converters, converted, count_rows, insert_rows, quoted_column, update_row
 from .scenarios import parsed_scenario
 
 log = logging.getLogger(__name__)
@@ -136,17 +136,12 @@ def game_with_scenario(game_id: int, *, lock: bool = False) -> Game | None:
     return game
 
 
-_Columns = list[tuple[int, str, list[Any], Any]]  # (position in the row, attname, converters, expression)
+_Columns = list[tuple[int, str, Converters]]  # (position in the row, attname, its converters)
 
 
 def _from_row(model: Any, alias: str, part: _Columns, row: Any, connection: Any) -> Any:
-    values = []
-    for at, _, converters, expression in part:
-        value = row[at]
-        for convert in converters:
-            value = convert(value, expression, connection)
-        values.append(value)
-    return model.from_db(alias, [name for _, name, _, _ in part], values)
+    values = [converted(row[at], converters, connection) for at, _, converters in part]
+    return model.from_db(alias, [name for _, name, _ in part], values)
 
 
 @functools.cache
@@ -157,12 +152,13 @@ def _game_select(alias: str) -> tuple[str, _Columns, _Columns]:
     columns: list[str] = []
     parts: list[_Columns] = []
     version_fields = [f for f in ScenarioVersion._meta.concrete_fields if f.name != "document"]
-    for table, fields in ((game_table, list(Game._meta.concrete_fields)), (version_table, version_fields)):
+    for model, table, fields in (
+        (Game, game_table, list(Game._meta.concrete_fields)),
+        (ScenarioVersion, version_table, version_fields),
+    ):
         part: _Columns = []
         for field in fields:
-            expression = field.get_col(table)
-            converters = connection.ops.get_db_converters(expression) + field.get_db_converters(connection)
-            part.append((len(columns), field.attname, converters, expression))
+            part.append((len(columns), field.attname, column_converters(model, field.name, alias)))
             columns.append(f"{quote(table)}.{quote(str(field.column))}")
         parts.append(part)
     scenario_column = quoted_column(Game, "scenario", alias)

@@ -13,7 +13,8 @@ from django.utils import timezone
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from simulations.tasks import drive_game_task, drive_queued, enqueue_drive
+from simulations.task_statements import drive_queued
+from simulations.tasks import drive_game_task, enqueue_drive
 from simulations.worker_pool import PooledWorker
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -58,7 +59,7 @@ def test_a_queued_drive_is_found_exactly_when_the_orms_json_lookup_finds_it() ->
     answers = []
     for game_id in (1, 2, 3, 4, 12, 21, 99):  # 1 and 12, 2 and 21: no match on a prefix of the number
         for due in (now, now + timedelta(seconds=60), now + timedelta(seconds=600)):
-            ours = drive_queued(game_id=game_id, due=due)
+            ours = drive_queued(DBTaskResult.objects.db, drive_game_task.module_path, game_id, due)
             assert ours == _library_queued(game_id, due), (game_id, due - now)
             answers.append(ours)
     assert True in answers and False in answers
@@ -99,3 +100,53 @@ def test_a_claim_takes_the_task_the_librarys_get_locked_would_and_writes_what_it
         claimed.append(task.args_kwargs["kwargs"]["game_id"])
     assert claimed == [3, 2, 1, 5]  # priority, then the earlier due; the one due later stays queued
     assert DBTaskResult.objects.get(status=TaskResultStatus.READY).args_kwargs["kwargs"]["game_id"] == 4
+
+
+def test_the_idle_polls_check_finds_a_task_exactly_when_the_librarys_ready_query_does() -> None:
+    """PooledWorker._any_ready is a statement built once in front of the library's claim: it must agree with
+    `DBTaskResult.objects.ready()` and the worker's filters, row by row, on SQLite and on PostgreSQL."""
+
+    def worker(queues: list[str], excluded: list[str] = []) -> PooledWorker:  # noqa: B006
+        return PooledWorker(
+            slots=1, queue_names=queues, interval=0.1, batch=False, backend_name=DEFAULT_TASK_BACKEND_ALIAS,
+            startup_delay=False, max_tasks=None, worker_id="w", excluded_queue_names=excluded,
+        )  # fmt: skip
+
+    def library(w: PooledWorker) -> bool:
+        tasks = DBTaskResult.objects.ready().filter(backend_name=w.backend_name)
+        if not w.process_all_queues:
+            tasks = tasks.filter(queue_name__in=w.queue_names)
+        if w.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=w.excluded_queue_names)
+        return tasks.exists()
+
+    workers = [
+        worker([DEFAULT_TASK_QUEUE_NAME]),
+        worker(["*"]),
+        worker(["*"], ["other"]),
+        worker(["other", "x"]),
+    ]
+    seen: list[list[bool]] = []
+
+    def compare() -> None:
+        ours = [w._any_ready() for w in workers]
+        assert ours == [library(w) for w in workers]
+        seen.append(ours)
+
+    compare()  # an empty queue
+    enqueue_drive(game_id=5)  # ready now (no run_after: the library stores its far-future date)
+    compare()
+    row = DBTaskResult.objects.get()
+    for status in (TaskResultStatus.RUNNING, TaskResultStatus.SUCCESSFUL, TaskResultStatus.FAILED):
+        DBTaskResult.objects.filter(pk=row.pk).update(status=status)
+        compare()
+    DBTaskResult.objects.filter(pk=row.pk).update(status=TaskResultStatus.READY, queue_name="other")
+    compare()
+    DBTaskResult.objects.filter(pk=row.pk).update(backend_name="elsewhere")
+    compare()
+    DBTaskResult.objects.all().delete()
+    enqueue_drive(game_id=5, delay=60)  # due in a minute
+    compare()
+    DBTaskResult.objects.update(run_after=timezone.now() - timedelta(seconds=1))  # due a second ago
+    compare()
+    assert [True] in [s[:1] for s in seen] and [False] in [s[:1] for s in seen]  # both answers were compared
