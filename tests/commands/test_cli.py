@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from io import StringIO
 from pathlib import Path
 
@@ -170,10 +171,12 @@ def test_play_rejects_a_bad_policy_and_an_unknown_game() -> None:
         _run("export_game", "999")
 
 
+@pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")), reason="the processes play on their own SQLite files: once a run"
+)
 def test_the_same_game_replays_identically_in_other_processes(tmp_path: Path) -> None:
     """Same seed and inputs in two fresh processes with different hash seeds: identical exports (set order,
     dict order or anything process-specific must never leak into a game)."""
-    import os
     import subprocess
     import sys
 

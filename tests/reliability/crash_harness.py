@@ -1,11 +1,17 @@
 """Crash-safety harness: kill the process driving a game (SIGKILL) at instrumented points, resume, compare.
 
 Run standalone (the test runs it in a subprocess): `python tests/reliability/crash_harness.py --kills 200`.
-The parent process sets Django up once on a fresh SQLite file and plays a reference game. Each trial forks a
-child that plays the same game (same scenario version, seed and student) with one crash point armed; the child is
-killed with SIGKILL at that point (before a model call, mid-stream, inside a commit's transaction, or after a
-commit). The parent then checks the ledger (no half message visible), resumes the game to the end in-process and
-compares its export, without ids and timestamps, to the reference. Prints one JSON line.
+The parent process sets Django up once on a fresh SQLite file and plays a reference game, noting after each of its
+commits how often each crash point had been hit. Each trial forks a child that plays the same game (same scenario
+version, seed and student) with one crash point armed; the child is killed with SIGKILL at that point (before a
+model call, mid-stream, inside a commit's transaction, or after a commit). The parent then checks the ledger (no
+half message visible), resumes the game to the end in-process and compares its export, without ids and
+timestamps, to the reference. Prints one JSON line.
+
+The child does not replay the turns before the point it dies at: its game is the reference forked at the last
+checkpoint before that point (`fork_at_checkpoint`, what a crash right after that checkpoint leaves), and the
+point is armed at its hit counted from there. What is tested is unchanged (a real kill mid-play, a resume, a whole
+game compared), and a trial costs about half a game instead of a whole one.
 """
 
 from __future__ import annotations
@@ -49,8 +55,9 @@ def main() -> int:
 
     from simulations import faults
     from simulations.kinds.negotiation.bots import make_policy
+    from simulations.kinds.negotiation.fork import fork_at_checkpoint
     from simulations.kinds.negotiation.play import play_game
-    from simulations.models import Game
+    from simulations.models import Checkpoint, Game
     from simulations.services.export import export_game
     from simulations.services.resume import resume_game
     from simulations.services.scenarios import load_scenario
@@ -67,10 +74,12 @@ def main() -> int:
     from simulations.kinds.negotiation import ai_turns as drive_module  # the kind plays each AI step here
 
     real_step = drive_module.play_ai_step
+    steps = {"n": 0}  # AI steps played by the current `play`
 
     def play(game_id: int, stream_call: int | None = None) -> None:
         """Play to the end; the `stream_call`-th AI call streams (litellm streaming is slow: only where needed)."""
-        calls = {"n": 0}
+        calls = steps
+        calls["n"] = 0
 
         def step(**kwargs: Any) -> Game:
             calls["n"] += 1
@@ -87,8 +96,41 @@ def main() -> int:
     started = time.perf_counter()
     faults.disarm()
     reference = create_game(scenario_version=version, seed=args.seed)
-    play(reference.pk)
+    # After each commit of the reference game: its version (= its new checkpoint's seq), each point's hits so far
+    # and the AI steps so far. A trial forks the reference at the last of these before its point's hit.
+    after_commits: list[tuple[int, dict[str, int], int]] = [(reference.version, {}, 0)]
+    real_point = faults.point
+
+    def noting(name: str) -> None:
+        real_point(name)
+        if name == "after_commit":
+            done = Game.objects.values_list("version", flat=True).get(pk=reference.pk)
+            after_commits.append((done, dict(faults.hits), steps["n"]))
+
+    faults.point = noting  # type: ignore[assignment]
+    try:
+        play(reference.pk)
+    finally:
+        faults.point = real_point  # type: ignore[assignment]
     expected = normalised(reference.pk)
+
+    def start_of_trial(name: str, nth: int, stream_call: int | None) -> tuple[Game, int, int | None]:
+        """The trial's game (the reference forked at the last commit before the point's `nth` hit, or before the
+        `stream_call`-th AI step), and `nth` and `stream_call` counted from there."""
+        last = max(
+            k
+            for k, (_, hits, done) in enumerate(after_commits)
+            if (done < stream_call if stream_call else hits.get(name, 0) < nth)
+        )
+        seq, hits, done = after_commits[last]
+        if last == 0:
+            game = create_game(scenario_version=version, seed=args.seed)  # nothing committed yet: a new game
+        else:
+            game = fork_at_checkpoint(checkpoint=Checkpoint.objects.get(game=reference, seq=seq))
+        if stream_call:
+            return game, nth, stream_call - done
+        return game, nth - hits.get(name, 0), None
+
     budget = {name: faults.hits[name] for name in faults.POINTS if name != "mid_stream"} | {
         "mid_stream": 25
     }  # hits of each point in a whole game
@@ -106,13 +148,13 @@ def main() -> int:
         stream_call = None
         if name == "mid_stream":  # the k-th AI call streams, and dies at its nth chunk
             stream_call, nth = 1 + (trial * 104729) % max(1, ai_calls), 1 + trial % 25
-        game = create_game(scenario_version=version, seed=args.seed)
+        game, nth_here, stream_here = start_of_trial(name, nth, stream_call)
         connections.close_all()  # the child must open its own connection
         pid = os.fork()
         if pid == 0:  # the child: play until the armed point kills it
             try:
-                faults.arm(name, nth)
-                play(game.pk, stream_call)
+                faults.arm(name, nth_here)
+                play(game.pk, stream_here)
             finally:
                 os._exit(0)  # reached only if the point was never hit
         _, status = os.waitpid(pid, 0)
