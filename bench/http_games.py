@@ -30,7 +30,8 @@ Reported per level: wall time per game (new-game post to review panel), games pe
 transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
 committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
 connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
-session count), transactions per game (PostgreSQL's xact_commit), streamed frames and renders (websocket frames bringing the panels) per game, and the server
+session count), transactions per game (PostgreSQL's xact_commit), streamed frames, renders (websocket frames
+bringing the panels, whole or the regions that changed) and websocket kilobytes per game, and the server
 process's garbage-collector pauses per game (time, and full collections; not the scaled set-up's workers'). A client checks
 that it saw every transcript entry exactly once. The ratio HTTP/headless compares the median game at level 1
 with the median headless game of the same run.
@@ -80,7 +81,12 @@ UNCOUNTED: dict[str, Any] = {
 }  # fmt: skip
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-PANELS = re.compile(r'<div id="panels" data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"')
+# The panels' state: on the panels whole, or on the move's section when an update sends only the regions that
+# changed (the move's section comes last and holds the forms).
+PANELS = re.compile(
+    r'(?:<div id="panels"|<section class="card actions" id="actions"[^>]*?) '
+    r'data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"'
+)
 FORM = re.compile(r'<form method="post" action="([^"]+)"[^>]*>(.*?)</form>', re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
 RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"( checked)?')
@@ -449,6 +455,7 @@ class GameRun:
     entries: int = 0
     frames: int = 0
     renders: int = 0  # websocket frames bringing the panels (a render of the game), as against streamed words
+    ws_bytes: int = 0  # every websocket frame's text, streamed words and renders
     duplicates: int = 0
 
 
@@ -534,7 +541,8 @@ class Browser:
                 text = str(message.data)
                 if STREAMING in text:
                     run.frames += 1
-                if 'id="panels"' in text:
+                run.ws_bytes += len(text.encode())
+                if 'id="actions"' in text:  # the panels whole, or the regions that changed and the move
                     run.renders += 1
                 new, full = _entries(text)
                 fresh = [s for s in new if s not in seen]
@@ -634,6 +642,7 @@ class Level:
     db_commits_per_game: float | None
     frames_per_game: float
     renders_per_game: float
+    ws_kb_per_game: float
     entries_per_game: float
     duplicates: int
     gc_ms_per_game: float | None
@@ -697,6 +706,7 @@ def measure(server: Server | ScaledServer, pg: PgProbe | None, clients: int, rou
         db_commits_per_game=per("commits") if per else None,
         frames_per_game=sum(r.frames for r in runs) / n,
         renders_per_game=sum(r.renders for r in runs) / n,
+        ws_kb_per_game=sum(r.ws_bytes for r in runs) / n / 1000,
         entries_per_game=sum(r.entries for r in runs) / n,
         duplicates=sum(r.duplicates for r in runs),
         gc_ms_per_game=per_game(counts["gc_s"], 1000), gc_full_per_game=per_game(counts["gc_full"]),
@@ -728,6 +738,7 @@ def render(report: dict[str, Any]) -> str:
         ("conn/game", "connections_per_game", "{:.1f}"), ("pg sessions/game", "db_sessions_per_game", "{:.1f}"),
         ("tx/game", "transactions_per_game", "{:.0f}"), ("pg commits/game", "db_commits_per_game", "{:.0f}"),
         ("frames/game", "frames_per_game", "{:.0f}"), ("renders/game", "renders_per_game", "{:.0f}"),
+        ("ws KB/game", "ws_kb_per_game", "{:.0f}"),
         ("gc ms/game", "gc_ms_per_game", "{:.0f}"),
         ("full gc/game", "gc_full_per_game", "{:.1f}"),
     ]  # fmt: skip

@@ -88,6 +88,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     advance_later: asyncio.Task[None] | None  # the render that will show it
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
     shown_version: int  # the game's version in the last render
+    shown: dict[str, str]  # the kind's memory of what the page shows (render_update's `shown`)
     heard_at: float  # when the last message from the game's group came
     # Per stream box: the newest words held behind a waiting render, and when they came.
     words_waiting: dict[str, tuple[dict[str, Any], float]]
@@ -116,6 +117,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         self.advanced_at, self.advance_pending, self.advance_later = 0.0, False, None
         self.sending, self.words_waiting = asyncio.Lock(), {}
         self.last_seq, self.shown_version, self.heard_at, self.watcher = 0, -1, time.monotonic(), None
+        self.shown = {}
         await self.channel_layer.group_add(group_name(self.game_id), self.channel_name)
         await self.channel_layer.group_add(session_group(self.session_key), self.channel_name)
         await self.accept()
@@ -328,7 +330,8 @@ class GameConsumer(AsyncWebsocketConsumer):
     def _render(self, full: bool, game: Game | None = None) -> tuple[str, int, int]:
         """The page's frame, the newest entry it shows and the game's version it shows."""
         game = game or load_game(self.game_id)
-        html, seq = kind_of(game).render_update(game, since_seq=0 if full else self.last_seq, full=full)
+        since = 0 if full else self.last_seq
+        html, seq = kind_of(game).render_update(game, since_seq=since, full=full, shown=self.shown)
         return html, seq, game.version
 
     async def send_update(self, full: bool) -> None:

@@ -248,9 +248,13 @@ class Kind(Protocol):
         """A move posted by the game's owner (rate and ownership already checked)."""
         ...
 
-    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    def render_update(
+        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+    ) -> tuple[str, int]:
         """What the game's websocket sends after a change: HTML fragments (swapped out of band) for everything
-        after transcript seq `since_seq` (all of it when `full`), and the last seq they show."""
+        after transcript seq `since_seq` (all of it when `full`), and the last seq they show. `shown`: a memory
+        the page's consumer keeps for the kind from one update to the next (empty at first and after a full
+        render's request); a kind may note there what the page shows and send only what changed."""
         ...
 
     def review(self, request: HttpRequest, game: Game) -> HttpResponse:

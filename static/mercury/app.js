@@ -136,15 +136,25 @@
     if (box && box.form) { event.preventDefault(); box.form.requestSubmit(); }
   });
   // A render pushed over the websocket never replaces a newer (or the same) version of the panels: the page may
-  // already hold it from its own post's response.
+  // already hold it from its own post's response. An update may also send only the panels' regions that changed
+  // (each carrying its version; the move's section last): they are held to the same rule, and the panels take
+  // their state (action, status, version) from the move's section once it is in.
   document.addEventListener("htmx:oobBeforeSwap", (event) => {
     const target = event.detail.target;
-    if (!target || target.id !== "panels") return;
-    const incoming = event.detail.fragment.querySelector("#panels") || event.detail.fragment.firstElementChild;
-    if (incoming && Number(incoming.dataset.version) <= Number(target.dataset.version)) event.detail.shouldSwap = false;
+    const panels = document.getElementById("panels");
+    if (!target || !panels || !(target === panels || panels.contains(target))) return;
+    const incoming = event.detail.fragment.querySelector("#" + target.id) || event.detail.fragment.firstElementChild;
+    if (incoming && incoming.dataset.version !== undefined
+        && Number(incoming.dataset.version) <= Number(panels.dataset.version)) event.detail.shouldSwap = false;
   });
+  function panelsFromMove() {
+    const panels = document.getElementById("panels");
+    const move = document.getElementById("actions");
+    if (!panels || !move || move.dataset.version === undefined || !panels.contains(move)) return;
+    for (const key of ["action", "status", "version"]) panels.dataset[key] = move.dataset[key];
+  }
   document.addEventListener("htmx:afterSettle", () => { settle(); afterNewContent(); });
-  document.addEventListener("htmx:oobAfterSwap", () => { settle(); afterNewContent(); });
+  document.addEventListener("htmx:oobAfterSwap", () => { panelsFromMove(); settle(); afterNewContent(); });
   // A share link carries its code after '#' (never sent to the server, so never in its logs): post it once.
   function openSharedGame() {
     const form = document.querySelector("form[data-share-link]");

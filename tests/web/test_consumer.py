@@ -268,6 +268,12 @@ async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(
     await database_sync_to_async(drive_game)(game_id=game.pk, max_steps=1, stream=False)
     frames = await _collect(comm, 'hx-swap-oob="beforeend:#transcript"', timeout=5)
     assert frames  # shown without any message
+    # The page's consumer remembers what the page shows: the turn sends the panels' regions that changed, not
+    # the panels whole. The move changed (its counters of messages left); the phase, the talk and the outcomes
+    # did not.
+    turn = frames[-1]
+    assert 'id="panels"' not in turn and 'id="actions"' in turn and "Messages left: you" in turn
+    assert 'id="progress"' not in turn and 'id="outcomes-slot"' not in turn
     await comm.disconnect()
 
 

@@ -224,10 +224,12 @@ class Negotiation:
 
         return move(request, game)
 
-    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    def render_update(
+        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+    ) -> tuple[str, int]:
         from .presenters import render_update
 
-        return render_update(game, since_seq=since_seq, full=full)
+        return render_update(game, since_seq=since_seq, full=full, shown=shown)
 
     def review(self, request: HttpRequest, game: Game) -> HttpResponse:
         from .review_page import review

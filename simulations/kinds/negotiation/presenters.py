@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -420,14 +420,60 @@ def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None
     }
 
 
-def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+# The panels' regions (templates/negotiation/_panel_*.html) in the order an update sends them, each with what it
+# shows of the context: an update sends a region only when that changed since the page last got it. The move
+# (`actions`) goes last, always: it carries the version the page's forms post, and app.js takes the panels' state
+# from it once the other regions are in place. A region left alone keeps what the student did with it: the issue's
+# dialog stays open while the delegations speak, a folded card stays folded.
+def _issue_shown(issue: dict[str, Any] | None) -> object:
+    """The issue as its dialog shows it: not who leans where, which changes with every speech."""
+    if issue is None:
+        return None
+    options = [{k: v for k, v in o.items() if k != "leaning"} for o in issue["options"]]
+    return {k: v for k, v in issue.items() if k != "unstated"} | {"options": options}
+
+
+PANEL_REGIONS: tuple[tuple[str, Callable[[dict[str, Any]], object]], ...] = (
+    ("progress", lambda c: (c["phase_label"], c["orientation"], c["human"], c["talk"] and
+                            (c["talk"]["number"], c["talk"]["partner"], c["talk"]["final"]),
+                            c["issue"] and (c["issue"]["number"], c["issue"]["title"]), bool(c["earlier_talks"]))),
+    ("decided", lambda c: c["just_decided"]),
+    ("support", lambda c: c["issue"]),
+    ("outcomes", lambda c: c["outcomes"]),
+    ("issue", lambda c: (_issue_shown(c["issue"]), c["just_decided"], c["action"]["kind"] == "placement")),
+    ("talks", lambda c: c["earlier_talks"]),
+)  # fmt: skip
+
+
+def render_update(
+    game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The websocket's update of a negotiation page: the panels, the new transcript entries (all on a full
-    render), and an empty stream box (the turn that streamed is now an entry)."""
+    render), and an empty stream box (the turn that streamed is now an entry).
+
+    `shown`: the page's memory of its panels' regions, kept by its consumer. When it holds the page's regions, only
+    those that changed are sent (with the move, always); else the whole panels. It is emptied after a render that
+    offers the student a move: the move's own response redraws the panels behind the consumer's back, so the
+    next update sends them whole (a region could otherwise be left as the move's response drew it)."""
     from django.template.loader import render_to_string
 
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
-    parts = [render_to_string("negotiation/_panels.html", context)]
+    regions = {name: repr(shows(context)) for name, shows in PANEL_REGIONS}
+    if full or not shown:
+        parts = [render_to_string("negotiation/_panels.html", context)]
+    else:
+        partial = context | {"oob": False, "region_oob": True}
+        parts = [
+            render_to_string(f"negotiation/_panel_{name}.html", partial)
+            for name, fingerprint in regions.items()
+            if shown.get(name) != fingerprint
+        ]
+        parts.append(render_to_string("negotiation/_panel_actions.html", partial))
+    if shown is not None:
+        shown.clear()
+        if "event" not in context["action"]:  # nothing to post from this render: the page's panels stay ours
+            shown.update(regions)
     template = "negotiation/_transcript.html" if full else "negotiation/_new_entries.html"
     if full or entries:
         parts.append(render_to_string(template, context))

@@ -191,7 +191,9 @@ class SocialFeed:
 
         return move(request, game)
 
-    def render_update(self, game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+    def render_update(
+        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+    ) -> tuple[str, int]:
         from .pages import render_update
 
         return render_update(game)
