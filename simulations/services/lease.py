@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from datetime import datetime, timedelta
 from functools import cache
@@ -170,40 +171,107 @@ def lease_left(driver: str, driver_until: datetime | None) -> float:
 
 
 class LeaseHeartbeat:
-    """Renews a held lease every third of its length from a thread of its own, so a long or stalled model call
-    never lets a live driver's lease lapse, and a dead driver's lapses within one lease. `lost` is set when the
-    lease was taken (the driver then stops before its next step; a stale turn is refused at commit anyway)."""
+    """Renews a held lease every third of its length, so a long or stalled model call never lets a live driver's
+    lease lapse, and a dead driver's lapses within one lease. `lost` is set when the lease was taken (the driver
+    then stops before its next step; a stale turn is refused at commit anyway).
+
+    Every heartbeat of a process is beaten by one thread (`_Heartbeats`): a drive used to start and join a thread
+    of its own, about a hundred a game (a thread's start is a wait for the scheduler: a twentieth of a headless
+    game's profile), and a worker driving a hundred games kept a hundred threads awake."""
 
     def __init__(self, *, game_id: int, holder: str) -> None:
         self.game_id, self.holder = game_id, holder
         self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"lease-{game_id}", daemon=True)
+        self.due = 0.0  # time.monotonic() of the next beat
+        # Held while this lease is renewed: leaving takes it, so no renewal is under way or starts once the
+        # driver has left (its release would otherwise race a renewal that takes the lease again).
+        self.renewing = threading.Lock()
 
     def __enter__(self) -> LeaseHeartbeat:
-        self._thread.start()
+        _heartbeats().add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        _heartbeats().discard(self)
 
-    def _beat(self) -> None:
-        interval = max(0.2, settings.MERCURY_DRIVER_LEASE_SECONDS / 3)
-        try:
-            while not self._stop.wait(interval):
-                try:
-                    held = acquire_lease(game_id=self.game_id, holder=self.holder)
-                except DatabaseError as exc:  # e.g. SQLite busy with another writer: try again next beat
-                    log.warning("game %s: lease renewal failed (%s); retrying", self.game_id, exc)
+
+def _beat_interval() -> float:
+    return max(0.2, settings.MERCURY_DRIVER_LEASE_SECONDS / 3)
+
+
+class _Heartbeats:
+    """The process's heartbeats and the one thread that beats them, each when it is due."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.beating: set[LeaseHeartbeat] = set()
+        self.thread = threading.Thread(target=self._run, name="lease-heartbeats", daemon=True)
+        self.thread.start()
+
+    def add(self, heartbeat: LeaseHeartbeat) -> None:
+        heartbeat.due = time.monotonic() + _beat_interval()
+        with self.changed:
+            self.beating.add(heartbeat)
+            self.changed.notify()
+
+    def discard(self, heartbeat: LeaseHeartbeat) -> None:
+        with heartbeat.renewing, self.changed:
+            self.beating.discard(heartbeat)
+
+    def _run(self) -> None:
+        while True:
+            with self.changed:
+                now = time.monotonic()
+                due = [h for h in self.beating if h.due <= now]
+                if not due:
+                    self.changed.wait(min((h.due for h in self.beating), default=now + 60.0) - now)
                     continue
-                finally:
-                    # Back to the process's pool between beats: a worker driving 100 games has 100 heartbeats,
-                    # and each holding its connection took every one a process may open (mercury/db/pool.py):
-                    # the drives then failed to commit (bench/load.py, 100 students).
-                    connections.close_all()
-                if not held:
-                    self.lost.set()
-                    return
-        finally:
-            connections.close_all()  # this thread's own connections
+            try:
+                for heartbeat in due:
+                    self._beat(heartbeat)
+            except Exception:  # never let one failure stop every lease of the process from being renewed
+                log.exception("lease heartbeat failed")
+            finally:
+                # Back to the process's pool between beats: a worker driving 100 games renews 100 leases, and
+                # holding a connection between beats took one of the few a process may open (mercury/db/pool.py).
+                connections.close_all()
+
+    def _beat(self, heartbeat: LeaseHeartbeat) -> None:
+        with heartbeat.renewing:
+            with self.changed:
+                if heartbeat not in self.beating:
+                    return  # its driver left meanwhile
+            heartbeat.due = time.monotonic() + _beat_interval()
+            try:
+                held = acquire_lease(game_id=heartbeat.game_id, holder=heartbeat.holder)
+            except DatabaseError as exc:  # e.g. SQLite busy with another writer: try again next beat
+                log.warning("game %s: lease renewal failed (%s); retrying", heartbeat.game_id, exc)
+                return
+            if not held:
+                heartbeat.lost.set()
+                with self.changed:
+                    self.beating.discard(heartbeat)
+
+
+_shared: _Heartbeats | None = None
+_shared_lock = threading.Lock()
+
+
+def _heartbeats() -> _Heartbeats:
+    """The process's heartbeats, started at the first drive."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = _Heartbeats()
+        return _shared
+
+
+def _forget_heartbeats() -> None:
+    """In a forked child (the crash harness, a pre-forking server): the parent's thread does not run here, and its
+    locks may have been held when the process forked."""
+    global _shared, _shared_lock
+    _shared, _shared_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_heartbeats)

@@ -68,6 +68,57 @@ def test_a_heartbeat_holds_no_database_connection_between_beats(settings: Any, m
     assert len(open_at_beat) >= 3 and not any(open_at_beat)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_one_thread_beats_every_held_lease_and_none_after_its_driver_left(
+    settings: Any, monkeypatch: Any
+) -> None:
+    """Three drives at once: one thread of the process renews all three leases, each about every third of the
+    lease. A driver that leaves while its lease is being renewed waits for that renewal, and none starts after."""
+    import threading
+
+    from simulations.services import lease
+
+    settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
+    games = [create_game(scenario_version=mercury_version(), seed=n) for n in (1, 2, 3)]
+    for game in games:
+        assert acquire_lease(game_id=game.pk, holder=f"h{game.pk}")
+    renewed: list[tuple[int, float]] = []  # (game, end) of each renewal
+    in_flight = threading.Event()  # the first game's lease is being renewed
+    renew = lease.acquire_lease
+
+    def slow(**kwargs: Any) -> bool:
+        if kwargs["game_id"] == games[0].pk:
+            in_flight.set()
+            time.sleep(0.15)
+        held = renew(**kwargs)
+        renewed.append((kwargs["game_id"], time.monotonic()))
+        return held
+
+    monkeypatch.setattr(lease, "acquire_lease", slow)
+    beats = [lease.LeaseHeartbeat(game_id=g.pk, holder=f"h{g.pk}") for g in games]
+    for beat in beats:
+        beat.__enter__()
+    time.sleep(1.0)
+    assert [t.name for t in threading.enumerate()].count("lease-heartbeats") == 1
+    assert all(sum(1 for g, _ in renewed if g == game.pk) >= 3 for game in games), renewed
+    in_flight.clear()
+    assert in_flight.wait(timeout=2)  # leave while the first game's lease is being renewed
+    leaving = time.monotonic()
+    for beat in beats:
+        beat.__exit__(None, None, None)
+    left = time.monotonic()
+    count = len(renewed)
+    time.sleep(0.6)
+    assert len(renewed) == count  # nothing renewed after the drivers left
+    # Leaving waited for the renewal under way: it ended after the drivers began to leave, before they had left.
+    assert any(g == games[0].pk and leaving < end <= left for g, end in renewed), (
+        leaving,
+        left,
+        renewed[-4:],
+    )
+    assert not any(beat.lost.is_set() for beat in beats)
+
+
 def test_a_holder_of_this_process_is_known_alive_without_asking_proc(monkeypatch: Any) -> None:
     """A page's render asks whether its game's driver lives after every committed turn; in the embedded set-up that
     driver is this process, which needs no look at /proc. A holder with this pid but an older start time (an earlier
