@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from bisect import bisect_right
@@ -420,11 +421,6 @@ def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None
     }
 
 
-# The panels' regions (templates/negotiation/_panel_*.html) in the order an update sends them, each with what it
-# shows of the context: an update sends a region only when that changed since the page last got it. The move
-# (`actions`) goes last, always: it carries the version the page's forms post, and app.js takes the panels' state
-# from it once the other regions are in place. A region left alone keeps what the student did with it: the issue's
-# dialog stays open while the delegations speak, a folded card stays folded.
 def _issue_shown(issue: dict[str, Any] | None) -> object:
     """The issue as its dialog shows it: not who leans where, which changes with every speech."""
     if issue is None:
@@ -433,6 +429,11 @@ def _issue_shown(issue: dict[str, Any] | None) -> object:
     return {k: v for k, v in issue.items() if k != "unstated"} | {"options": options}
 
 
+# The panels' regions (templates/negotiation/_panel_*.html) in the order an update sends them, each with what it
+# shows of the context: an update sends a region only when that changed since the page last got it. The move
+# (`actions`) goes last, always: it carries the version the page's forms post, and app.js takes the panels' state
+# from it once the other regions are in place. A region left alone keeps what the student did with it: the issue's
+# dialog stays open while the delegations speak, a folded card stays folded.
 PANEL_REGIONS: tuple[tuple[str, Callable[[dict[str, Any]], object]], ...] = (
     ("progress", lambda c: (c["phase_label"], c["orientation"], c["human"], c["talk"] and
                             (c["talk"]["number"], c["talk"]["partner"], c["talk"]["final"]),
@@ -443,6 +444,11 @@ PANEL_REGIONS: tuple[tuple[str, Callable[[dict[str, Any]], object]], ...] = (
     ("issue", lambda c: (_issue_shown(c["issue"]), c["just_decided"], c["action"]["kind"] == "placement")),
     ("talks", lambda c: c["earlier_talks"]),
 )  # fmt: skip
+
+
+def _fingerprint(shown: object) -> str:
+    """A short digest of what a region shows: a page's memory holds six of them, not the earlier talks' whole HTML."""
+    return hashlib.blake2b(repr(shown).encode(), digest_size=16).hexdigest()
 
 
 def render_update(
@@ -459,7 +465,7 @@ def render_update(
 
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
-    regions = {name: repr(shows(context)) for name, shows in PANEL_REGIONS}
+    regions = {name: _fingerprint(shows(context)) for name, shows in PANEL_REGIONS}
     if full or not shown:
         parts = [render_to_string("negotiation/_panels.html", context)]
     else:
