@@ -25,7 +25,7 @@ from simulations.views.play import MissingVersion, NulInForm, posted_version
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event
-from .presenters import brief_context, game_context, persona_context, roles_context, transcript
+from .presenters import brief_context, game_context, persona_context, render_panels, roles_context, transcript
 
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
@@ -39,6 +39,7 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
         return render(request, "negotiation/setup.html", context)
     context["entries"] = transcript(game)
     context["brief"] = brief_context(context["scenario"], state_of(game))
+    context["panels"] = render_panels(context, request=request)
     return render(request, "negotiation/page.html", context)
 
 
@@ -81,7 +82,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         }
     # The panels, and the notice above them: the notice lives outside #panels, so a turn arriving over the
     # websocket a moment later does not wipe the sentence before it is read (the next move clears it).
-    panels = render_to_string("negotiation/_panels.html", context, request=request)
+    panels = render_panels(context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
     return HttpResponse(panels + notice, status=status)
 

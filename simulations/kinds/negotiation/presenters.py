@@ -6,10 +6,11 @@ import hashlib
 import threading
 import uuid
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from simulations.engine.visibility import visible_to
@@ -299,8 +300,6 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> str:
     key = (game.pk, game.created_at, game.human_role, closed)
     html = _rendered_talks.get(key)
     if html is None:
-        from django.template.loader import render_to_string
-
         rows = [e for e in kept_entries(game) if e.visibility == "private"]
         talks = [
             {
@@ -421,34 +420,44 @@ def brief_context(scenario: Scenario, state: GameState) -> dict[str, Any] | None
     }
 
 
-def _issue_shown(issue: dict[str, Any] | None) -> object:
-    """The issue as its dialog shows it: not who leans where, which changes with every speech."""
-    if issue is None:
-        return None
-    options = [{k: v for k, v in o.items() if k != "leaning"} for o in issue["options"]]
-    return {k: v for k, v in issue.items() if k != "unstated"} | {"options": options}
+# The panels' regions (templates/negotiation/_panel_<name>.html) in the page's order. An update sends a region
+# only when its HTML changed since the page last got it, and the move (`actions`) last, always: it carries the
+# version the page's forms post, and app.js takes the panels' state from it once the other regions are in place. A
+# region left alone keeps what the student did with it: the issue's dialog stays open while the delegations speak,
+# a folded card stays folded.
+PANEL_REGIONS = ("progress", "decided", "actions", "support", "outcomes", "issue", "talks")
 
 
-# The panels' regions (templates/negotiation/_panel_*.html) in the order an update sends them, each with what it
-# shows of the context: an update sends a region only when that changed since the page last got it. The move
-# (`actions`) goes last, always: it carries the version the page's forms post, and app.js takes the panels' state
-# from it once the other regions are in place. A region left alone keeps what the student did with it: the issue's
-# dialog stays open while the delegations speak, a folded card stays folded.
-PANEL_REGIONS: tuple[tuple[str, Callable[[dict[str, Any]], object]], ...] = (
-    ("progress", lambda c: (c["phase_label"], c["orientation"], c["human"], c["talk"] and
-                            (c["talk"]["number"], c["talk"]["partner"], c["talk"]["final"]),
-                            c["issue"] and (c["issue"]["number"], c["issue"]["title"]), bool(c["earlier_talks"]))),
-    ("decided", lambda c: c["just_decided"]),
-    ("support", lambda c: c["issue"]),
-    ("outcomes", lambda c: c["outcomes"]),
-    ("issue", lambda c: (_issue_shown(c["issue"]), c["just_decided"], c["action"]["kind"] == "placement")),
-    ("talks", lambda c: c["earlier_talks"]),
-)  # fmt: skip
+def _region_oob(version: int) -> SafeString:
+    """What makes a region sent alone an out-of-band swap, with the version the page's stale-render check compares.
+    The regions' templates print it as `{{ region_oob }}` in their opening tag; their HTML without it is what the
+    page shows, and what a page's memory fingerprints."""
+    return SafeString(f' hx-swap-oob="outerHTML" data-version="{int(version)}"')
 
 
-def _fingerprint(shown: object) -> str:
-    """A short digest of what a region shows: a page's memory holds six of them, not the earlier talks' whole HTML."""
-    return hashlib.blake2b(repr(shown).encode(), digest_size=16).hexdigest()
+def _region(name: str, context: dict[str, Any], request: Any = None) -> str:
+    return render_to_string(f"negotiation/_panel_{name}.html", context, request=request)
+
+
+def render_panels(
+    context: dict[str, Any], *, request: Any = None, rendered: dict[str, str] | None = None
+) -> SafeString:
+    """The panels whole: `#panels` around every region, in the page's order. `rendered`: regions already rendered
+    (without their swap attributes) by the caller."""
+    rendered = rendered or {}
+    regions = "".join(
+        rendered[name] if name in rendered else _region(name, context, request) for name in PANEL_REGIONS
+    )
+    return SafeString(
+        render_to_string(
+            "negotiation/_panels.html", context | {"regions": SafeString(regions)}, request=request
+        )
+    )
+
+
+def _fingerprint(html: str) -> str:
+    """A short digest of a region's HTML: a page's memory holds six of them, not the earlier talks' whole HTML."""
+    return hashlib.blake2b(html.encode(), digest_size=16).hexdigest()
 
 
 def render_update(
@@ -457,25 +466,22 @@ def render_update(
     """The websocket's update of a negotiation page: the panels, the new transcript entries (all on a full
     render), and an empty stream box (the turn that streamed is now an entry).
 
-    `shown`: the page's memory of its panels' regions, kept by its consumer. When it holds the page's regions, only
-    those that changed are sent (with the move, always); else the whole panels. It is emptied after a render that
-    offers the student a move: the move's own response redraws the panels behind the consumer's back, so the
-    next update sends them whole (a region could otherwise be left as the move's response drew it)."""
-    from django.template.loader import render_to_string
-
+    `shown`: the page's memory of its panels' regions (a fingerprint of each region's HTML), kept by its consumer.
+    When it holds the page's regions, only those that changed are sent (with the move, always); else the whole
+    panels. It is emptied after a render that offers the student a move: the move's own response redraws the
+    panels behind the consumer's back, so the next update sends them whole (a region could otherwise be left as
+    the move's response drew it)."""
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
-    regions = {name: _fingerprint(shows(context)) for name, shows in PANEL_REGIONS}
+    oob = _region_oob(game.version)
+    sent = {name: _region(name, context | {"region_oob": oob}) for name in PANEL_REGIONS if name != "actions"}
+    bare = {name: html.replace(oob, "", 1) for name, html in sent.items()}
+    regions = {name: _fingerprint(html) for name, html in bare.items()}
     if full or not shown:
-        parts = [render_to_string("negotiation/_panels.html", context)]
+        parts: list[str] = [render_panels(context, rendered=bare)]
     else:
-        partial = context | {"oob": False, "region_oob": True}
-        parts = [
-            render_to_string(f"negotiation/_panel_{name}.html", partial)
-            for name, fingerprint in regions.items()
-            if shown.get(name) != fingerprint
-        ]
-        parts.append(render_to_string("negotiation/_panel_actions.html", partial))
+        parts = [html for name, html in sent.items() if shown.get(name) != regions[name]]
+        parts.append(_region("actions", context | {"region_oob": oob}))
     if shown is not None:
         shown.clear()
         if "event" not in context["action"]:  # nothing to post from this render: the page's panels stay ours
