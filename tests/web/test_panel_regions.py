@@ -9,6 +9,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from django.utils.html import escape
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
@@ -81,7 +82,7 @@ def test_partial_updates_always_leave_the_page_as_a_full_render_would() -> None:
     game = create_game(scenario_version=mercury_version(), seed=4)
     shown: dict[str, str] = {}
     page: dict[str, str] = {}
-    counts = {"full": 0, "partial": 0, "left_out": 0}
+    counts = {"full": 0, "partial": 0, "left_out": 0, "decided": 0, "decided_in_dialog": 0}
 
     def update(played: Game, what: str) -> None:
         played = Game.objects.select_related("scenario").get(pk=played.pk)
@@ -104,7 +105,19 @@ def test_partial_updates_always_leave_the_page_as_a_full_render_would() -> None:
         assert set(page) == set(REGIONS) == set(fresh)
         for region in REGIONS:
             assert _same_page(page[region]) == _same_page(fresh[region]), (played.version, what, region)
+        decided = game_context(played)["just_decided"]
+        if decided:  # the vote just decided is told in its own card and atop the issue's dialog alike
+            told = escape(
+                f"The vote on issue {decided['number']} ({decided['title']}) is over: {decided['proposal']} "
+            )
+            assert told in fresh["decided-slot"], (played.version, what)
+            assert 'id="issue-modal"' not in fresh["issue-slot"] or told in fresh["issue-slot"], (
+                played.version,
+                what,
+            )
+            counts["decided"] += 1
+            counts["decided_in_dialog"] += told in fresh["issue-slot"]
 
     play_game(game_id=game.pk, policy=make_policy("advocate", "CHN"), on_progress=update)
-    assert counts["partial"] > 50 and counts["full"] > 10, counts
+    assert counts["partial"] > 50 and counts["full"] > 10 and counts["decided_in_dialog"] > 0, counts
     assert counts["left_out"] > 3 * counts["partial"], counts  # most regions stay as they were, most turns
