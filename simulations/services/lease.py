@@ -229,23 +229,26 @@ class _Heartbeats:
             try:
                 for heartbeat in due:
                     self._beat(heartbeat)
-            except Exception:  # never let one failure stop every lease of the process from being renewed
-                log.exception("lease heartbeat failed")
             finally:
                 # Back to the process's pool between beats: a worker driving 100 games renews 100 leases, and
                 # holding a connection between beats took one of the few a process may open (mercury/db/pool.py).
                 connections.close_all()
 
     def _beat(self, heartbeat: LeaseHeartbeat) -> None:
+        # Due again a beat from now whatever happens below: a renewal that fails is tried at the next beat, not at
+        # once and again (a tight loop), and it never keeps the other leases of the process from their beat.
+        heartbeat.due = time.monotonic() + _beat_interval()
         with heartbeat.renewing:
             with self.changed:
                 if heartbeat not in self.beating:
                     return  # its driver left meanwhile
-            heartbeat.due = time.monotonic() + _beat_interval()
             try:
                 held = acquire_lease(game_id=heartbeat.game_id, holder=heartbeat.holder)
             except DatabaseError as exc:  # e.g. SQLite busy with another writer: try again next beat
                 log.warning("game %s: lease renewal failed (%s); retrying", heartbeat.game_id, exc)
+                return
+            except Exception:  # a bug, not the database: logged whole, and the lease is still tried next beat
+                log.exception("game %s: lease renewal failed", heartbeat.game_id)
                 return
             if not held:
                 heartbeat.lost.set()

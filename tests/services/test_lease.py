@@ -119,6 +119,36 @@ def test_one_thread_beats_every_held_lease_and_none_after_its_driver_left(
     assert not any(beat.lost.is_set() for beat in beats)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_renewal_that_fails_is_tried_next_beat_and_keeps_no_other_lease_from_its_beat(
+    settings: Any, monkeypatch: Any
+) -> None:
+    """A renewal failing with something other than the database's error (a bug) is logged and tried again at its
+    next beat: not at once in a loop, and the process's other leases are renewed on time meanwhile."""
+    from simulations.services import lease
+
+    settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
+    broken, fine = (create_game(scenario_version=mercury_version(), seed=n) for n in (1, 2))
+    for game in (broken, fine):
+        assert acquire_lease(game_id=game.pk, holder=f"h{game.pk}")
+    tries = {broken.pk: 0, fine.pk: 0}
+    renew = lease.acquire_lease
+
+    def failing(**kwargs: Any) -> bool:
+        tries[kwargs["game_id"]] += 1
+        if kwargs["game_id"] == broken.pk:
+            raise RuntimeError("a bug in the renewal")
+        return renew(**kwargs)
+
+    monkeypatch.setattr(lease, "acquire_lease", failing)
+    beaten = lease.LeaseHeartbeat(game_id=broken.pk, holder=f"h{broken.pk}")
+    other = lease.LeaseHeartbeat(game_id=fine.pk, holder=f"h{fine.pk}")
+    with beaten, other:
+        time.sleep(1.1)
+    assert 3 <= tries[fine.pk] <= 7 and 3 <= tries[broken.pk] <= 7, tries  # about five beats each
+    assert not beaten.lost.is_set() and not other.lost.is_set()
+
+
 def test_a_holder_of_this_process_is_known_alive_without_asking_proc(monkeypatch: Any) -> None:
     """A page's render asks whether its game's driver lives after every committed turn; in the embedded set-up that
     driver is this process, which needs no look at /proc. A holder with this pid but an older start time (an earlier
