@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,3 +39,28 @@ def _embedded_workers_stop_after_each_test() -> Iterator[None]:
     from simulations.embedded_worker import stop_embedded_workers
 
     stop_embedded_workers()
+
+
+_DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "live_server",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With DATABASE_URL set (CI's second leg: PostgreSQL and Redis), run only what the configuration can change:
+    the tests that use the database, and those marked `configured`. The rest (the engines, offline models,
+    prompts and parsers, a third of the suite) play the same on any database and ran on the embedded leg of the
+    same commit; the two legs share CI's two cores, so this shortens both."""
+    if not os.environ.get("DATABASE_URL"):
+        return
+    skip = pytest.mark.skip(reason="uses no database and reads no configuration: run on the embedded leg")
+    for item in items:
+        uses_database = item.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(
+            getattr(item, "fixturenames", ())
+        )
+        if not uses_database and not item.get_closest_marker("configured"):
+            item.add_marker(skip)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+pytestmark = pytest.mark.configured  # a fresh interpreter reads the settings from this environment
+
 ROOT = Path(__file__).resolve().parents[2]
 REAL_KEY = "made-up-test-key-" + "x7Q9" * 12  # obviously fake, long and varied enough for Django's check
 SHOW = (

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from channels.layers import get_channel_layer
 
-pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL)")
+pytestmark = [
+    pytest.mark.configured,
+    pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL)"),
+]
 
 
 async def test_a_receive_that_waits_through_several_blocking_pops_gets_the_message() -> None:

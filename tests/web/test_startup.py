@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mercury.startup import YOUNG_GENERATION_THRESHOLD
+
+pytestmark = pytest.mark.configured  # a fresh interpreter reads the settings from this environment
 
 ROOT = Path(__file__).resolve().parents[2]
 
