@@ -154,6 +154,12 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeOpenAI:
         return self.server.fake  # type: ignore[attr-defined, no-any-return]
 
+    def end_headers(self) -> None:
+        # One request a connection: a kept-alive one stayed in litellm's client pool after the server stopped,
+        # and its socket was reported unclosed when the test process exited.
+        self.send_header("Connection", "close")
+        super().end_headers()
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         request = json.loads(self.rfile.read(length) or b"{}")
