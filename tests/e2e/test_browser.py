@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -30,9 +29,10 @@ from tests.e2e.browser import (
 pytestmark = BROWSER_TEST
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    with served(tmp_path, scenarios="scenarios/mercury", token_delay="0.003") as url:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One server for both screens (each signs up a student of its own): a server takes about ten seconds to start."""
+    with served(tmp_path_factory.mktemp("server"), scenarios="scenarios/mercury", token_delay="0.003") as url:
         yield url
 
 
@@ -85,7 +85,7 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         expect(page).to_have_url(f"{server}/accounts/login/?next=/games/1/")  # anonymous: sent to log in
         page.goto(f"{server}/accounts/signup/")
         check_phase("sign-up", "")
-        page.fill("#id_username", "student1")
+        page.fill("#id_username", f"student{width}")
         page.fill("#id_password1", "a-long-test-passphrase-42")
         page.fill("#id_password2", "a-long-test-passphrase-42")
         page.click("button[type=submit]")

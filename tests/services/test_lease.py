@@ -145,7 +145,8 @@ def test_a_renewal_that_fails_is_tried_next_beat_and_keeps_no_other_lease_from_i
     other = lease.LeaseHeartbeat(game_id=fine.pk, holder=f"h{fine.pk}")
     with beaten, other:
         time.sleep(1.1)
-    assert 3 <= tries[fine.pk] <= 7 and 3 <= tries[broken.pk] <= 7, tries  # about five beats each
+    # About five beats each (two on a busy machine); set after the renewal, thousands.
+    assert 2 <= tries[fine.pk] <= 7 and 2 <= tries[broken.pk] <= 7, tries
     assert not beaten.lost.is_set() and not other.lost.is_set()
 
 
