@@ -93,17 +93,35 @@ def served(
         [*manage, "runserver", "--noreload", f"127.0.0.1:{port}"], env=env, cwd=ROOT, stdout=log, stderr=log
     )
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        _wait_until_listening(proc, port, tmp_path / "server.log")
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+# A server's start is mostly importing litellm: about ten seconds alone, several times that on a busy machine (CI
+# runs the browser tests beside the rest of the suite).
+SERVER_START_TIMEOUT = 180.0
+
+
+def _wait_until_listening(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until the server accepts connections; a server that exited or never listened fails the test saying so
+    (a test that went on would fail later with a refused connection, its cause out of sight)."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the test server exited with {proc.returncode}; its log: {log}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the test server did not listen within {SERVER_START_TIMEOUT:.0f} s; its log: {log}"
+                ) from None
+            time.sleep(0.1)
 
 
 def screenshot(page: Any, path: Path, *, full_page: bool = False) -> None:
