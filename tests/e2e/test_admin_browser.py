@@ -8,15 +8,12 @@ Same harness as the other browser tests (tests/e2e/browser.py); run apart with
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser import ARTIFACTS, BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, ROOT, screenshot, served
+from tests.e2e.browser import ARTIFACTS, BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, screenshot, served
 
 pytestmark = BROWSER_TEST
 PASSWORD = "a-long-test-passphrase-42"
@@ -29,12 +26,7 @@ MAKE_EDITOR = (
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    with served(tmp_path, scenarios="scenarios/deliberation", token_delay="0") as url:
-        env = {**os.environ, "MERCURY_SQLITE_PATH": str(tmp_path / "e2e.sqlite3"),
-               "DJANGO_SETTINGS_MODULE": "mercury.settings"}  # fmt: skip
-        env.pop("DATABASE_URL", None)
-        subprocess.run([sys.executable, str(ROOT / "manage.py"), "shell", "-c", MAKE_EDITOR], env=env, check=True,
-                       cwd=ROOT)  # fmt: skip
+    with served(tmp_path, scenarios="scenarios/deliberation", token_delay="0", shell=MAKE_EDITOR) as url:
         yield url
 
 

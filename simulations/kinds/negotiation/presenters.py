@@ -474,13 +474,16 @@ def render_update(
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
     oob = _region_oob(game.version)
-    sent = {name: _region(name, context | {"region_oob": oob}) for name in PANEL_REGIONS if name != "actions"}
-    bare = {name: html.replace(oob, "", 1) for name, html in sent.items()}
+    # Every region is rendered, sent or not: its HTML is what the page's memory compares.
+    rendered = {
+        name: _region(name, context | {"region_oob": oob}) for name in PANEL_REGIONS if name != "actions"
+    }
+    bare = {name: html.replace(oob, "", 1) for name, html in rendered.items()}
     regions = {name: _fingerprint(html) for name, html in bare.items()}
     if full or not shown:
         parts: list[str] = [render_panels(context, rendered=bare)]
     else:
-        parts = [html for name, html in sent.items() if shown.get(name) != regions[name]]
+        parts = [html for name, html in rendered.items() if shown.get(name) != regions[name]]
         parts.append(_region("actions", context | {"region_oob": oob}))
     if shown is not None:
         shown.clear()
