@@ -25,24 +25,31 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-_worker_profiles: list[Any] = []
+# cProfiles of the drives the embedded worker runs and of the requests the views answer, each in its own thread
+# (deterministic, unlike the sampler, which the GIL biases); reported and emptied once a level is done.
+_profiles: dict[str, list[Any]] = {"worker threads": [], "requests": []}
 
 
-def profile_worker_threads() -> None:
-    """cProfile every drive the embedded worker runs, in its pool thread (deterministic, unlike the sampler,
-    which the GIL biases)."""
+def _profiled(method: Any, into: list[Any]) -> Any:
     import cProfile
+
+    def profiled(*args: Any, **kwargs: Any) -> Any:
+        profile = cProfile.Profile()
+        into.append(profile)
+        return profile.runcall(method, *args, **kwargs)
+
+    return profiled
+
+
+def profile_threads() -> None:
+    """cProfile every drive in its pool thread and every request in the thread that runs its view."""
+    from django.core.handlers.base import BaseHandler
 
     from simulations import embedded_worker
 
-    run_task = embedded_worker.EmbeddedWorker.run_task
-
-    def profiled(self: Any, task_result: Any) -> None:
-        profile = cProfile.Profile()
-        _worker_profiles.append(profile)
-        profile.runcall(run_task, self, task_result)
-
-    embedded_worker.EmbeddedWorker.run_task = profiled  # type: ignore[method-assign,assignment]
+    worker = embedded_worker.EmbeddedWorker
+    worker.run_task = _profiled(worker.run_task, _profiles["worker threads"])  # type: ignore[method-assign]
+    BaseHandler.get_response = _profiled(BaseHandler.get_response, _profiles["requests"])  # type: ignore[method-assign]
 
 
 def time_code_paths() -> None:
@@ -70,12 +77,12 @@ def time_code_paths() -> None:
     time_calls(drive.StreamRelay, "close", "drive: relay close")
 
 
-def worker_profile_report(top: int = 45) -> str:
+def profile_report(kind: str, top: int = 45) -> str:
     import io
     import pstats
 
-    done = list(_worker_profiles)  # a level is collected once its games (and their drives) have ended
-    _worker_profiles.clear()
+    done = list(_profiles[kind])  # a level is collected once its games (and their drives) have ended
+    _profiles[kind].clear()
     for p in done:
         p.snapshot_stats()
     done = [p for p in done if p.stats]  # type: ignore[attr-defined]  # a drive that ran no Python is empty
@@ -120,7 +127,7 @@ def main() -> None:
         thread_cpu.report()
         time_code_paths()
         sampler = Sampler()
-        profile_worker_threads()
+        profile_threads()
     lock = threading.Lock()
     opened = {"n": 0, "serial": 0}
     by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
@@ -175,7 +182,8 @@ def main() -> None:
                     f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n"
                     f"cpu by code path (s, calls): {thread_cpu.spans_report()}\n{sampler.report()}\n"
                 )
-                out.write(f"worker threads (cProfile):\n{worker_profile_report()}\n")
+                for kind in _profiles:
+                    out.write(f"{kind} (cProfile):\n{profile_report(kind)}\n")
         tmp = args.stats.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(args.stats)

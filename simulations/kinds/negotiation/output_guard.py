@@ -122,7 +122,9 @@ class SeatScreen:
         ]
         self.own, self.other = _label(own_names), _label([*others, *OFFICES])
         self.secret_runs: set[tuple[str, ...]] = set()
-        self.short_items: list[tuple[str, ...]] = []
+        # Short brief items that must not be quoted whole, by their length in words: a text's runs of each length
+        # are made once for all the items of that length.
+        self.short_items: dict[int, set[tuple[str, ...]]] = {}
         if role in scenario.role_ids:
             brief = scenario.role(role).confidential_brief
             public = _public_runs(scenario)
@@ -136,13 +138,13 @@ class SeatScreen:
                     if len(words) >= LEAK_RUN:
                         self.secret_runs.update(r for r in _runs(words, LEAK_RUN) if r not in public)
                     elif len(words) >= SHORT_ITEM_MIN and not public_phrase(scenario, words):
-                        self.short_items.append(tuple(words))
+                        self.short_items.setdefault(len(words), set()).add(tuple(words))
 
     def leaks(self, text: str) -> bool:
         words = _words(text)
         if any(run in self.secret_runs for run in _runs(words, LEAK_RUN)):
             return True
-        return any(item in set(_runs(words, len(item))) for item in self.short_items)
+        return any(not items.isdisjoint(_runs(words, n)) for n, items in self.short_items.items())
 
     def sentence(self, raw: str) -> tuple[str, bool]:
         """One sentence: (what may be shown, whether the rest of its line is someone else's voice)."""
