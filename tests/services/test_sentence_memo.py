@@ -1,6 +1,9 @@
 """The reader keeps what each sentence says (reading.py: `_read_sentence`): a reading must not depend on which
 sentences were read before it, so every message of played games read in one order with the memo kept, and again in
-the reverse order with the memo starting empty for each message, reads the same."""
+the reverse order with the memo starting empty for each message, reads the same. The memo's key leaves out the
+speaker where no seat is named and the issue where none of its allusions occurs (`Lexicon.sentence_key`): the
+second pass keys every sentence by its own speaker and issue, so it also shows that leaving them out changes no
+reading."""
 
 from __future__ import annotations
 
@@ -24,15 +27,26 @@ def test_a_reading_is_the_same_whatever_was_read_before() -> None:
         for e in entries
         # as the judge, the prompt's facts and its memory read them, and without the questions
         for text in (e.text, " ".join(s for s in split_sentences(e.text) if not s.endswith("?")))
-        for speaker, issue in ((None, None), (e.speaker, None), (e.speaker, e.issue or None))
-    ]
+        for speaker, issue in (
+            (None, None), (e.speaker, None), (e.speaker, e.issue or None), ("USA", None), ("CHN", "2"),
+        )
+    ]  # fmt: skip
     lex = reading.lexicon(scenario)
     lex.sentences.clear()
     kept = [reading.read(scenario, t, speaker=s, issue=i) for t, s, i in calls]
     assert len(lex.sentences) < len(calls)  # sentences came again, and were read once
+    shared = [
+        (sentence, s, i)
+        for t, s, i in calls
+        for sentence in split_sentences(t)
+        if lex.sentence_key(reading._normalise(sentence), s, i)[1:] != (s, i)
+    ]
+    assert len(shared) > len(calls) // 4  # many sentences are read without their speaker or issue
     fresh = []
-    for t, s, i in reversed(calls):
-        lex.sentences.clear()
-        fresh.append(reading.read(scenario, t, speaker=s, issue=i))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reading.Lexicon, "sentence_key", lambda self, sentence, s, i: (sentence, s, i))
+        for t, s, i in reversed(calls):
+            lex.sentences.clear()
+            fresh.append(reading.read(scenario, t, speaker=s, issue=i))
     assert kept == fresh[::-1]
     assert any(r.support or r.oppose or r.conditional for r in kept) and any(r.offers or r.asks for r in kept)

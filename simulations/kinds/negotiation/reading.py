@@ -241,11 +241,28 @@ class Lexicon:
     offers: tuple[tuple[str, re.Pattern[str]], ...]
     names: dict[str, re.Pattern[str]]  # role id -> how it is named
     issue_of: dict[str, str]
+    any_name: re.Pattern[str]  # any seat named
+    allusion_literals: dict[str, tuple[str, ...]]  # issue -> the literals of its options' allusions
     # (sentence, speaker, issue) -> what it says (`_read_sentence`): a third of the sentences read in a game were
     # read before (a message read again without its questions, template sentences, the same words from others).
     sentences: dict[tuple[str, str | None, str | None], _Sentence] = field(
         default_factory=dict, compare=False, hash=False
     )
+
+    def sentence_key(
+        self, sentence: str, speaker: str | None, issue: str | None
+    ) -> tuple[str, str | None, str | None]:
+        """The memo's key for a sentence read for this speaker and issue. The speaker changes a reading only where
+        the sentence names a seat (it tells the speaker naming itself from a report of another's position, and
+        its name joins "we" in the patterns); the issue only where one of its options' allusions may occur
+        (allusions count only while their issue is discussed). Elsewhere the reading is the one without them,
+        and one entry serves every speaker and issue: a game reads a message again for other issues and as
+        others heard it."""
+        if speaker is not None and not self.any_name.search(sentence):
+            speaker = None
+        if issue is not None and not any(lit in sentence for lit in self.allusion_literals.get(issue, ())):
+            issue = None
+        return sentence, speaker, issue
 
 
 def _stem_of(word: str) -> str:
@@ -333,7 +350,12 @@ def lexicon(scenario: Scenario) -> Lexicon:
     names[scenario.chair.id] = re.compile(
         r"\b(?:the chair|" + re.escape(scenario.chair.name.lower()) + r")\b"
     )
-    found = Lexicon(tuple(options), offers, names, issue_of)
+    any_name = re.compile("|".join(f"(?:{regex.pattern})" for regex in names.values()))
+    allusion_literals: dict[str, tuple[str, ...]] = {}
+    for pattern in options:
+        if pattern.allusion:
+            allusion_literals[pattern.issue] = (*allusion_literals.get(pattern.issue, ()), pattern.literal)
+    found = Lexicon(tuple(options), offers, names, issue_of, any_name, allusion_literals)
     memo[("reading-lexicon",)] = found
     return found
 
@@ -435,10 +457,11 @@ SENTENCES_KEPT = 20_000  # per scenario; then the memo starts afresh (a game rea
 
 
 def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str | None) -> _Sentence:
-    key = (sentence, speaker, issue)
+    key = lex.sentence_key(sentence, speaker, issue)
     found = lex.sentences.get(key)
     if found is not None:
         return found
+    _, speaker, issue = key
     trade = _trade(lex, sentence, speaker)
     if trade:
         found = _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
