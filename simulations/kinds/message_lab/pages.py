@@ -261,6 +261,6 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
     context = _context(game) | {
         "report": render_report(scenario, state), "owner": can_drive(request.user, game),
         "share_url": share_link(request, game),
-        "verdict": state.verdict, "winner": state.concept(state.verdict.winner) if state.verdict else None,
+        "verdict": state.verdict,
     }  # fmt: skip
     return render(request, "message_lab/review.html", context)

@@ -11,8 +11,10 @@ from .document import RoleplayState, Status
 from .report import branch_rows, ending, judgment_line
 from .scenario import START, TERMINALS, RoleplayScenario, fill
 
-COL, ROW, BOX_W, BOX_H, PAD, TOP = 176, 64, 152, 36, 12, 78  # TOP: the first row of states, under the labels
-LABEL_Y = 70
+# TOP: the first row of states, under the branches' labels (LABEL_Y, their baseline) with room between them for
+# an arrowhead: a taken edge's is about 15 units tall, and it covered the label's letters when it ended at 78.
+COL, ROW, BOX_W, BOX_H, PAD, TOP = 176, 64, 152, 36, 12, 88
+LABEL_Y = 64
 
 MARK_WORDS = {"visited": "reached", "available": "open now", "blocked": "blocked", "ahead": "not open yet"}
 
