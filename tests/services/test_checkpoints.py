@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -35,6 +36,15 @@ def test_the_changes_between_two_documents_rebuild_the_second_exactly(before: An
     assert json.dumps(rebuilt, sort_keys=True) == json.dumps(after, sort_keys=True)  # types too: 1 is not 1.0
     assert (ops == []) == (json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True))
     json.dumps(ops)  # storable as JSON
+
+
+def test_equal_documents_keyed_in_another_order_or_holding_other_values_are_still_equal() -> None:
+    """The diff tells equal subtrees by their marshal encodings first; where those differ or cannot be made, the
+    types are walked: keys in another order (jsonb's) and values marshal cannot write change nothing."""
+    moment = datetime.date(2026, 11, 28)
+    assert changes_between({"a": {"x": 1, "yy": [1.0]}}, {"a": {"yy": [1.0], "x": 1}}) == []
+    assert changes_between({"a": [moment]}, {"a": [moment], "b": 2}) == [["set", ["b"], 2]]
+    assert changes_between({"a": {"x": 1}}, {"a": {"x": True}}) == [["set", ["a", "x"], True]]
 
 
 def test_applying_changes_leaves_the_earlier_state_untouched() -> None:
