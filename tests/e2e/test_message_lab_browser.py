@@ -76,7 +76,8 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
         shot("finished")
         page.click("text=Open the final report")
         expect(page.locator("h1")).to_contain_text("final report")
-        expect(page.locator(".result h2")).to_contain_text("Winner:")
+        expect(page.locator(".result h2")).to_have_text("The panel's verdict")
+        expect(page.locator("h2", has_text="Winner:")).to_have_count(1)  # the winner's own card, once
         expect(page.locator("text=Download the report (Markdown)")).to_be_visible()
         expect(page.locator("text=Open with the 30-day returns").first).to_be_attached()
         shot("report")
