@@ -34,6 +34,9 @@ def test_configured():
 """
 
 
+INNER_NAMES = ("test_pure", "test_marked", "test_by_fixture", "test_configured")
+
+
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner conftest takes the hook from tests/conftest.py
     pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems  # noqa: F401")
@@ -42,7 +45,7 @@ def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str
     result = pytester.runpytest_subprocess("-p", "no:django", "-p", "no:cacheprovider", "-rs", "-v")
     outcomes = {}
     for line in result.outlines:
-        for name in ("test_pure", "test_marked", "test_by_fixture", "test_configured"):
+        for name in INNER_NAMES:
             if f"::{name} " in line:
                 outcomes[name] = line.split()[1]
     return outcomes
@@ -62,4 +65,4 @@ def test_the_database_leg_skips_only_what_uses_no_database_and_no_configuration(
 
 def test_the_embedded_leg_runs_everything(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    assert set(_run(pytester, monkeypatch).values()) == {"PASSED"}
+    assert _run(pytester, monkeypatch) == dict.fromkeys(INNER_NAMES, "PASSED")
