@@ -26,7 +26,8 @@ the same game played headless in the same run.
    --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
-(/proc utime+stime of the server process, all threads), database CPU per game on PostgreSQL (see `PgProbe`),
+(/proc utime+stime of the server process, all threads), the clients' CPU per game (this process: it shares the
+machine), database CPU per game on PostgreSQL (see `PgProbe`),
 transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
 committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
 connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
@@ -629,6 +630,7 @@ class Level:
     game_p50_s: float
     game_max_s: float
     server_cpu_per_game_s: float
+    client_cpu_per_game_s: float  # this process's: the clients parsing pages and frames
     db_cpu_per_game_s: float | None
     transaction_p50_ms: float | None
     transaction_p99_ms: float | None
@@ -674,10 +676,16 @@ def measure(server: Server | ScaledServer, pg: PgProbe | None, clients: int, rou
 
     def start() -> None:
         server.collect()
-        before.update(cpu=server.cpu(), db=pg.snapshot() if pg else None, at=time.perf_counter())
+        before.update(
+            cpu=server.cpu(),
+            db=pg.snapshot() if pg else None,
+            at=time.perf_counter(),
+            client=time.process_time(),
+        )
 
     runs = asyncio.run(play_level(server, clients, rounds, start))
     wall = time.perf_counter() - before["at"]
+    client_cpu = time.process_time() - before["client"]
     cpu0, db0 = before["cpu"], before["db"]
     cpu1, db1 = server.cpu(), pg.snapshot() if pg else None
     counts = server.collect() or UNCOUNTED
@@ -694,7 +702,7 @@ def measure(server: Server | ScaledServer, pg: PgProbe | None, clients: int, rou
     return Level(
         clients=clients, games=n, wall_s=wall, games_per_minute=60 * n / wall,
         game_p50_s=statistics.median(walls), game_max_s=max(walls),
-        server_cpu_per_game_s=(cpu1 - cpu0) / n,
+        server_cpu_per_game_s=(cpu1 - cpu0) / n, client_cpu_per_game_s=client_cpu / n,
         db_cpu_per_game_s=per("cpu") if per else None,
         transaction_p50_ms=percentile(tx_ms, 50) if tx_ms else None,
         transaction_p99_ms=percentile(tx_ms, 99) if tx_ms else None,
@@ -733,6 +741,7 @@ def render(report: dict[str, Any]) -> str:
     cols = [
         ("c", "clients", "{:d}"), ("games", "games", "{:d}"), ("s/game p50", "game_p50_s", "{:.2f}"),
         ("games/min", "games_per_minute", "{:.1f}"), ("cpu s/game", "server_cpu_per_game_s", "{:.2f}"),
+        ("client cpu s/game", "client_cpu_per_game_s", "{:.2f}"),
         ("db cpu s/game", "db_cpu_per_game_s", "{:.2f}"), ("tx p50/p99 ms", None, ""),
         ("post p50/p99 ms", None, ""), ("turn gap p50/p99 ms", None, ""),
         ("conn/game", "connections_per_game", "{:.1f}"), ("pg sessions/game", "db_sessions_per_game", "{:.1f}"),

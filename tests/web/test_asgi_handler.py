@@ -59,3 +59,33 @@ async def test_a_refused_post_and_a_missing_page_get_their_answers(monkeypatch: 
     assert response["status"] == 403  # no CSRF token: the CSRF middleware refuses it, inside the one thread
     response = await _request("GET", "/no-such-page/")
     assert response["status"] == 404
+
+
+async def test_requests_one_after_another_reuse_a_thread_and_requests_at_once_each_have_their_own() -> None:
+    """Django's handler starts and joins a thread per request; ours lends a kept one (mercury/asgi_handler.py).
+    A request still has its thread to itself while it runs: two at once run in two threads."""
+    import asyncio
+    import threading
+    import time
+
+    from django.core.signals import request_started
+
+    seen: list[int] = []
+
+    def record(**_: Any) -> None:  # runs in the request's thread, as Django's own receivers do
+        seen.append(threading.get_ident())
+        time.sleep(0.2)
+
+    request_started.connect(record, weak=False)
+    try:
+        for _ in range(2):
+            assert (await _request("GET", "/accounts/login/"))["status"] == 200
+        assert seen[0] == seen[1]
+        seen.clear()
+        started = time.monotonic()
+        both = await asyncio.gather(_request("GET", "/accounts/login/"), _request("GET", "/accounts/login/"))
+        assert [r["status"] for r in both] == [200, 200]
+        # Side by side, not one after the other:
+        assert len(set(seen)) == 2 and time.monotonic() - started < 0.39
+    finally:
+        request_started.disconnect(record)
