@@ -188,6 +188,52 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         browser.close()
 
 
+def test_a_moves_late_answer_does_not_replace_the_turn_the_websocket_brought_first(server: str) -> None:
+    """The delegations may answer a move before the move's own response reaches the page (quick decisions, a
+    busy server): the response's panels, older than what the websocket brought meanwhile, must not replace them.
+    They do not, because the first update after a render that offered a move sends the panels whole
+    (presenters.render_update empties the page's memory): the post's target is then no longer in the page. The
+    response is held back here (Playwright's request routing) until the partner has answered."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_default_timeout(30_000)
+        sign_up_and_take_a_seat(page, server, username="late-answer")
+        reach_the_talk(page)
+        held: list[tuple[Any, Any]] = []
+
+        def hold(route: Any) -> None:
+            held.append((route, route.fetch()))  # the server answered; the page gets it when released below
+
+        page.route(re.compile(r".*/move/$"), hold)
+        page.fill("#message", "Canada asks for the fund first, then we talk about scope.")
+        page.click("#actions button.primary")
+        for _ in range(100):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        route, response = held[0]
+        answered = re.search(r'id="panels"[^>]*data-version="(\d+)"', response.text())
+        assert answered, "the move's response carries the panels"
+        # The partner answers over the websocket, and it is the student's turn again: a newer version.
+        page.wait_for_function(
+            "(v) => Number(document.getElementById('panels').dataset.version) > v && "
+            "document.getElementById('panels').dataset.action === 'talk'",
+            arg=int(answered.group(1)),
+            timeout=60_000,
+        )
+        newer = panels(page)
+        route.fulfill(response=response)
+        page.wait_for_function("() => !document.querySelector('.htmx-request')")
+        page.wait_for_timeout(200)
+        assert panels(page) == newer, "the late response replaced newer panels"
+        expect(page.locator("#message")).to_be_editable()
+        expect(page.locator("#notice")).to_have_text("")
+        browser.close()
+
+
 @pytest.fixture
 def unreachable_model_server(tmp_path: Path) -> Iterator[str]:
     """A server whose model is a real litellm provider at an address where nothing listens (refused)."""
