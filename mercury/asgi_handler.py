@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
@@ -33,30 +33,57 @@ from django.http import HttpRequest, HttpResponseBase
 IDLE_REQUEST_THREADS = 16  # kept waiting for requests; more may run at once, and end after theirs
 
 
+class RequestThread(ThreadPoolExecutor):
+    """One thread for one request at a time, counting the calls it has not finished: a request whose client went
+    away may leave its view running here after the handler has returned (Django cancels the waiting, not the
+    thread), and the next request must not queue behind it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="mercury-request")
+        self.unfinished = 0
+        self._count = threading.Lock()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        with self._count:
+            self.unfinished += 1
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _: Future[Any]) -> None:
+        with self._count:
+            self.unfinished -= 1
+
+
 class RequestThreads:
-    """Single-thread executors, one lent to each request in flight and kept for the next one when it ends (up to
-    `keep` idle). Per process: a forked child (gunicorn's workers) has none of its parent's threads."""
+    """Request threads, one lent to each request in flight and kept for the next one when it ends (up to `keep`
+    idle; a thread still busy with its request's work ends after it instead). Per process: a forked child
+    (gunicorn's workers) has none of its parent's threads."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
-        self._idle: list[ThreadPoolExecutor] = []
+        self._idle: list[RequestThread] = []
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
-    def take(self) -> ThreadPoolExecutor:
+    def take(self) -> RequestThread:
         with self._lock:
             if self._pid != os.getpid():
                 self._idle, self._pid = [], os.getpid()
             if self._idle:
                 return self._idle.pop()
-        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="mercury-request")
+        return RequestThread()
 
-    def give_back(self, executor: ThreadPoolExecutor) -> None:
+    def give_back(self, thread: RequestThread) -> None:
         with self._lock:
-            if self._pid == os.getpid() and len(self._idle) < self.keep:
-                self._idle.append(executor)
+            if self._pid == os.getpid() and len(self._idle) < self.keep and not thread.unfinished:
+                self._idle.append(thread)
                 return
-        executor.shutdown(wait=False)
+        thread.shutdown(wait=False)
+
+    @property
+    def idle(self) -> int:
+        return len(self._idle)
 
 
 request_threads = RequestThreads(IDLE_REQUEST_THREADS)
@@ -69,12 +96,12 @@ class OneHopASGIHandler(ASGIHandler):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         # Django's own `ThreadSensitiveContext()` inside this one then uses the lent thread (asgiref: only the
         # outermost context chooses the thread).
-        executor = request_threads.take()
+        thread = request_threads.take()
         try:
-            async with ThreadSensitiveContext(executor=executor):
+            async with ThreadSensitiveContext(executor=thread):
                 await super().__call__(scope, receive, send)
         finally:
-            request_threads.give_back(executor)
+            request_threads.give_back(thread)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         # BaseHandler.get_response: the sync chain (an async view inside it runs through async_to_sync), the

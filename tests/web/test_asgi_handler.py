@@ -89,3 +89,24 @@ async def test_requests_one_after_another_reuse_a_thread_and_requests_at_once_ea
         assert len(set(seen)) == 2 and time.monotonic() - started < 0.39
     finally:
         request_started.disconnect(record)
+
+
+def test_a_request_thread_still_running_its_view_is_not_lent_to_the_next_request() -> None:
+    """A client that goes away leaves its view running (Django stops waiting, not the thread): the next request
+    must not queue behind it."""
+    import threading
+
+    from mercury.asgi_handler import RequestThreads
+
+    threads = RequestThreads(keep=4)
+    busy, free = threads.take(), threads.take()
+    release = threading.Event()
+    running = busy.submit(release.wait, 10)
+    free.submit(lambda: None).result()
+    threads.give_back(busy)
+    threads.give_back(free)
+    assert threads.idle == 1 and threads.take() is free
+    release.set()
+    assert running.result(timeout=10)
+    threads.give_back(free)
+    assert threads.take() is free and threads.take() is not busy
