@@ -28,6 +28,7 @@ from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.db import connections
 from django.http import HttpRequest, HttpResponseBase
 
 IDLE_REQUEST_THREADS = 16  # kept waiting for requests; more may run at once, and end after theirs
@@ -75,8 +76,13 @@ class RequestThreads:
         return RequestThread()
 
     def give_back(self, thread: RequestThread) -> None:
+        # What the request left open goes back to the pool (mercury/db/pool.py) before the thread waits: a kept
+        # thread must not hold a connection between requests, as an ended one held none (under CONN_MAX_AGE > 0
+        # Django keeps a request's connection open; a test database could then not be dropped).
+        busy = thread.unfinished > 0
+        thread.submit(_hand_back_connections)  # runs before anything the next request sends it
         with self._lock:
-            if self._pid == os.getpid() and len(self._idle) < self.keep and not thread.unfinished:
+            if self._pid == os.getpid() and len(self._idle) < self.keep and not busy:
                 self._idle.append(thread)
                 return
         thread.shutdown(wait=False)
@@ -84,6 +90,12 @@ class RequestThreads:
     @property
     def idle(self) -> int:
         return len(self._idle)
+
+
+def _hand_back_connections() -> None:
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
 
 
 request_threads = RequestThreads(IDLE_REQUEST_THREADS)

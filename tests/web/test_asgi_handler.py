@@ -110,3 +110,21 @@ def test_a_request_thread_still_running_its_view_is_not_lent_to_the_next_request
     assert running.result(timeout=10)
     threads.give_back(free)
     assert threads.take() is free and threads.take() is not busy
+
+
+async def test_a_kept_request_thread_holds_no_connection_between_requests(monkeypatch: Any) -> None:
+    """Even where Django keeps a request's connection open (CONN_MAX_AGE > 0, here None: for ever), the kept
+    thread hands it back to the pool when its request ends, as a thread that ended held none: otherwise a
+    connection would stay open to a database nobody uses (a test database could not be dropped)."""
+    from django.db import connections
+
+    from mercury.asgi_handler import request_threads
+
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", None)
+    assert (await _request("GET", "/healthz"))["status"] == 200  # it reads the database
+    thread = request_threads.take()
+    try:
+        opened = thread.submit(lambda: connections["default"].connection is not None).result(timeout=10)
+    finally:
+        request_threads.give_back(thread)
+    assert not opened
