@@ -210,10 +210,11 @@ def test_a_moves_late_answer_does_not_replace_the_turn_the_websocket_brought_fir
         page.route(re.compile(r".*/move/$"), hold)
         page.fill("#message", "Canada asks for the fund first, then we talk about scope.")
         page.click("#actions button.primary")
-        for _ in range(100):
+        for _ in range(100):  # the handler runs while the page waits
             if held:
                 break
             page.wait_for_timeout(50)
+        assert held, "the move's post never reached the route"
         route, response = held[0]
         answered = re.search(r'id="panels"[^>]*data-version="(\d+)"', response.text())
         assert answered, "the move's response carries the panels"
