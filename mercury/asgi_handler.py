@@ -19,11 +19,10 @@ while it runs, as under a threaded WSGI server, but the thread waits for the nex
 
 How the thread is lent: the request's `ThreadSensitiveContext` is entered here, before Django's own (which then
 does nothing: only the outermost context counts), and the kept thread is registered as that context's thread in
-asgiref's table, where asgiref would otherwise put a thread it starts at the request's first call. Everything
-else stays asgiref's and Django's: where a caller's own thread is waiting on the request (`async_to_sync`, as in
-tests), the request runs in that thread, as with Django's handler. (asgiref 3.13's `ThreadSensitiveContext(
-executor=...)` was tried first and reverted: it also sends such calls to the given thread, and the PostgreSQL CI
-leg once could not drop its test database with it.)
+asgiref's table, where asgiref would otherwise put a thread it starts at the request's first call. Every other
+rule of asgiref's for choosing a thread applies as before. (asgiref 3.13's `ThreadSensitiveContext(executor=...)`
+was tried first and reverted: it also overrides the thread of a sync caller waiting on the loop, and the
+PostgreSQL CI leg could not drop its test database with it, bench/runs/2026-11-28-ninth.md.)
 """
 
 from __future__ import annotations
