@@ -1,4 +1,5 @@
-"""Django's ASGI handler with the middleware chain and the view run together in one thread.
+"""Django's ASGI handler with the middleware chain and the view run together in one thread, a thread kept for
+the next request.
 
 Django's ASGI handler builds its middleware chain for async: each `MiddlewareMixin` middleware (security,
 sessions, common, CSRF, authentication, messages, clickjacking) then runs its `process_request` and its
@@ -8,20 +9,126 @@ project is synchronous (its work is the database's), so a move's post crossed be
 fifteen times, each crossing waiting for the loop's turn among every page's frames (bench/http_games.py with
 py-spy --gil: about a tenth of the server's time at one game). Here the chain is built for sync, as under WSGI,
 and the loop hands the request to the request's thread once; the view runs inside it. Django still sends
-`request_started` and `request_finished` from the loop, and each request still has its own thread
-(`ThreadSensitiveContext`), so database connections are per request as before.
+`request_started` and `request_finished` from the loop, in the request's thread.
+
+Django gives each request a thread of its own (`ThreadSensitiveContext`): a new thread started for it and joined
+after it, about half a millisecond of the server's CPU a request over daphne (bench/http_games.py: a game's ~38
+requests ran in threads that ended, a third of the server's CPU). Here a request still has a thread to itself
+while it runs, as under a threaded WSGI server, but the thread waits for the next request instead of ending
+(`RequestThreads`), and holds no database connection while it waits.
+
+How the thread is lent: the request's `ThreadSensitiveContext` is entered here, before Django's own (which then
+does nothing: only the outermost context counts), and the kept thread is registered as that context's thread in
+asgiref's table, where asgiref would otherwise put a thread it starts at the request's first call. Every other
+rule of asgiref's for choosing a thread applies as before. (asgiref 3.13's `ThreadSensitiveContext(executor=...)`
+was tried first: it also overrides the thread of a sync caller waiting on the loop. Both ways were reverted twice
+because the PostgreSQL CI leg at times could not drop its test database; the connection left open was in asgiref's
+shared sync thread, not a request's, and the tests now close it after each test: tests/conftest.py,
+bench/runs/2026-11-28-tenth.md.)
 """
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.db import connections
 from django.http import HttpRequest, HttpResponseBase
+
+IDLE_REQUEST_THREADS = 16  # kept waiting for requests; more may run at once, and end after theirs
+
+
+class RequestThread(ThreadPoolExecutor):
+    """One thread for one request at a time, counting the calls it has not finished: a request whose client went
+    away may leave its view running here after the handler has returned (Django cancels the waiting, not the
+    thread), and the next request must not queue behind it."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="mercury-request")
+        self.unfinished = 0
+        self._count = threading.Lock()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        with self._count:
+            self.unfinished += 1
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(self._finished)
+        return future
+
+    def _finished(self, _: Future[Any]) -> None:
+        with self._count:
+            self.unfinished -= 1
+
+
+class RequestThreads:
+    """Request threads, one lent to each request in flight and kept for the next one when it ends (up to `keep`
+    idle; a thread still busy with its request's work ends after it instead). Per process: a forked child
+    (gunicorn's workers) has none of its parent's threads."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._idle: list[RequestThread] = []
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def take(self) -> RequestThread:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._idle, self._pid = [], os.getpid()
+            if self._idle:
+                return self._idle.pop()
+        return RequestThread()
+
+    def give_back(self, thread: RequestThread) -> None:
+        # What the request left open goes back to the pool (mercury/db/pool.py) before the thread waits: a kept
+        # thread must not hold a connection between requests, as an ended one held none (with CONN_MAX_AGE > 0
+        # Django keeps a request's connection open at its end).
+        busy = thread.unfinished > 0
+        thread.submit(_hand_back_connections)  # runs before anything the next request sends it
+        with self._lock:
+            if self._pid == os.getpid() and len(self._idle) < self.keep and not busy:
+                self._idle.append(thread)
+                return
+        thread.shutdown(wait=False)
+
+    @property
+    def idle(self) -> int:
+        return len(self._idle)
+
+
+def _hand_back_connections() -> None:
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+
+
+request_threads = RequestThreads(IDLE_REQUEST_THREADS)
 
 
 class OneHopASGIHandler(ASGIHandler):
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        context = ThreadSensitiveContext()
+        async with context:
+            if SyncToAsync.thread_sensitive_context.get(None) is not context:
+                await super().__call__(
+                    scope, receive, send
+                )  # inside a caller's context: its thread, not ours
+                return
+            thread = request_threads.take()
+            SyncToAsync.context_to_thread_executor[context] = thread
+            try:
+                await super().__call__(scope, receive, send)
+            finally:
+                # Out of asgiref's table before the context exits: asgiref shuts down the thread it finds there.
+                SyncToAsync.context_to_thread_executor.pop(context, None)
+                request_threads.give_back(thread)
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         # BaseHandler.get_response: the sync chain (an async view inside it runs through async_to_sync), the

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +40,24 @@ def _embedded_workers_stop_after_each_test() -> Iterator[None]:
     from simulations.embedded_worker import stop_embedded_workers
 
     stop_embedded_workers()
+
+
+@pytest.fixture(autouse=True)
+def _shared_sync_thread_closes_its_connection_after_each_test() -> Iterator[None]:
+    """asgiref's one shared sync thread, where an async test's `database_sync_to_async` calls and channels' user
+    and session look-ups run, lives as long as the process: a connection it kept open would pass from one test to
+    the next and still be open when the test database is dropped. The PostgreSQL leg failed so at its very end
+    ("database test_test is being accessed by other users"), a session-end listing of pg_stat_activity with each
+    connection named after its thread found it there, last used by channels' user look-up. Closed after each test
+    here, as the test's own connection is. Waited for briefly: behind anything a test left running in that thread
+    it closes later, still before any later call there."""
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    closed = SyncToAsync.single_thread_executor.submit(connections.close_all)
+    with contextlib.suppress(TimeoutError):
+        closed.result(timeout=2)
 
 
 _DATABASE_FIXTURES = {

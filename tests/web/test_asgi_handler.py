@@ -59,3 +59,82 @@ async def test_a_refused_post_and_a_missing_page_get_their_answers(monkeypatch: 
     assert response["status"] == 403  # no CSRF token: the CSRF middleware refuses it, inside the one thread
     response = await _request("GET", "/no-such-page/")
     assert response["status"] == 404
+
+
+async def test_requests_one_after_another_reuse_a_thread_and_requests_at_once_each_have_their_own() -> None:
+    """Django's handler starts and joins a thread per request; ours lends a kept one (mercury/asgi_handler.py).
+    A request still has its thread to itself while it runs: two at once run in two threads."""
+    import asyncio
+    import threading
+
+    from django.core.signals import request_started
+
+    seen: list[int] = []
+    together: list[threading.Barrier] = []
+
+    def record(**_: Any) -> None:  # runs in the request's thread, as Django's own receivers do
+        seen.append(threading.get_ident())
+        for barrier in together:
+            barrier.wait()  # both requests are inside at once, or this one fails after the barrier's timeout
+
+    request_started.connect(record, weak=False)
+    try:
+        for _ in range(2):
+            assert (await _request("GET", "/accounts/login/"))["status"] == 200
+        assert seen[0] == seen[1]
+        seen.clear()
+        together.append(threading.Barrier(2, timeout=10))
+        both = await asyncio.gather(_request("GET", "/accounts/login/"), _request("GET", "/accounts/login/"))
+        assert [r["status"] for r in both] == [200, 200]
+        assert len(set(seen)) == 2
+    finally:
+        request_started.disconnect(record)
+
+
+def test_a_request_thread_still_running_its_view_is_not_lent_to_the_next_request() -> None:
+    """A client that goes away leaves its view running (Django stops waiting, not the thread): the next request
+    must not queue behind it."""
+    import threading
+
+    from mercury.asgi_handler import RequestThreads
+
+    threads = RequestThreads(keep=4)
+    busy, free = threads.take(), threads.take()
+    release = threading.Event()
+    running = busy.submit(release.wait, 10)
+    free.submit(lambda: None).result()
+    threads.give_back(busy)
+    threads.give_back(free)
+    assert threads.idle == 1 and threads.take() is free
+    release.set()
+    assert running.result(timeout=10)
+    threads.give_back(free)
+    assert threads.take() is free and threads.take() is not busy
+
+
+def test_a_kept_request_thread_holds_no_connection_between_requests() -> None:
+    """A connection the request left open in its thread (Django keeps it where CONN_MAX_AGE > 0) goes back to the
+    pool when the thread is given back, as a thread that ended held none: otherwise connections would stay open in
+    idle threads (and a test database could not be dropped)."""
+    from django.db import connections
+
+    from mercury.asgi_handler import RequestThreads
+
+    threads = RequestThreads(keep=4)
+    thread = threads.take()
+
+    def is_open() -> bool:
+        return connections["default"].connection is not None
+
+    def connect() -> None:  # in the thread: `connections` names each thread's own connections
+        connections["default"].ensure_connection()
+
+    try:
+        thread.submit(connect).result(timeout=10)
+        assert thread.submit(is_open).result(timeout=10)
+        threads.give_back(thread)
+        assert threads.take() is thread
+        assert not thread.submit(is_open).result(timeout=10)
+    finally:
+        thread.submit(lambda: connections.close_all()).result(timeout=10)
+        thread.shutdown()
