@@ -31,16 +31,21 @@ def test_by_fixture(db):
 @pytest.mark.configured
 def test_configured():
     pass
+
+@pytest.mark.django_db
+@pytest.mark.content
+def test_content():
+    pass
 """
 
 
-INNER_NAMES = ("test_pure", "test_marked", "test_by_fixture", "test_configured")
+INNER_NAMES = ("test_pure", "test_marked", "test_by_fixture", "test_configured", "test_content")
 
 
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner conftest takes the hook from tests/conftest.py
     pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems  # noqa: F401")
-    pytester.makeini("[pytest]\nmarkers =\n    django_db\n    configured\n")
+    pytester.makeini("[pytest]\nmarkers =\n    django_db\n    configured\n    content\n")
     pytester.makepyfile(test_inner=INNER_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:django", "-p", "no:cacheprovider", "-rs", "-v")
     outcomes = {}
@@ -51,7 +56,7 @@ def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> dict[str
     return outcomes
 
 
-def test_the_database_leg_skips_only_what_uses_no_database_and_no_configuration(
+def test_the_database_leg_skips_what_uses_no_database_and_no_configuration_and_what_checks_only_content(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DATABASE_URL", "postgres://nobody@127.0.0.1:1/none")
@@ -60,6 +65,7 @@ def test_the_database_leg_skips_only_what_uses_no_database_and_no_configuration(
         "test_marked": "PASSED",
         "test_by_fixture": "PASSED",
         "test_configured": "PASSED",
+        "test_content": "SKIPPED",
     }
 
 

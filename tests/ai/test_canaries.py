@@ -44,6 +44,7 @@ class Planting:
 
 
 @pytest.mark.django_db
+@pytest.mark.content  # what prompts hold: the embedded leg only (stored rows' privacy: tests/security)
 def test_no_canary_reaches_a_seat_that_may_not_see_it(
     canary_version: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

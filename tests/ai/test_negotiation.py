@@ -25,7 +25,7 @@ from simulations.services.checkpoints import state_at
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version, played
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.content]  # what games say: the embedded leg only
 REPEAT_LIMIT = 0.05
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _OPTION_ID = re.compile(r"(?<![\d.])(\d)\.(\d)(?![\d])")

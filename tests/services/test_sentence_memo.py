@@ -15,7 +15,7 @@ from simulations.kinds.negotiation.situation import split_sentences
 from simulations.models import TranscriptEntry
 from tests.helpers import mercury_version, played
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.content]  # what games say: the embedded leg only
 
 
 def test_a_reading_is_the_same_whatever_was_read_before() -> None:
