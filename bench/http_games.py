@@ -3,7 +3,7 @@ the same game played headless in the same run.
 
     .venv/bin/python bench/http_games.py [--db sqlite|postgres] [--database-url URL] [--levels 1,4,16]
                                          [--rounds N] [--headless N] [--workers N] [--json FILE]
-                                         [--profile FILE] [--note TEXT]
+                                         [--server daphne|uvicorn] [--profile FILE] [--note TEXT]
 
 1. Set-up, in this process: a fresh database (a temporary SQLite file, or the PostgreSQL database named by
    --database-url, dropped and created again: never `test`), `migrate`, `load_scenario`, one user per concurrent
@@ -23,6 +23,7 @@ the same game played headless in the same run.
    games, streamed words and turns reaching the pages through Redis (--redis-url, a database of the benchmark's
    own: flushed). CPU is every process's of the set-up; what only the daphne server counts (transactions,
    connections opened, its collector) is unknown there.
+   --server uvicorn: the one process is uvicorn as a process of the scaled set-up runs it, instead of daphne.
    --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
@@ -364,7 +365,9 @@ def _postmaster_pid() -> int | None:
 class Server:
     """One daphne process with its embedded workers (`bench/http_server.py`), which counts what it did."""
 
-    def __init__(self, env: dict[str, str], tmp: Path, profile: Path | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], tmp: Path, profile: Path | None = None, kind: str = "daphne"
+    ) -> None:
         self.port = free_port()
         self.stats = tmp / "server-stats.json"
         self.serial = 0
@@ -378,6 +381,8 @@ class Server:
                 "--stats",
                 str(self.stats),
                 *(["--profile", str(profile.resolve()), "--count-queries"] if profile else []),
+                "--server",
+                kind,
             ],
             env=os.environ | env,
             stdout=self.log,
@@ -735,7 +740,7 @@ def revision() -> str:
 def render(report: dict[str, Any]) -> str:
     h = report["headless_s"]
     lines = [
-        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
+        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} server {report.get('server', 'daphne')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
         f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f})",
     ]
     cols = [
@@ -803,6 +808,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--redis-url", default=DEFAULT_REDIS_URL, help="with --workers; this database is flushed"
     )
     parser.add_argument("--profile", type=Path, help="sample the server's threads; a report per level here")
+    parser.add_argument(
+        "--server", choices=("daphne", "uvicorn"), default="daphne",
+        help="without --workers: the one server process (uvicorn as the scaled set-up runs it)",
+    )  # fmt: skip
     parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
     return parser.parse_args(argv)
 
@@ -821,13 +830,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = (
             ScaledServer(env, tmp, web=args.web, workers=args.workers)
             if args.workers
-            else Server(env, tmp, args.profile)
+            else Server(env, tmp, args.profile, args.server)
         )
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]
         report = {
-            "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "revision": revision(), "note": args.note, "load": os.getloadavg(),
+            "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "server": "gunicorn" if args.workers else args.server, "revision": revision(), "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }  # fmt: skip

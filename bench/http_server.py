@@ -1,4 +1,5 @@
-"""The server process of bench/http_games.py: daphne serving `mercury.asgi` exactly as `daphne` would, plus timers.
+"""The server process of bench/http_games.py: daphne serving `mercury.asgi` exactly as `daphne` would, plus timers
+(`--server uvicorn`: uvicorn as a process of the scaled set-up runs it, on the embedded workers).
 
     .venv/bin/python bench/http_server.py --port PORT --stats FILE
 
@@ -107,6 +108,7 @@ def main() -> None:
     parser.add_argument(
         "--count-queries", action="store_true", help="count SQL statements by calling function"
     )
+    parser.add_argument("--server", choices=("daphne", "uvicorn"), default="daphne")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
@@ -190,9 +192,19 @@ def main() -> None:
 
     signal.signal(signal.SIGUSR1, dump)
     with instrumented(clock), gc_watched(clock):
-        from daphne.cli import CommandLineInterface
+        if args.server == "uvicorn":  # as one process of the scaled set-up runs it, without gunicorn
+            import uvicorn
 
-        CommandLineInterface().run(["-b", "127.0.0.1", "-p", str(args.port), "mercury.asgi:application"])
+            from mercury.asgi_worker import MercuryUvicornWorker
+
+            config = MercuryUvicornWorker.CONFIG_KWARGS
+            uvicorn.run(
+                "mercury.asgi:application", host="127.0.0.1", port=args.port, log_level="warning", **config
+            )
+        else:
+            from daphne.cli import CommandLineInterface
+
+            CommandLineInterface().run(["-b", "127.0.0.1", "-p", str(args.port), "mercury.asgi:application"])
 
 
 if __name__ == "__main__":
