@@ -36,8 +36,9 @@ from typing import Any
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-from django.db import connections
 from django.http import HttpRequest, HttpResponseBase
+
+from mercury.db.pool import hand_back_connections
 
 IDLE_REQUEST_THREADS = 16  # kept waiting for requests; more may run at once, and end after theirs
 
@@ -88,7 +89,7 @@ class RequestThreads:
         # thread must not hold a connection between requests, as an ended one held none (with CONN_MAX_AGE > 0
         # Django keeps a request's connection open at its end).
         busy = thread.unfinished > 0
-        thread.submit(_hand_back_connections)  # runs before anything the next request sends it
+        thread.submit(hand_back_connections)  # runs before anything the next request sends it
         with self._lock:
             if self._pid == os.getpid() and len(self._idle) < self.keep and not busy:
                 self._idle.append(thread)
@@ -98,12 +99,6 @@ class RequestThreads:
     @property
     def idle(self) -> int:
         return len(self._idle)
-
-
-def _hand_back_connections() -> None:
-    for connection in connections.all(initialized_only=True):
-        if not connection.in_atomic_block:
-            connection.close()
 
 
 request_threads = RequestThreads(IDLE_REQUEST_THREADS)
@@ -117,9 +112,8 @@ class OneHopASGIHandler(ASGIHandler):
         context = ThreadSensitiveContext()
         async with context:
             if SyncToAsync.thread_sensitive_context.get(None) is not context:
-                await super().__call__(
-                    scope, receive, send
-                )  # inside a caller's context: its thread, not ours
+                # Inside a caller's context: its thread, not ours.
+                await super().__call__(scope, receive, send)
                 return
             thread = request_threads.take()
             SyncToAsync.context_to_thread_executor[context] = thread

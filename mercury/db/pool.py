@@ -124,6 +124,19 @@ def close_idle(name: str | None = None) -> None:
         pool.close_all()
 
 
+def hand_back_connections() -> None:
+    """This thread's connections back to the pool (or closed, with pooling off) whatever CONN_MAX_AGE says: a thread
+    kept for the next call (a request's, a page's) must not hold one in between, and channels closes a connection
+    only once it is obsolete. One inside a transaction (a test's own) is left alone."""
+    from django.db import (
+        connections,
+    )  # not at import: the back-ends import this module as django.db loads them
+
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+
+
 def _forget_after_fork() -> None:
     global _pools_lock
     _pools_lock = threading.Lock()

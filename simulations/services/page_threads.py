@@ -21,6 +21,8 @@ from typing import ParamSpec, TypeVar
 
 from django.db import connection
 
+from mercury.db.pool import hand_back_connections
+
 logger = logging.getLogger("mercury")
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -41,16 +43,14 @@ def page_threads() -> ThreadPoolExecutor:
 
 
 def hand_back(fn: Callable[P, T]) -> Callable[P, T]:
-    """`fn`, then this thread's connection back to the pool whatever CONN_MAX_AGE says (channels closes it only
-    when it is obsolete); left alone inside a transaction (a test's own)."""
+    """`fn`, then this thread's connections back to the pool (`hand_back_connections`)."""
 
     @functools.wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return fn(*args, **kwargs)
         finally:
-            if not connection.in_atomic_block:
-                connection.close()
+            hand_back_connections()
 
     return call
 
