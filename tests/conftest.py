@@ -24,6 +24,15 @@ def _no_token_delay(settings: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashes(settings: pytest.FixtureRequest) -> None:
+    """Passwords hashed in a test's own process use a fast hasher. Django's default (PBKDF2, a million rounds)
+    took 0.4 s a hash on a CI machine, and the web and security tests alone hash 128 passwords (54 s a leg):
+    a hash's strength is Django's concern, not something these tests check. Servers a test starts in a process
+    of its own (the browser and school tests) keep the default."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rate_limits() -> None:
     """The rate limits count in the cache, which outlives each test's database while user ids repeat: on a fast
     machine one minute held more than a user's allowance of moves across tests, and later tests got 429s."""

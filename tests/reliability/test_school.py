@@ -33,6 +33,7 @@ from urllib.parse import urlparse
 import aiohttp
 import pytest
 from channels.db import database_sync_to_async
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.contrib.auth.models import User
 from django.db import connections
 from django_tasks import TaskResultStatus
@@ -258,9 +259,16 @@ def _comparable(game: Game) -> dict[str, Any]:
     return data
 
 
+def _student() -> None:
+    """The student, whose password the servers check in processes of their own, with Django's default hashers
+    (not the fast one the tests' own process uses: tests/conftest.py)."""
+    hasher = PBKDF2PasswordHasher()
+    User.objects.create(username="student", password=hasher.encode(PASSWORD, hasher.salt()))
+
+
 async def test_a_game_survives_a_killed_worker_and_a_killed_server(tmp_path: Path) -> None:
     version = await database_sync_to_async(mercury_version)()
-    await database_sync_to_async(User.objects.create_user)("student", password=PASSWORD)
+    await database_sync_to_async(_student)()
     procs = Processes(_environment(tmp_path), tmp_path)
     procs.server("A")
     procs.server("B")
