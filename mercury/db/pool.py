@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any
 
+from django.db import connections
 from django.db.utils import OperationalError
 
 HEALTH_CHECK_AFTER = 30.0  # seconds idle before a pooled connection is checked on the way out
@@ -128,10 +129,6 @@ def hand_back_connections() -> None:
     """This thread's connections back to the pool (or closed, with pooling off) whatever CONN_MAX_AGE says: a thread
     kept for the next call (a request's, a page's) must not hold one in between, and channels closes a connection
     only once it is obsolete. One inside a transaction (a test's own) is left alone."""
-    from django.db import (
-        connections,
-    )  # not at import: the back-ends import this module as django.db loads them
-
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close()
