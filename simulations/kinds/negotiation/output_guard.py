@@ -87,18 +87,20 @@ def _public_words(scenario: Scenario) -> list[list[str]]:
     return found
 
 
-def _public_runs(scenario: Scenario) -> set[tuple[str, ...]]:
+def _public_runs(scenario: Scenario, n: int = LEAK_RUN) -> set[tuple[str, ...]]:
+    """Every run of `n` words found in some public text of the scenario (made once per length)."""
     memo = scenario.memo()
-    found = memo.get("guard-public-runs")
+    key = "guard-public-runs" if n == LEAK_RUN else f"guard-public-runs-{n}"
+    found = memo.get(key)
     if not isinstance(found, set):
-        found = memo["guard-public-runs"] = {r for w in _public_words(scenario) for r in _runs(w, LEAK_RUN)}
+        found = memo[key] = {r for w in _public_words(scenario) for r in _runs(w, n)}
     return found
 
 
 def public_phrase(scenario: Scenario, words: list[str]) -> bool:
-    """Whether these words occur together in some public text of the scenario."""
-    run = tuple(words)
-    return any(run in set(_runs(w, len(run))) for w in _public_words(scenario) if len(w) >= len(run))
+    """Whether these words occur together in some public text of the scenario. One set of runs per length, not
+    one per public text and question: a seat's screen asks this for each of its brief's short items."""
+    return tuple(words) in _public_runs(scenario, len(words))
 
 
 def _names_pattern(scenario: Scenario) -> re.Pattern[str]:
