@@ -33,7 +33,7 @@ from django.conf import settings
 
 from simulations import faults
 
-from . import tokens
+from . import call_threads, tokens
 from .model_spec import ModelSpec, default_spec, judge_spec
 
 log = logging.getLogger("mercury.model")
@@ -324,13 +324,8 @@ def _attempt(
         target, kwargs = _offline_worker, {"messages": messages, "stream": on_chunk is not None}
     else:
         target = _stream_worker if on_chunk else _plain_worker
-    worker = threading.Thread(
-        target=target,
-        args=(litellm, kwargs, results, stop),
-        name="mercury-model-call",
-        daemon=True,  # an abandoned call ends at its own read time-out; it never blocks the process from exiting
-    )
-    worker.start()
+    # In a kept daemon thread: an abandoned call ends at its own read time-out (call_threads.py).
+    call_threads.run(target, litellm, kwargs, results, stop)
     parts: list[str] = []
     usage: Any = None
     try:
