@@ -68,8 +68,10 @@ def _give_back(thread: _CallThread) -> bool:
     return False
 
 
-def idle() -> int:
-    return len(_idle)
+def idle() -> tuple[threading.Thread, ...]:
+    """The threads waiting for a call now."""
+    with _lock:
+        return tuple(_idle)
 
 
 def _forget_after_fork() -> None:

@@ -23,17 +23,20 @@ def _call(done: threading.Event, seen: list[threading.Thread], hold: threading.E
     done.set()
 
 
-def _until_idle(at_least: int) -> None:
+def _until_idle(thread: threading.Thread) -> None:
+    """Until this very thread waits for a call: it gives itself back just after its call returns, and threads of
+    earlier tests' model calls may be idle already."""
     deadline = time.monotonic() + 5
-    while call_threads.idle() < at_least and time.monotonic() < deadline:
-        time.sleep(0.001)  # the thread gives itself back just after its call returns
+    while thread not in call_threads.idle() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert thread in call_threads.idle()
 
 
 def test_a_finished_calls_thread_takes_the_next_call_and_a_running_one_does_not() -> None:
     (first, in_first), (second, in_second), (third, in_third) = _ran_in(), _ran_in(), _ran_in()
     call_threads.run(_call, first, in_first)
     assert first.wait(5)
-    _until_idle(1)
+    _until_idle(in_first[0])
     held = threading.Event()
     call_threads.run(_call, second, in_second, held)  # takes the idle thread, and keeps it while held
     call_threads.run(_call, third, in_third)
@@ -50,7 +53,7 @@ def test_a_forked_child_runs_its_calls_in_threads_of_its_own() -> None:
     done, seen = _ran_in()
     call_threads.run(_call, done, seen)
     assert done.wait(5)
-    _until_idle(1)  # the parent has an idle thread, which does not exist in the child
+    _until_idle(seen[0])  # the parent has an idle thread, which does not exist in the child
     pid = os.fork()
     if pid == 0:  # the child: a call must run here, not be queued to a thread it does not have
         ok = False

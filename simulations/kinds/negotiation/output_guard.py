@@ -90,7 +90,7 @@ def _public_words(scenario: Scenario) -> list[list[str]]:
 def _public_runs(scenario: Scenario, n: int = LEAK_RUN) -> set[tuple[str, ...]]:
     """Every run of `n` words found in some public text of the scenario (made once per length)."""
     memo = scenario.memo()
-    key = "guard-public-runs" if n == LEAK_RUN else f"guard-public-runs-{n}"
+    key = f"guard-public-runs-{n}"
     found = memo.get(key)
     if not isinstance(found, set):
         found = memo[key] = {r for w in _public_words(scenario) for r in _runs(w, n)}
