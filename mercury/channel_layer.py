@@ -12,6 +12,13 @@ event loop is busy, each round trip waits its turn in it, and a streamed frame w
 were dropped. Here one round trip takes up to RECEIVE_BATCH waiting messages (a blocking pop only when there are
 none) into a buffer of the process's own; channels_redis's receive then hands them to their pages as before.
 
+A group send (every committed turn and streamed frame) is channels_redis's in four round trips: drop the group's
+expired members, read its members, drop each member's expired messages, and a script that adds the message where
+there is room. Here it is two: the group's clean-up and read in one pipeline, and one script (by its hash) that
+drops each member's expired messages and adds the message where there is room, on each Redis server holding
+members. Same commands, same order per key, same capacity rule; a send costs about 0.35 ms of the sender's CPU
+instead of 0.55 (bench/runs/2026-11-28-twelfth.md).
+
 What is given up is channels_redis's backup queue, which puts a message back when a receive is cancelled after
 Redis gave it out. Instead the pop runs in a task of its own that a page's cancelled receive does not cancel (a
 page that disconnects while it happens to be the one reading must not lose the others' messages); a process that
@@ -23,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import logging
 import time
 from collections import defaultdict, deque
 from copy import deepcopy
@@ -31,8 +40,37 @@ from typing import Any
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
+from redis.exceptions import NoScriptError
 
+logger = logging.getLogger(__name__)
 RECEIVE_BATCH = 200  # messages taken in one round trip, at most
+
+# channels_redis's group-send script with each member's expired messages dropped first (its separate pipeline).
+# KEYS: the members' keys; ARGV: a message per key, a capacity per key, the time and the expiry.
+GROUP_SEND_LUA = """
+local over_capacity = 0
+local current_time = tonumber(ARGV[#ARGV - 1])
+local expiry = tonumber(ARGV[#ARGV])
+for i = 1, #KEYS do
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], 0, math.floor(current_time) - expiry)
+    if redis.call('ZCOUNT', KEYS[i], '-inf', '+inf') < tonumber(ARGV[i + #KEYS]) then
+        redis.call('ZADD', KEYS[i], current_time, ARGV[i])
+        redis.call('EXPIRE', KEYS[i], expiry)
+    else
+        over_capacity = over_capacity + 1
+    end
+end
+return over_capacity
+"""
+GROUP_SEND_SHA = hashlib.sha1(GROUP_SEND_LUA.encode()).hexdigest()
+
+
+async def _run_script(connection: Any, script: str, sha: str, keys: list[str], args: list[Any]) -> Any:
+    """A script by its hash, sent whole only where the server does not know it yet (new, or restarted)."""
+    try:
+        return await connection.evalsha(sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await connection.eval(script, len(keys), *keys, *args)
 
 
 class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
@@ -41,6 +79,27 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         self.receive_batch = receive_batch
         self._taken: defaultdict[str, deque[tuple[Any, dict[str, Any]]]] = defaultdict(deque)
         self._taking: dict[str, asyncio.Future[None]] = {}
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        """channels_redis's group send in two round trips instead of four (see the module's docstring)."""
+        assert self.require_valid_group_name(group), "Group name not valid"
+        key = self._group_key(group)
+        connection = self.connection(self.consistent_hash(group))
+        pipe = connection.pipeline(transaction=False)
+        pipe.zremrangebyscore(key, min=0, max=int(time.time()) - self.group_expiry)
+        pipe.zrange(key, 0, -1)
+        _, members = await pipe.execute()
+        names = [x.decode("utf8") for x in members]
+        by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(names, message)
+        for index, keys in by_connection.items():
+            args = (
+                [message_of[k] for k in keys]
+                + [capacity_of[k] for k in keys]
+                + [time.time(), int(self.expiry)]
+            )
+            over = await _run_script(self.connection(index), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
+            if over > 0:
+                logger.info("%s of %s channels over capacity in group %s", over, len(names), group)
 
     async def receive_single(self, channel: str) -> tuple[Any, dict[str, Any]]:
         """The next message of `channel` and the channel (or channels, for a group) it is for. A process channel

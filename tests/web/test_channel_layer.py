@@ -181,3 +181,109 @@ def test_a_page_that_leaves_while_it_reads_for_the_process_loses_no_other_pages_
         return dict(message)
 
     assert async_to_sync(watch)() == {"type": "game.advanced", "n": 7}
+
+
+def test_a_group_send_reaches_every_member_in_two_round_trips_and_keeps_channels_redis_rules() -> None:
+    """mercury.channel_layer's group send: every member of the group gets the message (pages of two processes
+    and a plain channel), a member whose queue is full is skipped without holding up the others, expired
+    messages do not count against a queue's room, and it costs two round trips (channels_redis's: four)."""
+    from asgiref.sync import async_to_sync
+
+    async def watch() -> tuple[list[Any], int, int]:
+        first, second, third = _batched_layer(), _batched_layer(), _batched_layer()  # three processes
+        for layer in (first, second, third):
+            layer.capacity = 2
+        one, two, plain, full = (
+            await first.new_channel(),
+            await second.new_channel(),
+            "plain-page",
+            await third.new_channel(),
+        )
+        for channel in (one, two, plain, full):
+            await first.group_add("game-7", channel)
+        # the full page's queue (its process's key) holds two unread messages; the plain page's queue one message
+        # and one long expired, which is dropped before its room is counted
+        await third.send(full, {"type": "filler", "n": 1})
+        await third.send(full, {"type": "filler", "n": 2})
+        await first.connection(0).zadd(first.prefix + plain, {b"old": 1.0})  # scored in 1970
+        await first.send(plain, {"type": "filler", "n": 3})
+
+        calls = 0
+        connect = first.connection
+
+        class Counted:
+            def __init__(self, connection: Any) -> None:
+                self.connection = connection
+
+            def __getattr__(self, name: str) -> Any:
+                found = getattr(self.connection, name)
+                if name == "pipeline":
+                    return lambda **kw: CountedPipe(found(**kw))
+                if not callable(found):
+                    return found
+
+                async def call(*args: Any, **kwargs: Any) -> Any:
+                    nonlocal calls
+                    calls += 1
+                    return await found(*args, **kwargs)
+
+                return call
+
+        class CountedPipe:
+            def __init__(self, pipe: Any) -> None:
+                self.pipe = pipe
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.pipe, name)
+
+            async def execute(self) -> Any:
+                nonlocal calls
+                calls += 1
+                return await self.pipe.execute()
+
+        first.connection = lambda index: Counted(connect(index))
+        await first.group_send("game-7", {"type": "game.advanced", "n": 9})
+        round_trips = calls
+        first.connection = connect
+        got = [
+            await first.receive(one),
+            await second.receive(two),
+            await first.receive(plain),  # the filler first, then the group's message
+            await first.receive(plain),
+            await third.receive(full),
+            await third.receive(full),
+        ]
+        left = await third.connection(0).zcard(third.prefix + full.split("!")[0] + "!")
+        await first.flush()
+        return got, round_trips, left
+
+    got, round_trips, left = async_to_sync(watch)()
+    assert got == [
+        {"type": "game.advanced", "n": 9},
+        {"type": "game.advanced", "n": 9},
+        {"type": "filler", "n": 3},
+        {"type": "game.advanced", "n": 9},
+        {"type": "filler", "n": 1},
+        {"type": "filler", "n": 2},
+    ]
+    assert round_trips == 2
+    assert left == 0  # the full page got nothing more: the group's message did not fit
+
+
+def test_a_group_send_works_after_redis_forgot_its_scripts() -> None:
+    """A restarted Redis knows no scripts: the group send sends the script whole once, then by its hash again."""
+    import redis
+    from asgiref.sync import async_to_sync
+
+    async def watch() -> list[Any]:
+        layer = _batched_layer()
+        page = await layer.new_channel()
+        await layer.group_add("game-8", page)
+        redis.Redis.from_url(os.environ["REDIS_URL"]).script_flush()
+        await layer.group_send("game-8", {"type": "game.advanced", "n": 1})
+        await layer.group_send("game-8", {"type": "game.advanced", "n": 2})
+        got = [(await layer.receive(page))["n"], (await layer.receive(page))["n"]]
+        await layer.flush()
+        return got
+
+    assert async_to_sync(watch)() == [1, 2]
