@@ -24,7 +24,9 @@ the same game played headless in the same run.
    own: flushed). CPU is every process's of the set-up; what only the daphne server counts (transactions,
    connections opened, its collector) is unknown there.
    --server uvicorn: the one process is uvicorn as a process of the scaled set-up runs it, instead of daphne.
-   --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level.
+   --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level;
+   with --profile-threads only the CPU by thread kind and by code path, which the others inflate (the report's
+   first block is the warm-up game with the log-ins, the next ones the levels).
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
 (/proc utime+stime of the server process, all threads), the clients' CPU per game (this process: it shares the
@@ -366,7 +368,13 @@ class Server:
     """One daphne process with its embedded workers (`bench/http_server.py`), which counts what it did."""
 
     def __init__(
-        self, env: dict[str, str], tmp: Path, profile: Path | None = None, kind: str = "daphne"
+        self,
+        env: dict[str, str],
+        tmp: Path,
+        profile: Path | None = None,
+        kind: str = "daphne",
+        *,
+        threads_only: bool = False,
     ) -> None:
         self.port = free_port()
         self.stats = tmp / "server-stats.json"
@@ -381,6 +389,7 @@ class Server:
                 "--stats",
                 str(self.stats),
                 *(["--profile", str(profile.resolve()), "--count-queries"] if profile else []),
+                *(["--threads-only"] if profile and threads_only else []),
                 "--server",
                 kind,
             ],
@@ -809,6 +818,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--profile", type=Path, help="sample the server's threads; a report per level here")
     parser.add_argument(
+        "--profile-threads", action="store_true",
+        help="with --profile: CPU by thread kind and code path only (the sampler and cProfile inflate them)",
+    )  # fmt: skip
+    parser.add_argument(
         "--server", choices=("daphne", "uvicorn"), default="daphne",
         help="without --workers: the one server process (uvicorn as the scaled set-up runs it)",
     )  # fmt: skip
@@ -830,7 +843,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = (
             ScaledServer(env, tmp, web=args.web, workers=args.workers)
             if args.workers
-            else Server(env, tmp, args.profile, args.server)
+            else Server(env, tmp, args.profile, args.server, threads_only=args.profile_threads)
         )
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start

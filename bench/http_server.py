@@ -108,6 +108,11 @@ def main() -> None:
     parser.add_argument(
         "--count-queries", action="store_true", help="count SQL statements by calling function"
     )
+    parser.add_argument(
+        "--threads-only",
+        action="store_true",
+        help="with --profile: only CPU by thread kind and by code path (no sampler, no cProfile, which distort them)",
+    )
     parser.add_argument("--server", choices=("daphne", "uvicorn"), default="daphne")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -128,8 +133,9 @@ def main() -> None:
         thread_cpu.install()
         thread_cpu.report()
         time_code_paths()
-        sampler = Sampler()
-        profile_threads()
+        if not args.threads_only:
+            sampler = Sampler()
+            profile_threads()
     lock = threading.Lock()
     opened = {"n": 0, "serial": 0}
     by_thread: Counter[str] = Counter()  # who opens them: thread names without their numbers
@@ -176,13 +182,13 @@ def main() -> None:
             by_thread.clear()
             queries.clear()
             clock.clear()
-        if sampler is not None:
+        if args.profile:
             from bench import thread_cpu
 
             with args.profile.open("a") as out:
                 out.write(
                     f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n"
-                    f"cpu by code path (s, calls): {thread_cpu.spans_report()}\n{sampler.report()}\n"
+                    f"cpu by code path (s, calls): {thread_cpu.spans_report()}\n{sampler.report() if sampler else ''}\n"
                 )
                 for kind in _profiles:
                     out.write(f"{kind} (cProfile):\n{profile_report(kind)}\n")
