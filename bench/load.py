@@ -3,7 +3,7 @@ offline model streaming about 30 words a second, on one machine.
 
     .venv/bin/python bench/load.py --setup embedded|scaled [--levels 10,50,100,200] [--window 60] [--ramp 20]
                                    [--token-rate 30] [--worker-threads 100] [--database-url URL]
-                                   [--redis-url URL] [--json FILE] [--note TEXT]
+                                   [--redis-url URL] [--think T] [--json FILE] [--note TEXT]
 
 Set-ups:
 - **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
@@ -15,7 +15,9 @@ Set-ups:
 Per level K, from scratch (a fresh database and fresh processes): K users, each with a session made directly in
 the database (a log-in is not what is measured); then K clients start over --ramp seconds. A client opens the
 lobby, starts a game, takes a seat (the nine seats in turn), loads the game page, opens its websocket and plays as
-bench/http_games.py's student does (first choices, a short message in talks, yes votes), answering at once. Ten
+bench/http_games.py's student does (first choices, a short message in talks, yes votes), answering at once or, with
+--think T, after reading and typing for between T/2 and 3T/2 seconds (seeded per student; frames keep arriving
+meanwhile, and that wait is the student's, not a stall). Ten
 seconds after the last client started, a window of --window seconds is measured:
 
 - chunk to frame: for every streamed frame a client receives, the time from the model's words to the frame's
@@ -30,7 +32,8 @@ seconds after the last client started, a window of --window seconds is measured:
 - HTTP: every request's time (moves, pages), p50/p99; errors (a status other than 200/409, a socket closed, an
   exception) by kind;
 - games sustained: games with no error whose longest wait for anything new (a frame or a move's answer) stayed
-  under STALL_LIMIT seconds;
+  under STALL_LIMIT seconds (a student's own time over a move is not a wait); games streamed: games that got a
+  streamed frame in the window, and frames a second in all (what the streaming load was);
 - lost and duplicated frames: after the window, every entry the student may see up to the newest one a client was
   shown must have reached it (lost otherwise), each once (duplicated otherwise);
 - CPU and memory: CPU seconds of every process of the set-up (and PostgreSQL's backends) in the window, per game
@@ -49,6 +52,7 @@ import asyncio
 import json
 import os
 import platform
+import random
 import re
 import secrets
 import subprocess
@@ -83,7 +87,7 @@ from bench.http_games import (  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SEATS = ("BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA")
 STALL_LIMIT = 5.0  # seconds without anything new before a game counts as not sustained
-SETTLE = 10.0  # seconds after the last client started before the window opens
+SETTLE = 10.0  # seconds after the last client started before the window opens (default of --settle)
 CHUNK_AT = re.compile(r'data-chunk-at="([\d. ]+)"')
 # A streamed frame's way, stamped as it goes: words from the model (newest) → the channel layer took the
 # message (worker) → the page's consumer got it (channel layer, server loop) → written to the socket (the
@@ -201,6 +205,9 @@ class Student:
     hops: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)  # (at, seconds in each of HOPS)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
     last_news: float = 0.0
+    think: float = 0.0  # mean seconds the student takes over each move (--think; 0: answers at once)
+    rng: random.Random = field(default_factory=random.Random)
+    thinking: bool = False  # over a move (--think): waiting on oneself, not on the server
     doing: str = "starting"  # what the client was doing, named in an error (paths without their numbers)
 
     def _news(self) -> None:
@@ -293,23 +300,30 @@ class Student:
         latest: Panels | None,
         headers: dict[str, str],
     ) -> None:
-        answered = -1
+        answered, move_at = -1, 0.0
         while not stop.is_set():
             if latest and latest[0] == "review":
                 return
             if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
-                answered = latest[2]
-                status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
-                                                      headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
-                if status not in (200, 409):
-                    self.errors.append((time.time(), f"move answered {status}"))
-                    return
-                self._take(html)
-                latest = _newer(latest, _panels(html))
-                continue
+                # The move is the student's: with --think they read and type first, while frames keep coming.
+                move_at = move_at or time.time() + self.think * self.rng.uniform(0.5, 1.5)
+                self.thinking = True
+                if time.time() >= move_at:
+                    if self.think:  # the student's own wait is not the server's: a stall counts from the move
+                        self.last_news = time.time()
+                    answered, move_at, self.thinking = latest[2], 0.0, False
+                    status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
+                                                          headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
+                    if status not in (200, 409):
+                        self.errors.append((time.time(), f"move answered {status}"))
+                        return
+                    self._take(html)
+                    latest = _newer(latest, _panels(html))
+                    continue
+            wait = min(1.0, move_at - time.time()) if move_at else 1.0
             try:
                 self.doing = "websocket receive"
-                now, message = await asyncio.wait_for(inbox.get(), timeout=1.0)
+                now, message = await asyncio.wait_for(inbox.get(), timeout=max(0.0, wait))
             except TimeoutError:
                 continue
             if isinstance(message, Exception):
@@ -333,14 +347,16 @@ class Student:
 # --- one level --------------------------------------------------------------------------------------------------
 
 
-async def run_clients(students: list[Student], ramp: float, window: float) -> tuple[float, float]:
+async def run_clients(
+    students: list[Student], ramp: float, settle: float, window: float
+) -> tuple[float, float]:
     """Start the clients over `ramp` seconds; return the window (start, end) once it has passed."""
     stop = asyncio.Event()
     tasks = []
     for student in students:
         tasks.append(asyncio.create_task(student.play(stop)))
         await asyncio.sleep(ramp / max(1, len(students)))
-    await asyncio.sleep(SETTLE)
+    await asyncio.sleep(settle)
     opened = time.time()
     await asyncio.sleep(window)
     closed = time.time()
@@ -369,11 +385,11 @@ def client_lag(lags: list[tuple[float, float]], inside: Any) -> dict[str, float]
 
 def longest_wait(student: Student, opened: float, closed: float) -> float:
     """The longest the student waited in the window for anything new, the wait still open at its end included
-    (a game that never moved waited the whole window)."""
+    (a game that never moved waited the whole window) unless the student was over a move then (--think)."""
     news = sorted(at for at, _ in student.gaps if at <= closed)
     waits = [gap for at, gap in student.gaps if opened <= at <= closed]
     last = news[-1] if news else opened - SETTLE
-    return max([*waits, closed - max(last, opened)])
+    return max([*waits, 0.0 if student.thinking else closed - max(last, opened)])
 
 
 def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: int) -> dict[str, Any]:
@@ -381,7 +397,10 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     setup = SetUp(args.setup, env, tmp, args.worker_threads)
     pg = PgProbe(args.database_url) if args.setup == "scaled" else None
     try:
-        students = [Student(setup.base, key, SEATS[n % len(SEATS)]) for n, key in enumerate(keys)]
+        students = [
+            Student(setup.base, key, SEATS[n % len(SEATS)], think=args.think, rng=random.Random(n))
+            for n, key in enumerate(keys)
+        ]
         before: dict[str, Any] = {}
         loop_lags: list[tuple[float, float]] = []
 
@@ -390,12 +409,12 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             watch = asyncio.create_task(watch_loop(loop_lags))
 
             async def snapshot_at_open() -> None:  # taken when the window opens
-                await asyncio.sleep(args.ramp + SETTLE)
+                await asyncio.sleep(args.ramp + args.settle)
                 before.update(cpu=setup.cpu(), pg=pg.snapshot() if pg else None, client=time.process_time(),
                               db=await loop.run_in_executor(None, database_figures, args, tmp))  # fmt: skip
 
             snap = asyncio.create_task(snapshot_at_open())
-            window = await run_clients(students, args.ramp, args.window)
+            window = await run_clients(students, args.ramp, args.settle, args.window)
             await snap
             watch.cancel()
             return window
@@ -430,6 +449,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "clients": clients,
         "window_s": span,
         "games_sustained": sustained,
+        "games_streamed": sum(1 for s in students if any(inside(at) for at, _, _ in s.lags)),
         "chunk_to_frame_ms": {
             "newest_p50": 1000 * percentile([n for n, _ in lags], 50),
             "newest_p99": 1000 * percentile([n for n, _ in lags], 99),
@@ -470,15 +490,21 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
 
 
 def render(report: dict[str, Any]) -> str:
-    lines = [f"{report['setup']} set-up, {report['token_rate']} words/s, window {report['window']} s, "
+    think = (
+        f", students take ~{report['think']:g} s a move"
+        if report.get("think")
+        else ", students answer at once"
+    )
+    lines = [f"{report['setup']} set-up, {report['token_rate']} words/s{think}, window {report['window']} s, "
              f"revision {report['revision']}, load before {report['loadavg']}",
-             "K | sustained | chunk→frame newest p50/p99 ms | oldest p50/p99 ms | HTTP p50/p99 ms | errors | lost/dup |"
+             "K | sustained | streamed | frames/s | chunk→frame newest p50/p99 ms | oldest p50/p99 ms | HTTP p50/p99 ms | errors | lost/dup |"
              " CPU/game | cores | RSS MB/game | turns/s | PG commits/s | DB KB/game·min"]  # fmt: skip
     for r in report["levels"]:
         c, h = r["chunk_to_frame_ms"], r["http_ms"]
         pg = f"{r['pg_commits_per_s']:.0f}" if r["pg_commits_per_s"] is not None else "—"
         lines.append(
-            f"{r['clients']} | {r['games_sustained']} | {c['newest_p50']:.0f} / {c['newest_p99']:.0f} | "
+            f"{r['clients']} | {r['games_sustained']} | {r.get('games_streamed', '–')} | "
+            f"{c['frames'] / r['window_s']:.0f} | {c['newest_p50']:.0f} / {c['newest_p99']:.0f} | "
             f"{c['oldest_p50']:.0f} / {c['oldest_p99']:.0f} | {h['p50']:.0f} / {h['p99']:.0f} | "
             f"{sum(r['errors'].values())} {r['errors'] or ''} | {r['lost']}/{r['duplicated']} | "
             f"{100 * r['cpu_share_per_game']:.1f} % | {r['cpu_cores_used']:.2f} | {r['rss_mb_per_game']:.1f} | "
@@ -508,6 +534,16 @@ def main() -> int:
     )
     parser.add_argument("--database-url", default=DEFAULT_PG_URL)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument(
+        "--settle", type=float, default=SETTLE,
+        help="seconds from the last client's start to the window (students who --think reach the streamed "
+        "rounds later)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--think", type=float, default=0.0,
+        help="mean seconds a student takes over each move (each between half and one and a half times it; "
+        "0, the default: answers at once)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--note", default="")
     args = parser.parse_args()
@@ -518,7 +554,8 @@ def main() -> int:
 
     django.setup()
     report: dict[str, Any] = {
-        "setup": args.setup, "token_rate": args.token_rate, "window": args.window, "revision": revision(),
+        "setup": args.setup, "token_rate": args.token_rate, "think": args.think, "window": args.window,
+        "revision": revision(),
         "loadavg": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), "python": platform.python_version(),
         "note": args.note, "levels": [],
     }  # fmt: skip
