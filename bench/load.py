@@ -7,7 +7,7 @@ offline model streaming about 30 words a second, on one machine.
 
 Set-ups:
 - **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
-  channel layer, the server's own worker: MERCURY_EMBEDDED_WORKERS games at once, default 16).
+  channel layer, the server's own worker: MERCURY_EMBEDDED_WORKERS games at once, default 64).
 - **scaled**: `make serve-scaled`'s processes: gunicorn with 2 uvicorn processes on one port and 2
   `manage.py drive_worker` processes of --worker-threads threads each, on PostgreSQL (--database-url, a database of
   the benchmark's own: dropped and created again) and Redis (--redis-url, flushed).
@@ -116,7 +116,8 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         "MERCURY_RATE_GAMES_PER_HOUR": "0",
         "MERCURY_LOG_LEVEL": "WARNING",
         "MERCURY_STREAM_TIMESTAMPS": "1",
-        **{k: v for k, v in os.environ.items() if k == "MERCURY_CHANNEL_LAYER"},  # the layer to measure
+        # The layer to measure, and the embedded server's drives at once.
+        **{k: v for k, v in os.environ.items() if k in ("MERCURY_CHANNEL_LAYER", "MERCURY_EMBEDDED_WORKERS")},
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }

@@ -278,8 +278,10 @@ MERCURY_DRIVER_LEASE_SECONDS = float(os.environ.get("MERCURY_DRIVER_LEASE_SECOND
 MERCURY_WORKERS = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower()
 if MERCURY_WORKERS not in ("embedded", "external"):
     raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
-# Embedded worker threads: how many games the server drives at the same time.
-MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "16"))  # games driven at once
+# Embedded worker threads: how many games the server drives at the same time. A drive waits on its model most of
+# the time, so the pool is sized for a class, not for the cores: with 16, a class of 30 stalled for a free drive
+# while the process used a sixth of a core; 64 kept 50 students answering at once moving (bench/load.py).
+MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "64"))  # games driven at once
 # /healthz reports the workers failing when a queued drive has been due this long without a worker taking it.
 MERCURY_HEALTH_QUEUE_SECONDS = float(os.environ.get("MERCURY_HEALTH_QUEUE_SECONDS", "60"))
 # Request bodies larger than this are refused (413) before they are read; no form here comes near it.
