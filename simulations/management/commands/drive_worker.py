@@ -36,8 +36,9 @@ class Command(db_worker.Command):
         parser.add_argument(
             "--threads",
             type=int,
-            default=int(os.environ.get("MERCURY_WORKER_THREADS", "1")),
-            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 1)",
+            # A drive waits on its model most of the time: a process drives a class's games, not a core's.
+            default=int(os.environ.get("MERCURY_WORKER_THREADS", "64")),
+            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 64)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
