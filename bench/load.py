@@ -213,7 +213,7 @@ class Student:
 
     def _news(self) -> None:
         now = time.time()
-        if self.last_news:
+        if self.last_news and not self.thinking:  # a student over a move waits on nobody (--think)
             self.gaps.append((now, now - self.last_news))
         self.last_news = now
 
