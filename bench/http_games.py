@@ -136,6 +136,7 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         "MERCURY_RATE_MOVES_PER_MINUTE": "0",
         "MERCURY_RATE_GAMES_PER_HOUR": "0",
         "MERCURY_RATE_LOGINS_PER_15_MINUTES": "0",
+        "MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS": "0",
         "MERCURY_RATE_SIGNUPS_PER_HOUR": "0",
         "MERCURY_LOG_LEVEL": "WARNING",
     }

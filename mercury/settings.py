@@ -263,12 +263,18 @@ MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUTE", "120"))  # 0: no limit
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
-# Per client address (sign-ups), and per address and per user name (log-in attempts, successful ones included).
-MERCURY_RATE_SIGNUPS_PER_HOUR = int(os.environ.get("MERCURY_RATE_SIGNUPS_PER_HOUR", "10"))  # 0: no limit
+# Per client address: sign-ups, and failed log-ins; per user name: log-in attempts, successful ones included. A
+# class often shares one address (a school's network): 30 students signing up or logging in at the start of a
+# lesson must get through (with 10 sign-ups an hour and every log-in counted per address, the 11th and the 21st
+# were refused).
+MERCURY_RATE_SIGNUPS_PER_HOUR = int(os.environ.get("MERCURY_RATE_SIGNUPS_PER_HOUR", "60"))  # 0: no limit
 MERCURY_SHARE_LINK_DAYS = int(os.environ.get("MERCURY_SHARE_LINK_DAYS", "14"))  # a share link's lifetime
 MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
     os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
-)  # 0: none
+)  # per user name; 0: none
+MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = int(
+    os.environ.get("MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS", "50")
+)  # per client address and 15 minutes; 0: none
 # Seconds a driver's lease on a game lasts without renewal. A live driver renews it every third of that (a
 # heartbeat, whatever the model is doing), so this bounds how long a dead driver on another machine holds a game;
 # one on the same machine is known dead at once (its process is gone).

@@ -1,5 +1,9 @@
 """Rate limits on moves, new games, sign-ups and log-in attempts (fixed windows in Django's cache).
 
+A class often reaches the server from one address (a school's network): what is limited per address must let a
+class through. Sign-ups per address are sized for a class; log-ins count per address only when they fail (a
+class logging in costs nothing, many names guessed from one address are stopped), and every attempt per name.
+
 The counters live in the cache: with MERCURY_CACHE_URL (Redis) every process counts together; without it, each
 process counts alone."""
 
@@ -26,20 +30,47 @@ def check_rate(*, user_id: int, action: str) -> None:
     check_limit(action=action, subject=str(user_id))
 
 
-def check_limit(*, action: str, subject: str) -> None:
-    """Counts one `action` by `subject` (a user id, a client address, a user name) and raises RateLimited once
-    the action's limit for its window is passed."""
-    limit, window, message = {
+def _limit(action: str) -> tuple[int, int, str]:
+    """(how many, in seconds, the sentence past it)"""
+    return {
         "move": (settings.MERCURY_RATE_MOVES_PER_MINUTE, 60, RateLimited.MOVES),
         "new_game": (settings.MERCURY_RATE_GAMES_PER_HOUR, 3600, RateLimited.GAMES),
         "signup": (settings.MERCURY_RATE_SIGNUPS_PER_HOUR, 3600, RateLimited.SIGNUPS),
         "login": (settings.MERCURY_RATE_LOGINS_PER_15_MINUTES, 900, RateLimited.LOGINS),
+        "login_failure": (settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS, 900, RateLimited.LOGINS),
     }[action]
-    if limit <= 0:
-        return
+
+
+def _key(action: str, subject: str, window: int) -> str:
     # Hashed: a user name or address never appears in a cache key (or a Redis MONITOR) as typed.
     who = hashlib.sha256(subject.encode()).hexdigest()[:24]
-    key = f"rate:{action}:{who}:{int(clock() // window)}"
+    return f"rate:{action}:{who}:{int(clock() // window)}"
+
+
+def check_limit(*, action: str, subject: str) -> None:
+    """Counts one `action` by `subject` (a user id, a client address, a user name) and raises RateLimited once
+    the action's limit for its window is passed."""
+    limit, window, message = _limit(action)
+    if limit <= 0:
+        return
+    key = _key(action, subject, window)
     cache.add(key, 0, timeout=window)
     if cache.incr(key) > limit:
         raise RateLimited(message)
+
+
+def refuse_if_spent(*, action: str, subject: str) -> None:
+    """Raises RateLimited when `subject` already used up the action's limit for this window, counting nothing:
+    for counts made only afterwards, by `record` (a failed log-in is known only after the password check)."""
+    limit, window, message = _limit(action)
+    if limit > 0 and (cache.get(_key(action, subject, window)) or 0) >= limit:
+        raise RateLimited(message)
+
+
+def record(*, action: str, subject: str) -> None:
+    """Counts one `action` by `subject` (see refuse_if_spent)."""
+    limit, window, _ = _limit(action)
+    if limit > 0:
+        key = _key(action, subject, window)
+        cache.add(key, 0, timeout=window)
+        cache.incr(key)

@@ -37,8 +37,15 @@ def test_sign_ups_from_one_address_are_limited(settings: Any) -> None:
     assert _signup(other, "elsewhere").status_code == 302  # another address has its own allowance
 
 
+def test_a_class_signs_up_from_one_school_network_with_the_default_limit() -> None:
+    """Thirty students behind one address (a school's network) sign up at the start of a lesson."""
+    statuses = [_signup(Client(), f"pupil{n}").status_code for n in range(30)]
+    assert statuses == [302] * 30
+
+
 def test_log_in_attempts_are_limited_per_address_and_per_name(settings: Any) -> None:
     settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 4
+    settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = 4
     User.objects.create_user("alice", password=PASSWORD)
     guesses = [
         Client(REMOTE_ADDR=f"198.51.100.{n}").post(
@@ -55,7 +62,36 @@ def test_log_in_attempts_are_limited_per_address_and_per_name(settings: Any) -> 
     )  # even the right password
     one_address = Client(REMOTE_ADDR="192.0.2.1")
     tries = [one_address.post("/accounts/login/", {"username": f"n{n}", "password": "x"}) for n in range(5)]
-    assert [t.status_code for t in tries][-1] == 429  # many names from one address
+    assert [t.status_code for t in tries] == [200, 200, 200, 200, 429]  # many names from one address
+
+
+def test_a_class_logs_in_from_one_address_and_only_failures_count_against_it(settings: Any) -> None:
+    """A class behind one address logs in together: successful log-ins cost the address nothing. Failed ones do,
+    and once the address has failed its limit even a right password from it is refused (other addresses are
+    not)."""
+    settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 4
+    settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = 4
+    for n in range(31):
+        User.objects.create_user(f"pupil{n}", password=PASSWORD)
+    school = "192.0.2.50"
+    logins = [
+        Client(REMOTE_ADDR=school).post("/accounts/login/", {"username": f"pupil{n}", "password": PASSWORD})
+        for n in range(30)
+    ]
+    assert [r.status_code for r in logins] == [302] * 30
+    typos = [
+        Client(REMOTE_ADDR=school).post("/accounts/login/", {"username": f"pupil{n}", "password": "typo"})
+        for n in range(4)
+    ]
+    assert [r.status_code for r in typos] == [200] * 4  # the form again, with Django's own error
+    refused = Client(REMOTE_ADDR=school).post(
+        "/accounts/login/", {"username": "pupil30", "password": PASSWORD}
+    )
+    assert refused.status_code == 429 and b"Too many log-in attempts" in refused.content
+    elsewhere = Client(REMOTE_ADDR="203.0.113.7")
+    assert (
+        elsewhere.post("/accounts/login/", {"username": "pupil30", "password": PASSWORD}).status_code == 302
+    )
 
 
 @pytest.mark.parametrize("name", ["\u0430lice", "ALICE", "Alice", "\uff41lice", "al\u0456ce", "alice\u200b"])
