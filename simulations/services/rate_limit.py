@@ -9,6 +9,7 @@ process counts alone."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 
@@ -59,18 +60,11 @@ def check_limit(*, action: str, subject: str) -> None:
         raise RateLimited(message)
 
 
-def refuse_if_spent(*, action: str, subject: str) -> None:
-    """Raises RateLimited when `subject` already used up the action's limit for this window, counting nothing:
-    for counts made only afterwards, by `record` (a failed log-in is known only after the password check)."""
-    limit, window, message = _limit(action)
-    if limit > 0 and (cache.get(_key(action, subject, window)) or 0) >= limit:
-        raise RateLimited(message)
-
-
-def record(*, action: str, subject: str) -> None:
-    """Counts one `action` by `subject` (see refuse_if_spent)."""
+def give_back(*, action: str, subject: str) -> None:
+    """Uncounts one `action` that `check_limit` counted and that turned out not to be what the limit is for (a
+    log-in that succeeded counts against its address only while its password is checked: counting it first and
+    giving it back after keeps a burst of parallel guesses within the limit)."""
     limit, window, _ = _limit(action)
     if limit > 0:
-        key = _key(action, subject, window)
-        cache.add(key, 0, timeout=window)
-        cache.incr(key)
+        with contextlib.suppress(ValueError):  # the window turned, or the cache lost the key: nothing to give
+            cache.decr(_key(action, subject, window))

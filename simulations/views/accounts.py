@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from simulations.services.broadcast import notify_session_ended
-from simulations.services.rate_limit import RateLimited, check_limit, record, refuse_if_spent
+from simulations.services.rate_limit import RateLimited, check_limit, give_back
 
 ASCII_NAMES = (
     "Use only English letters, digits and @ . + - _ in a user name (letters from other alphabets that look alike "
@@ -59,21 +59,22 @@ def signup(request: HttpRequest) -> HttpResponse:
 class LoginView(auth_views.LoginView):
     """Django's log-in, counting every attempt per user name before the password check, and the failed ones per
     client address: a class logging in from one school network must not lock itself out, while one address
-    guessing many names is stopped. An address past its failures is refused before any password is checked."""
+    guessing many names is stopped. An attempt counts against its address before the password is checked and is
+    given back when it succeeds, so parallel guesses cannot pass the limit while their passwords are checked."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            refuse_if_spent(action="login_failure", subject=self._address())
+            check_limit(action="login_failure", subject=self._address())  # given back if it succeeds
             check_limit(action="login", subject=f"name:{request.POST.get('username', '').casefold()}")
         except RateLimited as exc:
             context = self.get_context_data(form=self.get_form()) | {"error": str(exc)}
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
 
-    def form_invalid(self, form: Any) -> HttpResponse:
-        """The name and password did not match (or the form was incomplete): one failure for the address."""
-        record(action="login_failure", subject=self._address())
-        return super().form_invalid(form)
+    def form_valid(self, form: Any) -> HttpResponse:
+        """The name and password matched: the attempt was no failure of its address."""
+        give_back(action="login_failure", subject=self._address())
+        return super().form_valid(form)
 
     def _address(self) -> str:
         return f"addr:{client_address(self.request)}"
