@@ -77,7 +77,7 @@ GAME_TIMEOUT = 600.0
 TALK_TEXT = "We have listened carefully and will reflect on what you said before the plenary."
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_speed"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"  # a Redis database of this benchmark's own (it is flushed)
-WORKER_THREADS = 64  # a scaled set-up's drive_worker threads, as the Procfile's default
+WORKER_THREADS = 100  # a scaled set-up's drive_worker threads, as the Procfile's default
 # What a scaled set-up's processes do not count (see ScaledServer): no transactions timed, connections unknown.
 UNCOUNTED: dict[str, Any] = {
     "transactions_s": [], "connections": None, "gc_s": None, "gc_full": None, "connections_by_thread": {},

@@ -37,8 +37,8 @@ class Command(db_worker.Command):
             "--threads",
             type=int,
             # A drive waits on its model most of the time: a process drives a class's games, not a core's.
-            default=int(os.environ.get("MERCURY_WORKER_THREADS", "64")),
-            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 64)",
+            default=int(os.environ.get("MERCURY_WORKER_THREADS", "100")),
+            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 100)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
