@@ -208,8 +208,13 @@ class Student:
     last_news: float = 0.0
     think: float = 0.0  # mean seconds the student takes over each move (--think; 0: answers at once)
     rng: random.Random = field(default_factory=random.Random)
-    thinking: bool = False  # over a move (--think): waiting on oneself, not on the server
+    move_at: float = 0.0  # when the student makes the move they are over (--think); 0: not over one
     doing: str = "starting"  # what the client was doing, named in an error (paths without their numbers)
+
+    @property
+    def thinking(self) -> bool:
+        """Over a move: waiting on oneself, not on the server."""
+        return self.move_at > 0
 
     def _news(self) -> None:
         now = time.time()
@@ -301,18 +306,17 @@ class Student:
         latest: Panels | None,
         headers: dict[str, str],
     ) -> None:
-        answered, move_at = -1, 0.0
+        answered = -1
         while not stop.is_set():
             if latest and latest[0] == "review":
                 return
             if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
                 # The move is the student's: with --think they read and type first, while frames keep coming.
-                move_at = move_at or time.time() + self.think * self.rng.uniform(0.5, 1.5)
-                self.thinking = True
-                if time.time() >= move_at:
+                self.move_at = self.move_at or time.time() + self.think * self.rng.uniform(0.5, 1.5)
+                if time.time() >= self.move_at:
                     if self.think:  # the student's own wait is not the server's: a stall counts from the move
                         self.last_news = time.time()
-                    answered, move_at, self.thinking = latest[2], 0.0, False
+                    answered, self.move_at = latest[2], 0.0
                     status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
                                                           headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
                     if status not in (200, 409):
@@ -321,7 +325,7 @@ class Student:
                     self._take(html)
                     latest = _newer(latest, _panels(html))
                     continue
-            wait = min(1.0, move_at - time.time()) if move_at else 1.0
+            wait = min(1.0, self.move_at - time.time()) if self.thinking else 1.0
             try:
                 self.doing = "websocket receive"
                 now, message = await asyncio.wait_for(inbox.get(), timeout=max(0.0, wait))
