@@ -48,7 +48,10 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             check_limit(action="signup", subject=client_address(request))
-        except RateLimited as exc:
+        except (
+            RateLimited
+        ) as exc:  # an unbound form: a refused sign-up validates nothing (names taken included)
+            form = SignupForm(initial={"username": request.POST.get("username", "")})
             return render(request, "registration/signup.html", {"form": form, "error": str(exc)}, status=429)
         if form.is_valid():
             login(request, form.save())
@@ -67,7 +70,10 @@ class LoginView(auth_views.LoginView):
             check_limit(action="login_failure", subject=self._address())  # given back if it succeeds
             check_limit(action="login", subject=f"name:{request.POST.get('username', '').casefold()}")
         except RateLimited as exc:
-            context = self.get_context_data(form=self.get_form()) | {"error": str(exc)}
+            # An unbound form: the posted one would check the password as the page shows its errors, and whether
+            # an error shows would tell a refused guesser that the password was right.
+            form = self.get_form_class()(request, initial={"username": request.POST.get("username", "")})
+            context = self.get_context_data(form=form) | {"error": str(exc)}
             return self.render_to_response(context, status=429)
         return super().post(request, *args, **kwargs)
 

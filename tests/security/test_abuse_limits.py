@@ -3,9 +3,13 @@ MERCURY_CACHE_URL names a Redis database), and user names that only look like an
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
@@ -33,6 +37,8 @@ def test_sign_ups_from_one_address_are_limited(settings: Any) -> None:
     statuses = [_signup(Client(), f"user{n}").status_code for n in range(5)]
     assert statuses == [302, 302, 302, 429, 429]
     assert User.objects.count() == 3
+    taken = _signup(Client(), "user0")  # refused before any check: it does not say whether the name is taken
+    assert taken.status_code == 429 and b"already exists" not in taken.content
     other = Client(REMOTE_ADDR="203.0.113.9")
     assert _signup(other, "elsewhere").status_code == 302  # another address has its own allowance
 
@@ -92,6 +98,55 @@ def test_a_class_logs_in_from_one_address_and_only_failures_count_against_it(set
     assert (
         elsewhere.post("/accounts/login/", {"username": "pupil30", "password": PASSWORD}).status_code == 302
     )
+
+
+def test_parallel_guesses_from_one_address_cannot_pass_its_limit(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guesses sent at once are in their password checks together: each counts against the address before its
+    check, so only the limit's worth get one (a failure counted only after the check let all eight through)."""
+    settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = 4
+    checking = threading.Barrier(
+        8, timeout=1.0
+    )  # holds each check until all eight are in one, or for a second
+
+    def slow_refusal(request: Any = None, **credentials: Any) -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            checking.wait()
+        return None
+
+    monkeypatch.setattr(auth_forms, "authenticate", slow_refusal)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = sorted(pool.map(
+            lambda n: Client(REMOTE_ADDR="192.0.2.99").post(
+                "/accounts/login/", {"username": f"guess{n}", "password": "x"}
+            ).status_code,
+            range(8),
+        ))  # fmt: skip
+    assert statuses == [200] * 4 + [429] * 4
+
+
+def test_a_refused_log_in_checks_no_password(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the limit the page says so without checking the password: had it checked (the posted form showing its
+    errors), a wrong password would show an error and a right one none, telling the guesser which was right."""
+    settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 2
+    User.objects.create_user("alice", password=PASSWORD)
+    checked: list[str] = []
+    real = auth_forms.authenticate
+
+    def counted(request: Any = None, **credentials: Any) -> Any:
+        checked.append(credentials.get("password", ""))
+        return real(request, **credentials)
+
+    monkeypatch.setattr(auth_forms, "authenticate", counted)
+    for guess in ("guess1", "guess2"):
+        assert Client().post("/accounts/login/", {"username": "alice", "password": guess}).status_code == 200
+    pages = [
+        Client().post("/accounts/login/", {"username": "alice", "password": p}) for p in ("guess3", PASSWORD)
+    ]
+    assert [p.status_code for p in pages] == [429, 429]
+    assert checked == ["guess1", "guess2"]
+    assert all(b"correct username and password" not in p.content for p in pages)
 
 
 @pytest.mark.parametrize("name", ["\u0430lice", "ALICE", "Alice", "\uff41lice", "al\u0456ce", "alice\u200b"])
