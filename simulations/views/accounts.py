@@ -48,9 +48,8 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         try:
             check_limit(action="signup", subject=client_address(request))
-        except (
-            RateLimited
-        ) as exc:  # an unbound form: a refused sign-up validates nothing (names taken included)
+        except RateLimited as exc:
+            # An unbound form: a refused sign-up validates nothing (nor says whether the name is taken).
             form = SignupForm(initial={"username": request.POST.get("username", "")})
             return render(request, "registration/signup.html", {"form": form, "error": str(exc)}, status=429)
         if form.is_valid():
