@@ -36,17 +36,18 @@ class AnswerQueue:
 
     def take(self, *, until: float, words_not_before: float = 0.0) -> list[Item]:
         """Everything handed over so far, in order, once there is something to take: the end of the answer or an
-        error at once, words not before `words_not_before` (time.monotonic()). Empty when `until` passed first."""
+        error at once, words not before `words_not_before` (time.monotonic()), and at `until` whatever there is
+        (empty: nothing came by then)."""
         with self._changed:
             while True:
                 now = time.monotonic()
                 items = self._items
-                if items and (now >= words_not_before or any(kind != "text" for kind, _ in items)):
+                if (
+                    items and (now >= words_not_before or any(kind != "text" for kind, _ in items))
+                ) or now >= until:
                     taken = list(items)
                     items.clear()
                     return taken
-                if now >= until:
-                    return []
                 self._wake_for_words = now >= words_not_before
                 wake_at = until if self._wake_for_words else min(until, words_not_before)
                 self._changed.wait(wake_at - now)

@@ -79,4 +79,15 @@ def test_a_streamed_answer_is_relayed_in_gathers_and_words_before_an_error_go_fi
     assert "".join(text for _, text in relayed) == "".join(words)  # every word, in order, before the error
     assert 2 <= len(relayed) < len(words)  # gathered, yet streamed
     gaps = [later - earlier for (earlier, _), (later, _) in zip(relayed, relayed[1:], strict=False)]
-    assert min(gaps[:-1], default=answer_queue.GATHER) >= answer_queue.GATHER * 0.9  # the last: with the error
+    assert (
+        min(gaps[:-1], default=answer_queue.GATHER) >= answer_queue.GATHER * 0.9
+    )  # the last: with the error
+
+
+def test_at_the_deadline_the_words_that_came_are_taken() -> None:
+    answers = AnswerQueue()
+    start = time.monotonic()
+    answers.put(("text", "Half a"))
+    assert answers.take(until=start + 0.2, words_not_before=start + 20) == [("text", "Half a")]
+    assert 0.2 <= time.monotonic() - start < 10
+    assert answers.take(until=start + 0.2) == []  # nothing more: the caller's time-out
