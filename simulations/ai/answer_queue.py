@@ -7,7 +7,9 @@ core), and every chunk then went through the relay's screen and coalescing on it
 most five frames a second (services/drive.py, FRAME_INTERVAL) and the negotiation's screen lets words out a
 sentence at a time. So words wake the waiting thread at most once every GATHER seconds, and it takes everything
 that arrived meanwhile at once; the end of the answer and an error wake it at once, so no answer finishes later
-for it. The first words of an answer are handed over as soon as they come.
+for it. The first words of an answer are handed over as soon as they come, and words already waiting when the
+drive asks again are taken without a wait: a model with no typing delay sends its answer in one burst, and an
+earlier version that waited for the burst's end played games over HTTP 10 % slower in six pairs of runs.
 """
 
 from __future__ import annotations
@@ -35,19 +37,20 @@ class AnswerQueue:
                 self._changed.notify()
 
     def take(self, *, until: float, words_not_before: float = 0.0) -> list[Item]:
-        """Everything handed over so far, in order, once there is something to take: the end of the answer or an
-        error at once, words not before `words_not_before` (time.monotonic()), and at `until` whatever there is
-        (empty: nothing came by then)."""
+        """Everything handed over so far, in order: at once if anything is waiting (a burst, as from a model with
+        no typing delay, is taken whole), else once something comes: the end of the answer or an error at once,
+        words not before `words_not_before` (time.monotonic()); at `until` whatever there is (empty: nothing came)."""
+        waited = False
         with self._changed:
             while True:
                 now = time.monotonic()
                 items = self._items
-                if (
-                    items and (now >= words_not_before or any(kind != "text" for kind, _ in items))
-                ) or now >= until:
+                final = any(kind != "text" for kind, _ in items)
+                if (items and (not waited or now >= words_not_before or final)) or now >= until:
                     taken = list(items)
                     items.clear()
                     return taken
+                waited = True
                 self._wake_for_words = now >= words_not_before
                 wake_at = until if self._wake_for_words else min(until, words_not_before)
                 self._changed.wait(wake_at - now)

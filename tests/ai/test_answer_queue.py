@@ -25,23 +25,37 @@ def _later(seconds: float, *items: tuple[str, Any], into: AnswerQueue) -> thread
     return thread
 
 
-def test_words_wait_for_their_time_and_are_taken_together() -> None:
+def test_words_that_come_during_a_wait_wait_for_their_time_and_are_taken_together() -> None:
     answers = AnswerQueue()
     start = time.monotonic()
-    answers.put(("text", "One "))
-    answers.put(("text", "two "))
+    thread = _later(0.05, ("text", "One "), ("text", "two "), into=answers)
     assert answers.take(until=start + 5, words_not_before=start + 0.3) == [("text", "One "), ("text", "two ")]
+    thread.join()
     assert time.monotonic() - start >= 0.3  # words alone did not wake it before their time
+
+
+def test_words_already_waiting_are_taken_at_once() -> None:
+    answers = AnswerQueue()
+    start = time.monotonic()
+    answers.put(("text", "A whole "))
+    answers.put(("text", "burst."))
+    assert answers.take(until=start + 30, words_not_before=start + 20) == [
+        ("text", "A whole "),
+        ("text", "burst."),
+    ]
+    assert time.monotonic() - start < 10
 
 
 def test_the_end_of_an_answer_wakes_the_waiting_thread_at_once() -> None:
     answers = AnswerQueue()
     start = time.monotonic()
-    answers.put(("text", "Last words."))
-    thread = _later(0.05, ("usage", None), ("end", "stop"), into=answers)
+    thread = _later(0.05, ("text", "Last words."), ("usage", None), ("end", "stop"), into=answers)
     taken = answers.take(until=start + 30, words_not_before=start + 20)
     thread.join()
-    assert taken == [("text", "Last words."), ("usage", None), ("end", "stop")]
+    assert taken[:2] == [
+        ("text", "Last words."),
+        ("usage", None),
+    ]  # the usage woke it (the end may be there too)
     assert time.monotonic() - start < 10  # not at words_not_before
 
 
@@ -77,17 +91,18 @@ def test_a_streamed_answer_is_relayed_in_gathers_and_words_before_an_error_go_fi
             retries=0,
         )
     assert "".join(text for _, text in relayed) == "".join(words)  # every word, in order, before the error
-    assert 2 <= len(relayed) < len(words)  # gathered, yet streamed
+    # Gathered, yet streamed: 40 words over about 0.4 s, in about one relay a GATHER (a word that arrives while
+    # the last ones are being relayed is taken at once, so a few more).
+    assert 2 <= len(relayed) <= len(words) / 3
     gaps = [later - earlier for (earlier, _), (later, _) in zip(relayed, relayed[1:], strict=False)]
-    assert (
-        min(gaps[:-1], default=answer_queue.GATHER) >= answer_queue.GATHER * 0.9
-    )  # the last: with the error
+    assert max(gaps) >= answer_queue.GATHER * 0.9
 
 
 def test_at_the_deadline_the_words_that_came_are_taken() -> None:
     answers = AnswerQueue()
     start = time.monotonic()
-    answers.put(("text", "Half a"))
-    assert answers.take(until=start + 0.2, words_not_before=start + 20) == [("text", "Half a")]
-    assert 0.2 <= time.monotonic() - start < 10
-    assert answers.take(until=start + 0.2) == []  # nothing more: the caller's time-out
+    thread = _later(0.05, ("text", "Half a"), into=answers)
+    assert answers.take(until=start + 0.3, words_not_before=start + 20) == [("text", "Half a")]
+    thread.join()
+    assert 0.3 <= time.monotonic() - start < 10
+    assert answers.take(until=start + 0.3) == []  # nothing more: the caller's time-out

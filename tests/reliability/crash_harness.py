@@ -131,8 +131,8 @@ def main() -> int:
             return game, nth, stream_call - done
         return game, nth - hits.get(name, 0), None
 
-    # Hits of each point in a whole game; mid_stream's are per call: with no typing delay the gateway relays a
-    # call's words once or twice (its first words, then the rest with the end; simulations/ai/answer_queue.py).
+    # Hits of each point in a whole game; mid_stream's are per call: with no typing delay a call's words arrive in
+    # one burst, relayed in one piece or a few (simulations/ai/answer_queue.py), so the first or the second relay.
     budget = {name: faults.hits[name] for name in faults.POINTS if name != "mid_stream"} | {"mid_stream": 2}
     ai_calls = budget["before_model_call"]
 
