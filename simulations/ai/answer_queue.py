@@ -8,8 +8,10 @@ most five frames a second (services/drive.py, FRAME_INTERVAL) and the negotiatio
 sentence at a time. So words wake the waiting thread at most once every GATHER seconds, and it takes everything
 that arrived meanwhile at once; the end of the answer and an error wake it at once, so no answer finishes later
 for it. The first words of an answer are handed over as soon as they come, and words already waiting when the
-drive asks again are taken without a wait: a model with no typing delay sends its answer in one burst, and an
-earlier version that waited for the burst's end played games over HTTP 10 % slower in six pairs of runs.
+drive asks again are taken without a wait (a model with no typing delay sends its answer in one burst). With no
+typing delay a game over HTTP still measured about 10 % slower than before this queue, in 8 of 9 pairs of runs,
+for a reason not yet found; at a typing pace under load it saved about a tenth of a turn's CPU
+(bench/runs/2026-11-29-fourteenth.md).
 """
 
 from __future__ import annotations
