@@ -24,7 +24,8 @@ the same game played headless in the same run.
    own: flushed). CPU is every process's of the set-up; what only the daphne server counts (transactions,
    connections opened, its collector) is unknown there.
    --server uvicorn: the one process is uvicorn as a process of the scaled set-up runs it, instead of daphne.
-   --profile FILE: CPU by thread kind, a sampling profile and a cProfile of the embedded worker threads per level;
+   --profile FILE: CPU by thread kind, a sampling profile and cProfiles of the embedded worker threads, the requests,
+   the pages' renders of committed turns and the event loop per level;
    with --profile-threads only the CPU by thread kind and by code path, which the others inflate (the report's
    first block is the warm-up game with the log-ins, the next ones the levels).
 

@@ -26,9 +26,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# cProfiles of the drives the embedded worker runs and of the requests the views answer, each in its own thread
-# (deterministic, unlike the sampler, which the GIL biases); reported and emptied once a level is done.
-_profiles: dict[str, list[Any]] = {"worker threads": [], "requests": []}
+# cProfiles of the drives the embedded worker runs, of the requests the views answer and of the pages' renders of
+# committed turns, each in its own thread, and of the server's event loop in the main thread (deterministic, unlike
+# the sampler, which the GIL biases; their times are wall times, a thread's wait for the GIL included); reported
+# and emptied once a level is done.
+_profiles: dict[str, list[Any]] = {"worker threads": [], "requests": [], "page renders": [], "event loop": []}
 
 
 def _profiled(method: Any, into: list[Any]) -> Any:
@@ -43,14 +45,31 @@ def _profiled(method: Any, into: list[Any]) -> Any:
 
 
 def profile_threads() -> None:
-    """cProfile every drive in its pool thread and every request in the thread that runs its view."""
+    """cProfile every drive in its pool thread, every request in the thread that runs its view and every render of
+    a committed turn in its page thread."""
     from django.core.handlers.base import BaseHandler
 
-    from simulations import embedded_worker
+    from simulations import consumers, embedded_worker
 
     worker = embedded_worker.EmbeddedWorker
     worker.run_task = _profiled(worker.run_task, _profiles["worker threads"])  # type: ignore[method-assign]
     BaseHandler.get_response = _profiled(BaseHandler.get_response, _profiles["requests"])  # type: ignore[method-assign]
+    consumers.GameConsumer._advanced = _profiled(consumers.GameConsumer._advanced, _profiles["page renders"])  # type: ignore[method-assign]
+
+
+def profile_event_loop() -> None:
+    """cProfile the calling thread (the main thread, where the server's event loop runs) from now until the next
+    call, which files it with the level's profiles and starts the next (signal handlers run in this thread)."""
+    import cProfile
+
+    if _loop_profile:
+        _loop_profile[0].disable()
+        _profiles["event loop"].append(_loop_profile.pop())
+    _loop_profile.append(cProfile.Profile())
+    _loop_profile[0].enable()
+
+
+_loop_profile: list[Any] = []
 
 
 def time_code_paths() -> None:
@@ -185,6 +204,8 @@ def main() -> None:
         if args.profile:
             from bench import thread_cpu
 
+            if sampler:
+                profile_event_loop()  # the level's loop profile is filed; the next level's starts
             with args.profile.open("a") as out:
                 out.write(
                     f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n"
@@ -197,6 +218,8 @@ def main() -> None:
         tmp.replace(args.stats)
 
     signal.signal(signal.SIGUSR1, dump)
+    if sampler:
+        profile_event_loop()
     with instrumented(clock), gc_watched(clock):
         if args.server == "uvicorn":  # as one process of the scaled set-up runs it, without gunicorn
             import uvicorn
