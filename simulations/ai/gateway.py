@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -32,8 +33,7 @@ from django.conf import settings
 
 from simulations import faults
 
-from . import answer_queue, call_threads, tokens
-from .answer_queue import AnswerQueue
+from . import call_threads, tokens
 from .model_spec import ModelSpec, default_spec, judge_spec
 
 log = logging.getLogger("mercury.model")
@@ -312,11 +312,10 @@ def _attempt(
 ) -> Completion:
     """Run the call in a worker thread and read its results here until the deadline.
 
-    The worker sends ("text", str), ("usage", obj), ("end", finish_reason) or ("error", exc). Words are relayed
-    to `on_chunk` from this thread, so a callback that raises (a closed page) stops the turn here at once; the
-    words that arrived together go in one call (answer_queue.py: at most one a GATHER after the first)."""
-    started, until = time.perf_counter(), time.monotonic() + deadline
-    results = AnswerQueue()
+    The worker sends ("text", str), ("usage", obj), ("end", finish_reason) or ("error", exc). Chunks are relayed
+    to `on_chunk` from this thread, so a callback that raises (a closed page) stops the turn here at once."""
+    started = time.perf_counter()
+    results: queue.Queue[tuple[str, Any]] = queue.Queue()
     stop = threading.Event()
     kwargs = _call_kwargs(spec) | {"model": spec.model, "messages": messages, "timeout": deadline}
     if on_chunk is None and response_format is not None:
@@ -329,44 +328,35 @@ def _attempt(
     call_threads.run(target, litellm, kwargs, results, stop)
     parts: list[str] = []
     usage: Any = None
-    words_not_before = 0.0  # words wake this thread at most once a GATHER (answer_queue.py)
     try:
         while True:
-            taken = results.take(until=until, words_not_before=words_not_before)
-            if not taken:
+            left = started + deadline - time.perf_counter()
+            try:
+                kind, value = results.get(timeout=max(left, 0.0)) if left > 0 else results.get_nowait()
+            except queue.Empty:
                 raise failure(
                     "timeout",
                     f"no complete answer within {deadline:g} s ({len(parts)} chunks received)",
                     spec,
-                )
-            words = ""
-            for kind, value in taken:
-                if kind == "text":
-                    parts.append(value)
-                    words += value
-                    continue
-                if words and on_chunk is not None:  # the words that came before the end (or the error) first
-                    _relay(on_chunk, words)
-                    words = ""
-                if kind == "error":
-                    raise value
-                if kind == "usage":
-                    usage = value
-                else:  # "end": the answer is complete only if the model said why it stopped
-                    return _finish("".join(parts), value, usage, messages, spec, started)
-            if words and on_chunk is not None:
-                _relay(on_chunk, words)
-                words_not_before = time.monotonic() + answer_queue.GATHER
+                ) from None
+            if kind == "error":
+                raise value
+            if kind == "usage":
+                usage = value
+            elif kind == "text":
+                parts.append(value)
+                if on_chunk is not None:
+                    on_chunk(value)
+                    faults.point("mid_stream")
+            else:  # "end": the answer is complete only if the model said why it stopped
+                return _finish("".join(parts), value, usage, messages, spec, started)
     finally:
         stop.set()  # the worker stops reading at its next chunk and closes the stream
 
 
-def _relay(on_chunk: Callable[[str], None], words: str) -> None:
-    on_chunk(words)
-    faults.point("mid_stream")
-
-
-def _plain_worker(litellm: Any, kwargs: dict[str, Any], results: AnswerQueue, stop: Any) -> None:
+def _plain_worker(
+    litellm: Any, kwargs: dict[str, Any], results: queue.Queue[tuple[str, Any]], stop: Any
+) -> None:
     """Nobody watches the words arrive (headless play, the judge): one plain call."""
     try:
         response = litellm.completion(**kwargs)
@@ -378,7 +368,9 @@ def _plain_worker(litellm: Any, kwargs: dict[str, Any], results: AnswerQueue, st
         results.put(("error", exc))
 
 
-def _offline_worker(litellm: Any, kwargs: dict[str, Any], results: AnswerQueue, stop: Any) -> None:
+def _offline_worker(
+    litellm: Any, kwargs: dict[str, Any], results: queue.Queue[tuple[str, Any]], stop: Any
+) -> None:
     """The built-in offline model, called in-process without litellm's wrapper (see simulations/ai/offline.py)."""
     from . import offline  # imports litellm: only when a model is called
 
@@ -395,7 +387,9 @@ def _offline_worker(litellm: Any, kwargs: dict[str, Any], results: AnswerQueue, 
         results.put(("error", exc))
 
 
-def _stream_worker(litellm: Any, kwargs: dict[str, Any], results: AnswerQueue, stop: Any) -> None:
+def _stream_worker(
+    litellm: Any, kwargs: dict[str, Any], results: queue.Queue[tuple[str, Any]], stop: Any
+) -> None:
     stream = None
     try:
         stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})

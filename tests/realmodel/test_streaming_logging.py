@@ -29,7 +29,7 @@ def test_with_no_callback_streaming_logging_is_off_and_the_words_still_stream(fa
 
     completion, chunks = streamed()
     assert litellm.disable_streaming_logging is True
-    assert chunks and "".join(chunks).strip() == completion.text
+    assert len(chunks) > 5 and "".join(chunks).strip() == completion.text
 
 
 def test_a_callback_an_application_adds_gets_every_streamed_call(

@@ -131,9 +131,9 @@ def main() -> int:
             return game, nth, stream_call - done
         return game, nth - hits.get(name, 0), None
 
-    # Hits of each point in a whole game; mid_stream's are per call: with no typing delay a call's words arrive in
-    # one burst, relayed in one piece or a few (simulations/ai/answer_queue.py), so the first or the second relay.
-    budget = {name: faults.hits[name] for name in faults.POINTS if name != "mid_stream"} | {"mid_stream": 2}
+    budget = {name: faults.hits[name] for name in faults.POINTS if name != "mid_stream"} | {
+        "mid_stream": 25
+    }  # hits of each point in a whole game
     ai_calls = budget["before_model_call"]
 
     killed: dict[str, int] = dict.fromkeys(faults.POINTS, 0)
@@ -146,9 +146,8 @@ def main() -> int:
         name = faults.POINTS[trial % len(faults.POINTS)]
         nth = 1 + (trial * 7919) % max(1, budget[name])
         stream_call = None
-        if name == "mid_stream":  # the k-th AI call streams, and dies at its nth relay of words
-            stream_call = 1 + (trial * 104729) % max(1, ai_calls)
-            nth = 1 + (trial // len(faults.POINTS)) % budget["mid_stream"]
+        if name == "mid_stream":  # the k-th AI call streams, and dies at its nth chunk
+            stream_call, nth = 1 + (trial * 104729) % max(1, ai_calls), 1 + trial % 25
         game, nth_here, stream_here = start_of_trial(name, nth, stream_call)
         connections.close_all()  # the child must open its own connection
         pid = os.fork()

@@ -67,7 +67,7 @@ class Command(BaseCommand):
             self._failed("streamed call", exc)
             return False
         self.stdout.write(
-            f"  streamed call: OK in {result.latency_ms / 1000:.1f} s, words relayed {len(chunks)} times, "
+            f"  streamed call: OK in {result.latency_ms / 1000:.1f} s, {len(chunks)} chunks, "
             f"{result.prompt_tokens}+{result.completion_tokens} tokens ({result.token_count_method}): "
             f"{_clip(result.text)!r}"
         )
