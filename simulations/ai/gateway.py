@@ -38,6 +38,17 @@ from .model_spec import ModelSpec, default_spec, judge_spec
 
 log = logging.getLogger("mercury.model")
 
+# When the words being handed to `on_chunk` left the model (wall clock): set by `_attempt` in the calling thread
+# around each relay, read by the relay that stamps frames with it (services/drive.py), so bench/load.py measures a
+# frame's delay from the model's words, the hop from the call's thread to this one included.
+_relaying = threading.local()
+
+
+def words_left_model_at() -> float | None:
+    """When the words now being relayed in this thread came from the model; None outside a relay."""
+    return getattr(_relaying, "at", None)
+
+
 BACKOFF_BASE, BACKOFF_MAX = 0.5, 8.0  # seconds: 0.5, 1, 2, 4, 8, 8 ...
 NO_KEY = (
     "not-needed"  # sent to a server at MERCURY_MODEL_API_BASE when no key is set: local servers ignore it
@@ -312,7 +323,8 @@ def _attempt(
 ) -> Completion:
     """Run the call in a worker thread and read its results here until the deadline.
 
-    The worker sends ("text", str), ("usage", obj), ("end", finish_reason) or ("error", exc). Chunks are relayed
+    The worker sends ("text", (str, when it left the model)), ("usage", obj), ("end", finish_reason) or
+    ("error", exc). Chunks are relayed
     to `on_chunk` from this thread, so a callback that raises (a closed page) stops the turn here at once."""
     started = time.perf_counter()
     results: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -344,14 +356,21 @@ def _attempt(
             if kind == "usage":
                 usage = value
             elif kind == "text":
-                parts.append(value)
+                piece, _relaying.at = value
+                parts.append(piece)
                 if on_chunk is not None:
-                    on_chunk(value)
+                    on_chunk(piece)
                     faults.point("mid_stream")
             else:  # "end": the answer is complete only if the model said why it stopped
                 return _finish("".join(parts), value, usage, messages, spec, started)
     finally:
+        _relaying.at = None
         stop.set()  # the worker stops reading at its next chunk and closes the stream
+
+
+def _said(results: queue.Queue[tuple[str, Any]], piece: str) -> None:
+    """A piece of the answer, with when it left the model (see `words_left_model_at`)."""
+    results.put(("text", (piece, time.time())))
 
 
 def _plain_worker(
@@ -361,7 +380,7 @@ def _plain_worker(
     try:
         response = litellm.completion(**kwargs)
         choice = response.choices[0] if response.choices else None
-        results.put(("text", (choice.message.content or "") if choice else ""))
+        _said(results, (choice.message.content or "") if choice else "")
         results.put(("usage", getattr(response, "usage", None)))
         results.put(("end", getattr(choice, "finish_reason", None)))
     except Exception as exc:
@@ -380,7 +399,7 @@ def _offline_worker(
             if stop.is_set():
                 return
             said.append(piece)
-            results.put(("text", piece))
+            _said(results, piece)
         results.put(("usage", offline.usage(messages, "".join(said))))
         results.put(("end", "stop"))
     except Exception as exc:
@@ -405,7 +424,7 @@ def _stream_worker(
                 finish = chunk.choices[0].finish_reason
             delta = chunk.choices[0].delta.content or ""
             if delta:
-                results.put(("text", delta))
+                _said(results, delta)
         # litellm reports "stop" on a stream that simply ended; what the provider itself said is kept here.
         results.put(("end", getattr(stream, "received_finish_reason", finish)))
     except Exception as exc:

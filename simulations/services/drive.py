@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from simulations.ai.gateway import ModelFailure
+from simulations.ai.gateway import ModelFailure, words_left_model_at
 from simulations.kinds import Actor, Kind, NextStep, kind_of
 from simulations.models import Game
 
@@ -66,10 +66,12 @@ class StreamRelay:
         self._closed = False
 
     def chunk(self, text: str) -> None:
+        # Stamped with when the words left the model (the gateway's call thread), not when they got here.
+        said_at = words_left_model_at() or time.time()
         with self._lock:
             self.text += text
-            self.newest_at = time.time()
-            self.oldest_at = self.oldest_at or self.newest_at
+            self.newest_at = said_at
+            self.oldest_at = self.oldest_at or said_at
             wait = FRAME_INTERVAL - (time.monotonic() - self.sent_at)
             if wait <= 0:
                 self._send()

@@ -88,3 +88,45 @@ def test_the_relays_share_one_timer_thread(frames: list[tuple[float, str]]) -> N
     time.sleep(0.4)
     assert len(frames) == 40
     assert {t.name for t in threading.enumerate()} >= {deadlines.frames.name}
+
+
+@pytest.mark.django_db
+def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_reached_the_relay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bench/load.py measures a frame's delay from the `at` stamps: a word that waited for the drive's thread
+    (here behind a slow first relay) must carry the time the model said it."""
+    from simulations.ai import gateway
+    from simulations.ai.model_spec import default_spec
+
+    stamped: list[tuple[str, tuple[float, float], float]] = []
+
+    def notify_stream(game_id: int, *, text: str, at: tuple[float, float], **_: Any) -> None:
+        stamped.append((text, at, time.time()))
+
+    said: list[float] = []
+
+    def model(litellm: Any, kwargs: dict[str, Any], results: Any, stop: Any) -> None:
+        for word in ("First. ", "Second. "):
+            said.append(time.time())
+            gateway._said(results, word)
+        results.put(("usage", None))
+        results.put(("end", "stop"))
+
+    monkeypatch.setattr(drive, "notify_stream", notify_stream)
+    monkeypatch.setattr(drive, "FRAME_INTERVAL", 0.0)  # every word its own frame
+    monkeypatch.setattr(gateway, "_offline_worker", model)
+    relay = _relay()
+
+    def slow_relay(words: str) -> None:
+        relay.chunk(words)
+        if words == "First. ":
+            time.sleep(0.2)  # the drive is busy: the second word waits in the queue
+
+    gateway.complete([{"role": "user", "content": "Speak."}], spec=default_spec(), on_chunk=slow_relay, retries=0)
+    assert [text for text, _, _ in stamped] == ["First. ", "First. Second. "]
+    (_, first_at, _), (_, second_at, second_sent) = stamped
+    assert first_at == pytest.approx((said[0], said[0]), abs=0.01)
+    assert second_at == pytest.approx((said[1], said[1]), abs=0.01)  # its words' time, not the relay's
+    assert second_sent - second_at[1] >= 0.15  # the wait in the drive's queue is inside the measured delay
+    assert gateway.words_left_model_at() is None  # outside a relay, nothing
