@@ -123,7 +123,9 @@ def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_rea
         if words == "First. ":
             time.sleep(0.2)  # the drive is busy: the second word waits in the queue
 
-    gateway.complete([{"role": "user", "content": "Speak."}], spec=default_spec(), on_chunk=slow_relay, retries=0)
+    gateway.complete(
+        [{"role": "user", "content": "Speak."}], spec=default_spec(), on_chunk=slow_relay, retries=0
+    )
     assert [text for text, _, _ in stamped] == ["First. ", "First. Second. "]
     (_, first_at, _), (_, second_at, second_sent) = stamped
     assert first_at == pytest.approx((said[0], said[0]), abs=0.01)
