@@ -324,8 +324,8 @@ def _attempt(
     """Run the call in a worker thread and read its results here until the deadline.
 
     The worker sends ("text", (str, when it left the model)), ("usage", obj), ("end", finish_reason) or
-    ("error", exc). Chunks are relayed
-    to `on_chunk` from this thread, so a callback that raises (a closed page) stops the turn here at once."""
+    ("error", exc). Chunks are relayed to `on_chunk` from this thread, so a callback that raises (a closed page)
+    stops the turn here at once."""
     started = time.perf_counter()
     results: queue.Queue[tuple[str, Any]] = queue.Queue()
     stop = threading.Event()
