@@ -62,14 +62,15 @@ def profile_event_loop() -> None:
     call, which files it with the level's profiles and starts the next (signal handlers run in this thread)."""
     import cProfile
 
-    if _loop_profile:
-        _loop_profile[0].disable()
-        _profiles["event loop"].append(_loop_profile.pop())
-    _loop_profile.append(cProfile.Profile())
-    _loop_profile[0].enable()
+    global _loop_profile
+    if _loop_profile is not None:
+        _loop_profile.disable()
+        _profiles["event loop"].append(_loop_profile)
+    _loop_profile = cProfile.Profile()
+    _loop_profile.enable()
 
 
-_loop_profile: list[Any] = []
+_loop_profile: Any = None  # the event loop's profile of the level being played
 
 
 def time_code_paths() -> None:
