@@ -22,6 +22,7 @@ from django.conf import settings  # noqa: E402
 from django.urls import path, re_path  # noqa: E402
 
 from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
+from mercury.cpu_placement import pin_to_one_cpu  # noqa: E402
 from mercury.startup import keep_startup_objects_out_of_gc  # noqa: E402
 from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
 from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
@@ -41,3 +42,4 @@ application = EmbeddedWorkers(
     )
 )
 keep_startup_objects_out_of_gc(drives_games=settings.MERCURY_WORKERS == "embedded")
+pin_to_one_cpu()  # a server process: its threads hand each other the GIL all the time (mercury/cpu_placement.py)

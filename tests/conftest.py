@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# Processes the tests start (servers, workers, a browser) keep the whole machine: a pinned test server would pin
+# the browser it launches with it (mercury/cpu_placement.py). tests/test_cpu_placement.py turns it on itself.
+os.environ.setdefault("MERCURY_PIN_CPU", "off")
+
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "mercury"

@@ -16,6 +16,7 @@ from typing import Any
 
 from django_tasks_db.management.commands import db_worker
 
+from mercury.cpu_placement import pin_to_one_cpu
 from mercury.startup import keep_startup_objects_out_of_gc
 from simulations import embedded_worker
 from simulations.drive_recovery import Sweeper
@@ -43,6 +44,7 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         threads = int(options.pop("threads"))
+        pin_to_one_cpu()  # before its threads start (mercury/cpu_placement.py)
         keep_startup_objects_out_of_gc(drives_games=True)
         sweeper = Sweeper()
         sweeper.start()

@@ -1,0 +1,139 @@
+"""Each long-running Mercury process on one CPU of its own, spread over the machine's (`MERCURY_PIN_CPU`).
+
+A process runs Python on one core at a time (the GIL), but its threads (the event loop, the page threads, the
+drives, the model calls) hand the GIL to each other hundreds of times a turn. Left to the kernel, the thread that
+takes it over wakes on another core: on these virtual machines a wake-up across cores is an interrupt that leaves
+the guest, and the interpreter's hot data then moves between the cores' caches. Pinned to one CPU, the same
+process spent about a tenth less CPU a game and varied less (bench/http_games.py, 29 Nov), and the scaled set-up
+streamed to 100 and 150 students with a p99 of 106–217 and 256 ms instead of 299–1076 and 2960 ms
+(bench/load.py; docs/benchmarks.md).
+
+The processes that pin themselves (a server process: daphne, runserver's, each gunicorn/uvicorn process; each
+`drive_worker`) take the allowed CPU with the fewest Mercury processes on it, so that two web processes and two
+workers on two cores are one of each per core. They find each other through a small file of live pids (under
+the system's temporary directory, per user), read and written under a lock; a dead process's entry is dropped by
+the next one to start. PostgreSQL, Redis and everything else keep the whole machine.
+
+Nothing is pinned when fewer than two CPUs are allowed (the process's own affinity, which an administrator's
+`taskset` or a container's cpuset sets, is respected), where the platform has no affinity (macOS), or with
+MERCURY_PIN_CPU=off (the test suite sets it: a browser that a test launches would inherit the pin).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+logger = logging.getLogger("mercury")
+
+OFF = ("off", "0", "false", "no")
+
+
+def placement_file() -> Path:
+    return Path(
+        os.environ.get("MERCURY_CPU_PLACEMENT_FILE")
+        or Path(tempfile.gettempdir()) / f"mercury-cpus-{os.getuid()}.json"
+    )
+
+
+def enabled() -> bool:
+    return os.environ.get("MERCURY_PIN_CPU", "auto").strip().lower() not in OFF and hasattr(
+        os, "sched_setaffinity"
+    )
+
+
+def allowed_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+def least_used(cpus: Iterable[int], placed: dict[int, int]) -> int:
+    """The CPU of `cpus` with the fewest processes placed on it (the lowest such number on a tie)."""
+    load = {cpu: 0 for cpu in cpus}
+    for cpu in placed.values():
+        if cpu in load:
+            load[cpu] += 1
+    return min(load, key=lambda cpu: (load[cpu], cpu))
+
+
+def pin_to_one_cpu() -> int | None:
+    """Pin this process (every thread it has now, and so every thread it starts) to the least used allowed CPU
+    and record it; the CPU, or None when nothing was pinned."""
+    if not enabled():
+        return None
+    cpus = allowed_cpus()
+    if len(cpus) < 2:
+        return None
+    try:
+        cpu = _claim(cpus)
+        for task in os.listdir("/proc/self/task"):
+            try:
+                os.sched_setaffinity(int(task), {cpu})
+            except ProcessLookupError:  # a thread that ended meanwhile
+                continue
+    except OSError as exc:  # an unwritable or refused placement file, a platform without /proc: run unpinned
+        logger.warning("not pinned to a CPU: %s", exc)
+        return None
+    return cpu
+
+
+def next_cpu() -> int | None:
+    """The CPU the next process to pin itself would take now (bench/http_games.py plays its headless games there,
+    to compare like with like); None where nothing would be pinned."""
+    cpus = allowed_cpus()
+    if not enabled() or len(cpus) < 2:
+        return None
+    try:
+        with os.fdopen(_open_placement(placement_file()), "r") as file:
+            text = file.read()
+    except OSError:
+        text = ""
+    return least_used(cpus, {pid: cpu for pid, cpu in _read(text).items() if _alive(pid)})
+
+
+def _open_placement(path: Path) -> int:
+    """The placement file, opened for reading and writing, refused unless it is a plain file of this user's with
+    one name: a predictable name in a shared temporary directory must not let another local user point it at a
+    file of ours (a symbolic link, a hard link) and have us overwrite that."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    info = os.fstat(fd)
+    if info.st_uid != os.getuid() or info.st_nlink != 1 or not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a plain file of this user's alone: remove it")
+    return fd
+
+
+def _claim(cpus: list[int]) -> int:
+    with os.fdopen(_open_placement(placement_file()), "r+") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        file.seek(0)
+        placed = {pid: cpu for pid, cpu in _read(file.read()).items() if pid != os.getpid() and _alive(pid)}
+        cpu = least_used(cpus, placed)
+        placed[os.getpid()] = cpu
+        file.seek(0)
+        file.truncate()
+        file.write(json.dumps({str(pid): cpu for pid, cpu in sorted(placed.items())}))
+    return cpu
+
+
+def _read(text: str) -> dict[int, int]:
+    try:
+        raw = json.loads(text or "{}")
+        return {int(pid): int(cpu) for pid, cpu in raw.items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}  # a file cut short or written by hand: start again (only the spread suffers)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's (the file is per user: a reused pid)
+    return True
