@@ -9,7 +9,9 @@ the same game played headless in the same run.
    --database-url, dropped and created again: never `test`), `migrate`, `load_scenario`, one user per concurrent
    client. DEBUG off, the offline model at zero token delay, rate limits off.
 2. Headless: one uncounted warm-up game, then --headless games played by `play_game` (passive EU, seeds 1..N) in
-   this process, on the same database, before the server starts: the figure the HTTP games are compared with.
+   this process, on the same database, before the server starts: the figure the HTTP games are compared with. They
+   run on the CPU the server process will pin itself to (mercury/cpu_placement.py; none with MERCURY_PIN_CPU=off),
+   and the report names it and the CPUs each server process may use.
 3. HTTP: `bench/http_server.py` (daphne on a free port, the embedded workers) is started as a child process. For
    each level c, c clients (aiohttp) play --rounds games each at the same time. A client logs in once (not timed:
    a student logs in once, not per game), then per game: POST the lobby's new-game form, GET the setup page with
@@ -190,24 +192,49 @@ def prepare(clients: int) -> Any:
     return latest_version(slug="mercury")
 
 
-def headless(version: Any, games: int) -> list[float]:
-    """Wall seconds of each headless game (after one uncounted warm-up)."""
+def headless(version: Any, games: int) -> tuple[list[float], int | None]:
+    """Wall seconds of each headless game (after one uncounted warm-up), and the CPU they ran on: the one the
+    server process will pin itself to (mercury/cpu_placement.py), so that the ratio compares like with like;
+    None where the server will not pin itself (MERCURY_PIN_CPU=off, one CPU)."""
     from django.db import connections
 
+    from mercury.cpu_placement import next_cpu
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.play import play_game
     from simulations.services import turns
 
     walls = []
-    for seed in range(games + 1):
-        started = time.perf_counter()
-        game = turns.create_game(scenario_version=version, seed=seed + 1)
-        game = play_game(game_id=game.pk, policy=make_policy("passive", ROLE))
-        assert game.phase == "REVIEW", game.phase
-        if seed:
-            walls.append(time.perf_counter() - started)
+    cpu, allowed = next_cpu(), os.sched_getaffinity(0)
+    if cpu is not None:  # this thread, and the model-call threads it starts; the clients later run anywhere
+        os.sched_setaffinity(0, {cpu})
+    try:
+        for seed in range(games + 1):
+            started = time.perf_counter()
+            game = turns.create_game(scenario_version=version, seed=seed + 1)
+            game = play_game(game_id=game.pk, policy=make_policy("passive", ROLE))
+            assert game.phase == "REVIEW", game.phase
+            if seed:
+                walls.append(time.perf_counter() - started)
+    finally:
+        os.sched_setaffinity(0, allowed)
     connections.close_all()
-    return walls
+    return walls, cpu
+
+
+def cpus_of(pids: Sequence[int]) -> list[str]:
+    """Each process's allowed CPUs as /proc shows them ("1", "0-1")."""
+    out = []
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        out += [
+            line.split(":", 1)[1].strip()
+            for line in status.splitlines()
+            if line.startswith("Cpus_allowed_list")
+        ]
+    return out
 
 
 # --- probes -----------------------------------------------------------------------------------------------------
@@ -417,6 +444,9 @@ class Server:
     def cpu(self) -> float:
         return proc_cpu(self.proc.pid)[0]
 
+    def pids(self) -> list[int]:
+        return [self.proc.pid]
+
     def collect(self) -> dict[str, Any]:
         """What the server counted since the last call."""
         self.serial += 1
@@ -453,6 +483,9 @@ class ScaledServer:
 
     def cpu(self) -> float:
         return self.setup.cpu()
+
+    def pids(self) -> list[int]:
+        return self.setup.pids()
 
     def collect(self) -> dict[str, Any] | None:
         return None
@@ -752,7 +785,8 @@ def render(report: dict[str, Any]) -> str:
     h = report["headless_s"]
     lines = [
         f"# http_games {report['db']} workers {report.get('workers', 'embedded')} server {report.get('server', 'daphne')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
-        f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f})",
+        f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f}); on CPU "
+        f"{report.get('headless_cpu')}; the server's processes on CPUs {report.get('server_cpus')}",
     ]
     cols = [
         ("c", "clients", "{:d}"), ("games", "games", "{:d}"), ("s/game p50", "game_p50_s", "{:.2f}"),
@@ -841,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.db == "postgres":
             fresh_postgres(args.database_url)
         version = prepare(max(levels))
-        headless_s = headless(version, args.headless)
+        headless_s, headless_cpu = headless(version, args.headless)
         server = (
             ScaledServer(env, tmp, web=args.web, workers=args.workers)
             if args.workers
@@ -853,6 +887,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = {
             "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "server": "gunicorn" if args.workers else args.server, "revision": revision(), "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
+            "headless_cpu": headless_cpu, "server_cpus": cpus_of(server.pids()),
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }  # fmt: skip
         print(render(report))
