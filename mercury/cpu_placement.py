@@ -3,16 +3,16 @@
 A process runs Python on one core at a time (the GIL), but its threads (the event loop, the page threads, the
 drives, the model calls) hand the GIL to each other hundreds of times a turn. Left to the kernel, the thread that
 takes it over wakes on another core: on these virtual machines a wake-up across cores is an interrupt that leaves
-the guest, and the interpreter's hot data then moves between the cores' caches. Pinned to one CPU, the same
-process spent about a tenth less CPU a game and varied less (bench/http_games.py, 29 Nov), and the scaled set-up
-streamed to 100 and 150 students with a p99 of 106–217 and 256 ms instead of 299–1076 and 2960 ms
-(bench/load.py; docs/benchmarks.md).
+the guest, and the interpreter's hot data then moves between the cores' caches. Pinned to one CPU, the one-process
+server spent about a tenth less CPU a game and varied less (bench/http_games.py, 11 of 12 pairs, 29 Nov); the
+scaled set-up under load showed no consistent difference either way (bench/load.py; docs/benchmarks.md).
 
 The processes that pin themselves (a server process: daphne, runserver's, each gunicorn/uvicorn process; each
 `drive_worker`) take the allowed CPU with the fewest Mercury processes on it, so that two web processes and two
 workers on two cores are one of each per core. They find each other through a small file of live pids (under
-the system's temporary directory, per user), read and written under a lock; a dead process's entry is dropped by
-the next one to start. PostgreSQL, Redis and everything else keep the whole machine.
+the system's temporary directory, per user; MERCURY_CPU_PLACEMENT_FILE names another), read and written under a
+lock; a dead process's entry is dropped by the next one to start. PostgreSQL, Redis and everything else keep the
+whole machine.
 
 Nothing is pinned when fewer than two CPUs are allowed (the process's own affinity, which an administrator's
 `taskset` or a container's cpuset sets, is respected), where the platform has no affinity (macOS), or with
