@@ -21,7 +21,6 @@ MERCURY_PIN_CPU=off (the test suite sets it: a browser that a test launches woul
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -109,6 +108,8 @@ def _open_placement(path: Path) -> int:
 
 
 def _claim(cpus: list[int]) -> int:
+    import fcntl  # here: the module is imported on every platform, and only Linux gets this far (`enabled`)
+
     with os.fdopen(_open_placement(placement_file()), "r+") as file:
         fcntl.flock(file, fcntl.LOCK_EX)
         file.seek(0)
@@ -124,9 +125,10 @@ def _claim(cpus: list[int]) -> int:
 def _read(text: str) -> dict[int, int]:
     try:
         raw = json.loads(text or "{}")
-        return {int(pid): int(cpu) for pid, cpu in raw.items()}
+        placed = {int(pid): int(cpu) for pid, cpu in raw.items()}
     except (ValueError, TypeError, AttributeError):
         return {}  # a file cut short or written by hand: start again (only the spread suffers)
+    return {pid: cpu for pid, cpu in placed.items() if pid > 0}  # 0 and below name groups, not a process
 
 
 def _alive(pid: int) -> bool:

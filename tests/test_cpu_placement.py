@@ -84,7 +84,7 @@ def test_processes_spread_over_the_cpus_and_pin_every_thread(tmp_path: Path) -> 
 
 
 @needs_two_cpus
-def test_off_pins_nothing_and_a_broken_file_is_started_again(tmp_path: Path) -> None:
+def test_off_pins_nothing_and_a_broken_file_is_read_as_empty(tmp_path: Path) -> None:
     placement = tmp_path / "cpus.json"
     proc, seen = start(placement, "off")
     end(proc)
@@ -95,6 +95,11 @@ def test_off_pins_nothing_and_a_broken_file_is_started_again(tmp_path: Path) -> 
     proc, seen = start(placement)
     end(proc)
     assert seen["cpu"] == CPUS[0]
+
+    placement.write_text(json.dumps({"0": CPUS[0], "-1": CPUS[0]}))  # a process group and "every process"
+    proc, seen = start(placement)
+    end(proc)
+    assert seen["cpu"] == CPUS[0]  # neither counted as a process on that CPU
 
 
 @needs_two_cpus
