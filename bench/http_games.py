@@ -223,18 +223,7 @@ def headless(version: Any, games: int) -> tuple[list[float], int | None]:
 
 def cpus_of(pids: Sequence[int]) -> list[str]:
     """Each process's allowed CPUs as /proc shows them ("1", "0-1")."""
-    out = []
-    for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        out += [
-            line.split(":", 1)[1].strip()
-            for line in status.splitlines()
-            if line.startswith("Cpus_allowed_list")
-        ]
-    return out
+    return [cpus for pid in pids if (cpus := _status(pid, "Cpus_allowed_list"))]
 
 
 # --- probes -----------------------------------------------------------------------------------------------------
@@ -262,13 +251,20 @@ def _tree(pid: int) -> list[int]:
 
 
 def _rss_bytes(pid: int) -> int:
+    rss = _status(pid, "VmRSS")  # "123456 kB"
+    return int(rss.split()[0]) * 1024 if rss else 0
+
+
+def _status(pid: int, field: str) -> str:
+    """One field of /proc/PID/status; "" when the process is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
+            name, _, value = line.partition(":")
+            if name == field:
+                return value.strip()
     except OSError:
         pass
-    return 0
+    return ""
 
 
 class SetUp:

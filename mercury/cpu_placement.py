@@ -11,7 +11,8 @@ The processes that pin themselves (a server process: daphne, runserver's, each g
 `drive_worker`) take the allowed CPU with the fewest Mercury processes on it, so that two web processes and two
 workers on two cores are one of each per core. They find each other through a small file of live pids (under
 the system's temporary directory, per user; MERCURY_CPU_PLACEMENT_FILE names another), read and written under a
-lock; a dead process's entry is dropped by the next one to start. PostgreSQL, Redis and everything else keep the
+lock; a process that ended (or whose pid now names another process: each entry keeps its start time) is dropped
+by the next one to start. PostgreSQL, Redis and everything else keep the
 whole machine.
 
 Nothing is pinned when fewer than two CPUs are allowed (the process's own affinity, which an administrator's
@@ -28,6 +29,8 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+from mercury.processes import started
 
 logger = logging.getLogger("mercury")
 
@@ -51,10 +54,10 @@ def allowed_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
-def least_used(cpus: Iterable[int], placed: dict[int, int]) -> int:
-    """The CPU of `cpus` with the fewest processes placed on it (the lowest such number on a tie)."""
+def least_used(cpus: Iterable[int], placed: Iterable[int]) -> int:
+    """The CPU of `cpus` with the fewest of the `placed` processes' CPUs on it (the lowest such number on a tie)."""
     load = {cpu: 0 for cpu in cpus}
-    for cpu in placed.values():
+    for cpu in placed:
         if cpu in load:
             load[cpu] += 1
     return min(load, key=lambda cpu: (load[cpu], cpu))
@@ -92,7 +95,7 @@ def next_cpu() -> int | None:
             text = file.read()
     except OSError:
         text = ""
-    return least_used(cpus, {pid: cpu for pid, cpu in _read(text).items() if _alive(pid)})
+    return least_used(cpus, (cpu for cpu, _ in _live(_read(text)).values()))
 
 
 def _open_placement(path: Path) -> int:
@@ -113,29 +116,27 @@ def _claim(cpus: list[int]) -> int:
     with os.fdopen(_open_placement(placement_file()), "r+") as file:
         fcntl.flock(file, fcntl.LOCK_EX)
         file.seek(0)
-        placed = {pid: cpu for pid, cpu in _read(file.read()).items() if pid != os.getpid() and _alive(pid)}
-        cpu = least_used(cpus, placed)
-        placed[os.getpid()] = cpu
+        entries = _live({pid: entry for pid, entry in _read(file.read()).items() if pid != os.getpid()})
+        cpu = least_used(cpus, (cpu for cpu, _ in entries.values()))
+        entries[os.getpid()] = (cpu, started(os.getpid()) or "")
         file.seek(0)
         file.truncate()
-        file.write(json.dumps({str(pid): cpu for pid, cpu in sorted(placed.items())}))
+        file.write(json.dumps({str(pid): list(entry) for pid, entry in sorted(entries.items())}))
     return cpu
 
 
-def _read(text: str) -> dict[int, int]:
+Entries = dict[int, tuple[int, str]]  # pid -> (its CPU, its start time: /proc's ticks since boot)
+
+
+def _read(text: str) -> Entries:
     try:
         raw = json.loads(text or "{}")
-        placed = {int(pid): int(cpu) for pid, cpu in raw.items()}
+        entries = {int(pid): (int(cpu), str(start)) for pid, (cpu, start) in raw.items()}
     except (ValueError, TypeError, AttributeError):
         return {}  # a file cut short or written by hand: start again (only the spread suffers)
-    return {pid: cpu for pid, cpu in placed.items() if pid > 0}  # 0 and below name groups, not a process
+    return {pid: entry for pid, entry in entries.items() if pid > 0}  # 0 and below name groups, not a process
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, another user's (the file is per user: a reused pid)
-    return True
+def _live(entries: Entries) -> Entries:
+    """The entries whose process still runs: the same pid, started at the same time."""
+    return {pid: (cpu, start) for pid, (cpu, start) in entries.items() if start and started(pid) == start}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mercury.cpu_placement import least_used
+from mercury.processes import started
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,11 +55,18 @@ def end(proc: subprocess.Popen[str]) -> None:
     proc.communicate("\n", timeout=10)
 
 
+def placed(placement: Path) -> dict[int, int]:
+    """pid -> CPU as the file holds them; each entry's start time is its process's."""
+    entries = json.loads(placement.read_text())
+    assert all(start == started(int(pid)) for pid, (_, start) in entries.items())
+    return {int(pid): cpu for pid, (cpu, _) in entries.items()}
+
+
 def test_the_least_used_cpu_is_taken_and_ties_go_to_the_lowest() -> None:
-    assert least_used([0, 1, 2], {10: 0, 11: 0, 12: 1}) == 2
-    assert least_used([0, 1, 2], {10: 0, 11: 1, 12: 2}) == 0
-    assert least_used([2, 3], {10: 0, 11: 2}) == 3  # a process on a CPU no longer allowed counts for nothing
-    assert least_used([5], {}) == 5
+    assert least_used([0, 1, 2], [0, 0, 1]) == 2
+    assert least_used([0, 1, 2], [0, 1, 2]) == 0
+    assert least_used([2, 3], [0, 2]) == 3  # a process on a CPU no longer allowed counts for nothing
+    assert least_used([5], []) == 5
 
 
 @needs_two_cpus
@@ -70,14 +78,14 @@ def test_processes_spread_over_the_cpus_and_pin_every_thread(tmp_path: Path) -> 
         assert a["cpu"] == CPUS[0] and b["cpu"] == CPUS[1]
         for seen in (a, b):
             assert seen["threads"] == [str(seen["cpu"])] * 3  # the main thread, one started before, one after
-        assert json.loads(placement.read_text()) == {str(first.pid): CPUS[0], str(second.pid): CPUS[1]}
+        assert placed(placement) == {first.pid: CPUS[0], second.pid: CPUS[1]}
     finally:
         end(first)
     # The first process ended: the next one to start takes its CPU, and the file forgets it.
     third, c = start(placement)
     try:
         assert c["cpu"] == CPUS[0]
-        assert json.loads(placement.read_text()) == {str(second.pid): CPUS[1], str(third.pid): CPUS[0]}
+        assert placed(placement) == {second.pid: CPUS[1], third.pid: CPUS[0]}
     finally:
         end(second)
         end(third)
@@ -96,10 +104,27 @@ def test_off_pins_nothing_and_a_broken_file_is_read_as_empty(tmp_path: Path) -> 
     end(proc)
     assert seen["cpu"] == CPUS[0]
 
-    placement.write_text(json.dumps({"0": CPUS[0], "-1": CPUS[0]}))  # a process group and "every process"
+    placement.write_text(json.dumps({"0": [CPUS[0], "1"], "-1": [CPUS[0], "1"]}))  # a group, "every process"
     proc, seen = start(placement)
     end(proc)
     assert seen["cpu"] == CPUS[0]  # neither counted as a process on that CPU
+
+
+@needs_two_cpus
+def test_a_pid_counts_only_while_it_names_the_process_that_took_the_cpu(tmp_path: Path) -> None:
+    """A pid the kernel gave to another process since (its start time differs) holds no CPU."""
+    placement = tmp_path / "cpus.json"
+    me, mine = os.getpid(), started(os.getpid())
+    placement.write_text(json.dumps({str(me): [CPUS[0], str(int(mine or 0) + 1)]}))  # this pid, another start
+    proc, seen = start(placement)
+    end(proc)
+    assert seen["cpu"] == CPUS[0]
+    assert str(me) not in json.loads(placement.read_text())  # dropped
+
+    placement.write_text(json.dumps({str(me): [CPUS[0], mine]}))  # this very process
+    proc, seen = start(placement)
+    end(proc)
+    assert seen["cpu"] == CPUS[1]
 
 
 @needs_two_cpus

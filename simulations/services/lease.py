@@ -19,13 +19,14 @@ import time
 import uuid
 from datetime import datetime, timedelta
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connections, router
 from django.utils import timezone
 
+from mercury.processes import read_quietly as _read
+from mercury.processes import started as _started
 from simulations.models import Game
 from simulations.services.rows import quoted_column
 
@@ -43,36 +44,10 @@ def _machine() -> str:
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:8] if parts[0] else ""
 
 
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return ""
-
-
-@cache
-def _has_proc() -> bool:
-    return Path("/proc/self/stat").exists()
-
-
 @cache
 def _own_start(pid: int) -> str | None:
     """This process's start time (by pid: a forked child is another process, with a start of its own)."""
     return _started(pid)
-
-
-def _started(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (tells a reused pid apart); None if it is gone or a
-    zombie; "" where /proc is not there to ask."""
-    if not _has_proc():
-        return ""
-    stat = _read(f"/proc/{pid}/stat")
-    if not stat:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()  # after the command name, which may hold spaces
-    if fields[0] in ("Z", "X"):
-        return None
-    return fields[19]
 
 
 def new_holder() -> str:
