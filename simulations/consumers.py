@@ -177,7 +177,12 @@ class GameConsumer(AsyncWebsocketConsumer):
         if after:
             await asyncio.sleep(after)
         async with self.sending:
-            self.advance_later = None
+            waiting, self.advance_later = self.advance_later, None
+            if waiting is not None and waiting is not asyncio.current_task():
+                # This render shows what the waiting one would have: left to run, it would fire later into
+                # the next window and render a turn that should have waited for that window's end (at a fast
+                # model's pace, a third more renders than turns the page could see).
+                waiting.cancel()
             if not self.advance_pending:
                 await self._send_words_waiting()  # what rendered the turn sent them already, if any
                 return

@@ -212,6 +212,20 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     assert "Canada goes on." in await comm.receive_from(timeout=10)
     assert loop.time() - started < window / 2
     assert await comm.receive_nothing(timeout=0.5)
+    # A render at once for the student's turn replaces the one that was waiting: the next turn waits a whole
+    # window from that render, not until the replaced render's time.
+    await asyncio.sleep(window)  # out of the last window: the next turn renders at once
+    await layer.group_send(group, ai_turn)
+    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    await layer.group_send(group, ai_turn)  # waits for the window's end
+    await asyncio.sleep(window / 2)
+    await layer.group_send(group, {"type": "game.advanced", "ai_next": False})
+    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    student_rendered = loop.time()
+    await layer.group_send(group, ai_turn)
+    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert loop.time() - student_rendered >= window * 0.9
+    assert await comm.receive_nothing(timeout=0.5)
     await comm.disconnect()
 
 
