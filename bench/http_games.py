@@ -192,10 +192,13 @@ def prepare(clients: int) -> Any:
     return latest_version(slug="mercury")
 
 
-def headless(version: Any, games: int) -> tuple[list[float], int | None]:
+def headless(
+    version: Any, games: int, *, warm_up: bool = True, cpu: int | None = None, seed: int = 1
+) -> tuple[list[float], int | None]:
     """Wall seconds of each headless game (after one uncounted warm-up), and the CPU they ran on: the one the
     server process will pin itself to (mercury/cpu_placement.py), so that the ratio compares like with like;
-    None where the server will not pin itself (MERCURY_PIN_CPU=off, one CPU)."""
+    None where the server will not pin itself (MERCURY_PIN_CPU=off, one CPU). `cpu`: that CPU, once the server
+    has taken it (--paired); `seed`: the first game's."""
     from django.db import connections
 
     from mercury.cpu_placement import next_cpu
@@ -204,21 +207,36 @@ def headless(version: Any, games: int) -> tuple[list[float], int | None]:
     from simulations.services import turns
 
     walls = []
-    cpu, allowed = next_cpu(), os.sched_getaffinity(0)
+    allowed = os.sched_getaffinity(0)
+    cpu = next_cpu() if warm_up else cpu
     if cpu is not None:  # this thread, and the model-call threads it starts; the clients later run anywhere
         os.sched_setaffinity(0, {cpu})
     try:
-        for seed in range(games + 1):
+        for n in range(games + warm_up):
             started = time.perf_counter()
-            game = turns.create_game(scenario_version=version, seed=seed + 1)
+            game = turns.create_game(scenario_version=version, seed=seed + n)
             game = play_game(game_id=game.pk, policy=make_policy("passive", ROLE))
             assert game.phase == "REVIEW", game.phase
-            if seed:
+            if n or not warm_up:
                 walls.append(time.perf_counter() - started)
     finally:
         os.sched_setaffinity(0, allowed)
     connections.close_all()
     return walls, cpu
+
+
+def paired(
+    server: Server | ScaledServer, version: Any, pairs: int, cpu: int | None
+) -> list[tuple[float, float]]:
+    """(headless, HTTP) wall seconds of `pairs` pairs, each two headless games then two over HTTP, the second of
+    each counted (the first finds the CPU's caches full of the other's): a ratio read from runs a minute apart
+    moves with these machines' speed, which changes within minutes; a pair's games see nearly the same machine."""
+    out = []
+    for n in range(pairs):
+        (_, alone), _ = headless(version, 2, warm_up=False, cpu=cpu, seed=1000 + 2 * n)
+        _, run = asyncio.run(play_level(server, 1, 2))
+        out.append((alone, run.wall_s))
+    return out
 
 
 def cpus_of(pids: Sequence[int]) -> list[str]:
@@ -809,7 +827,6 @@ def render(report: dict[str, Any]) -> str:
             else:
                 cells.append("–" if lv[key] is None else fmt.format(lv[key]))
         lines.append("| " + " | ".join(cells) + " |")
-    first = report["levels"][0]
     for lv in report["levels"]:
         opened = ", ".join(
             f"{k} {v:.1f}" for k, v in sorted(lv["connections_by_thread"].items(), key=lambda kv: -kv[1])
@@ -823,10 +840,18 @@ def render(report: dict[str, Any]) -> str:
                 f"statements per game at {lv['clients']}: {total:.0f}; "
                 + ", ".join(f"{k} {v:.0f}" for k, v in top)
             )
-    lines.append(
-        f"ratio HTTP/headless (level {first['clients']} median): {first['game_p50_s'] / statistics.median(h):.2f}; "
-        f"duplicates seen: {sum(lv['duplicates'] for lv in report['levels'])}"
-    )
+    if report["levels"]:
+        first = report["levels"][0]
+        lines.append(
+            f"ratio HTTP/headless (level {first['clients']} median): {first['game_p50_s'] / statistics.median(h):.2f}; "
+            f"duplicates seen: {sum(lv['duplicates'] for lv in report['levels'])}"
+        )
+    if report.get("pairs"):
+        ratios = [http / alone for alone, http in report["pairs"]]
+        lines.append(
+            f"pairs (headless, then over HTTP), s: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in report['pairs'])}; "
+            f"ratios {', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}"
+        )
     return "\n".join(lines)
 
 
@@ -857,6 +882,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--server", choices=("daphne", "uvicorn"), default="daphne",
         help="without --workers: the one server process (uvicorn as the scaled set-up runs it)",
     )  # fmt: skip
+    parser.add_argument(
+        "--paired", type=int, default=0,
+        help="then N pairs, each a headless game right before one over HTTP: the ratio of each pair (--levels 0 "
+        "for these alone)",
+    )  # fmt: skip
     parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
     return parser.parse_args(argv)
 
@@ -870,7 +900,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = configure(args, tmp)
         if args.db == "postgres":
             fresh_postgres(args.database_url)
-        version = prepare(max(levels))
+        version = prepare(max(levels + [1]))
         headless_s, headless_cpu = headless(version, args.headless)
         server = (
             ScaledServer(env, tmp, web=args.web, workers=args.workers)
@@ -879,11 +909,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
-        results = [asdict(measure(server, pg, c, args.rounds)) for c in levels]
+        results = [asdict(measure(server, pg, c, args.rounds)) for c in levels if c]
+        pairs = paired(server, version, args.paired, headless_cpu) if args.paired else []
         report = {
             "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "server": "gunicorn" if args.workers else args.server, "revision": revision(), "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
-            "headless_cpu": headless_cpu, "server_cpus": cpus_of(server.pids()),
+            "headless_cpu": headless_cpu, "server_cpus": cpus_of(server.pids()), "pairs": pairs,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }  # fmt: skip
         print(render(report))
