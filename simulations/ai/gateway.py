@@ -327,15 +327,14 @@ def _attempt(
     ("error", exc). Chunks are relayed to `on_chunk` from this thread, so a callback that raises (a closed page)
     stops the turn here at once."""
     started = time.perf_counter()
+    if spec.offline:
+        return _offline_attempt(messages, spec, on_chunk, started, deadline)
     results: queue.Queue[tuple[str, Any]] = queue.Queue()
     stop = threading.Event()
     kwargs = _call_kwargs(spec) | {"model": spec.model, "messages": messages, "timeout": deadline}
     if on_chunk is None and response_format is not None:
         kwargs["response_format"] = response_format
-    if spec.offline:
-        target, kwargs = _offline_worker, {"messages": messages, "stream": on_chunk is not None}
-    else:
-        target = _stream_worker if on_chunk else _plain_worker
+    target = _stream_worker if on_chunk else _plain_worker
     # In a kept daemon thread: an abandoned call ends at its own read time-out (call_threads.py).
     call_threads.run(target, litellm, kwargs, results, stop)
     parts: list[str] = []
@@ -387,23 +386,38 @@ def _plain_worker(
         results.put(("error", exc))
 
 
-def _offline_worker(
-    litellm: Any, kwargs: dict[str, Any], results: queue.Queue[tuple[str, Any]], stop: Any
-) -> None:
-    """The built-in offline model, called in-process without litellm's wrapper (see simulations/ai/offline.py)."""
+def _offline_attempt(
+    messages: list[dict[str, str]],
+    spec: ModelSpec,
+    on_chunk: Callable[[str], None] | None,
+    started: float,
+    deadline: float,
+) -> Completion:
+    """The built-in offline model, in this thread and without litellm's wrapper (see simulations/ai/offline.py).
+
+    A real model's call runs in a thread of its own only so that this one can stop waiting at the deadline. The
+    offline model is this process's own code and cannot hang: its typing delay is the one wait, and it never
+    sleeps past the deadline (`offline.answer`), so the deadline is kept here, between its words. The other
+    thread cost a streamed word about 50 microseconds of CPU (each word woke both threads and crossed a queue):
+    with a hundred games typing 30 words a second, a sixth of a core (bench/runs/2026-11-29-seventeenth.md)."""
     from . import offline  # imports litellm: only when a model is called
 
+    parts: list[str] = []
     try:
-        messages, said = kwargs["messages"], []
-        for piece in offline.answer(messages, streamed=kwargs.get("stream", False)):
-            if stop.is_set():
-                return
-            said.append(piece)
-            _said(results, piece)
-        results.put(("usage", offline.usage(messages, "".join(said))))
-        results.put(("end", "stop"))
-    except Exception as exc:
-        results.put(("error", exc))
+        for piece in offline.answer(messages, streamed=on_chunk is not None, until=started + deadline):
+            parts.append(piece)
+            if on_chunk is not None:
+                _relaying.at = time.time()  # the words leave the model now
+                on_chunk(piece)
+                faults.point("mid_stream")
+    except offline.OutOfTime:
+        raise failure(
+            "timeout", f"no complete answer within {deadline:g} s ({len(parts)} chunks received)", spec
+        ) from None
+    finally:
+        _relaying.at = None
+    text = "".join(parts)
+    return _finish(text, "stop", offline.usage(messages, text), messages, spec, started)
 
 
 def _stream_worker(

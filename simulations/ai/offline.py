@@ -1,7 +1,8 @@
 """The built-in offline model: each kind writes its own replies from the prompt (`write`).
 
-The gateway calls it in-process (`answer`), in the same worker thread, under the same deadline, retries and chunk
-relay as a real model's call: only litellm's wrapper is left out. That wrapper costs about 12 ms of CPU a streamed
+The gateway calls it in-process (`answer`), in the calling thread (a real model's call has a thread of its own, for
+its deadline; this one keeps the deadline between its words), under the same retries and chunk relay as a real
+model's call: litellm's wrapper is left out. That wrapper costs about 12 ms of CPU a streamed
 call (an object per chunk, then the whole response rebuilt and priced at its end), more than the offline model's
 own writing, and several times over what a streamed game costs otherwise. The litellm side of a real model is
 tested against a real HTTP server (tests/realmodel/fake_openai.py).
@@ -79,11 +80,16 @@ def pieces(text: str, words_per_chunk: int) -> list[str]:
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
 
 
-def answer(messages: list[dict[str, Any]], *, streamed: bool) -> Iterator[str]:
+class OutOfTime(Exception):
+    """The answer would not be complete by the caller's deadline (`answer`'s `until`)."""
+
+
+def answer(messages: list[dict[str, Any]], *, streamed: bool, until: float | None = None) -> Iterator[str]:
     """The reply as a model sends it: after the call latency, streamed a word at a time with the typing delay
-    (a few words a piece when there is none), or in one piece."""
+    (a few words a piece when there is none), or in one piece. `until`: a time.perf_counter() deadline; a wait
+    that would end after it ends there instead, with OutOfTime (the gateway's time-out)."""
     if latency := call_latency():
-        time.sleep(latency)
+        _wait(latency, until)
     text = write(messages)
     if not streamed:
         yield text
@@ -91,8 +97,15 @@ def answer(messages: list[dict[str, Any]], *, streamed: bool) -> Iterator[str]:
     delay = token_delay()
     for piece in pieces(text, WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE):
         if delay:
-            time.sleep(delay)
+            _wait(delay, until)
         yield piece
+
+
+def _wait(seconds: float, until: float | None) -> None:
+    if until is not None and time.perf_counter() + seconds > until:
+        time.sleep(max(0.0, until - time.perf_counter()))
+        raise OutOfTime()
+    time.sleep(seconds)
 
 
 def _chunks(messages: list[dict[str, Any]], words_per_chunk: int = 1) -> Iterator[GenericStreamingChunk]:

@@ -69,6 +69,41 @@ def test_offline_model_streams_deterministically_and_litellm_answers_the_same(
 
 
 @pytest.mark.django_db
+def test_the_offline_model_answers_in_the_calling_thread_and_keeps_the_deadline_between_its_words(
+    settings: Any,
+) -> None:
+    """It needs no thread of its own (a real model's call has one, for its deadline): its typing delay is its
+    only wait, and that never runs past the deadline."""
+    import threading
+    import time
+
+    game = _game_at_first_ai_turn()
+    prompt = prompts.build_prompt(
+        scenario_of_version(game.scenario), state_of(game), step_of(game), seen_entries(game), []
+    )
+    threads: set[str] = set()
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.001
+    said = gateway.complete(prompt.messages, on_chunk=lambda _: threads.add(threading.current_thread().name))
+    assert threads == {threading.current_thread().name} and said.attempts == 1
+    # 40 words a second against a deadline of a fifth of a second: the first attempt gives up at the deadline,
+    # and so does the retry.
+    settings.MERCURY_OFFLINE_TOKEN_DELAY, settings.MERCURY_MODEL_TIMEOUT = 0.025, 0.2
+    words: list[str] = []
+    started = time.perf_counter()
+    with pytest.raises(gateway.ModelFailure) as err:
+        gateway.complete(prompt.messages, on_chunk=words.append, retries=1)
+    took = time.perf_counter() - started
+    assert err.value.cause == "timeout" and "within 0.2 s" in err.value.detail
+    assert 2 * 0.2 + gateway.BACKOFF_BASE <= took < 2 * 0.2 + gateway.BACKOFF_BASE + 0.5
+    assert 8 <= len(words) <= 16  # seven or eight words an attempt, no more once the deadline passed
+    # A call latency past the deadline: no word at all.
+    settings.MERCURY_OFFLINE_CALL_LATENCY = 0.5
+    with pytest.raises(gateway.ModelFailure) as err:
+        gateway.complete(prompt.messages, on_chunk=words.append, retries=0)
+    assert err.value.cause == "timeout" and "(0 chunks received)" in err.value.detail
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("fault", "message", "cause"),
     [

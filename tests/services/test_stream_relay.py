@@ -97,7 +97,7 @@ def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_rea
     """bench/load.py measures a frame's delay from the `at` stamps: a word that waited for the drive's thread
     (here behind a slow first relay) must carry the time the model said it."""
     from simulations.ai import gateway
-    from simulations.ai.model_spec import default_spec
+    from simulations.ai.model_spec import ModelSpec
 
     stamped: list[tuple[str, tuple[float, float], float]] = []
 
@@ -115,7 +115,7 @@ def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_rea
 
     monkeypatch.setattr(drive, "notify_stream", notify_stream)
     monkeypatch.setattr(drive, "FRAME_INTERVAL", 0.0)  # every word its own frame
-    monkeypatch.setattr(gateway, "_offline_worker", model)
+    monkeypatch.setattr(gateway, "_stream_worker", model)  # a real model's call, in its own thread
     relay = _relay()
 
     def slow_relay(words: str) -> None:
@@ -124,7 +124,10 @@ def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_rea
             time.sleep(0.2)  # the drive is busy: the second word waits in the queue
 
     gateway.complete(
-        [{"role": "user", "content": "Speak."}], spec=default_spec(), on_chunk=slow_relay, retries=0
+        [{"role": "user", "content": "Speak."}],
+        spec=ModelSpec(model="openai/gpt-4o-mini"),
+        on_chunk=slow_relay,
+        retries=0,
     )
     assert [text for text, _, _ in stamped] == ["First. ", "First. Second. "]
     (_, first_at, _), (_, second_at, second_sent) = stamped
