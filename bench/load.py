@@ -41,7 +41,8 @@ seconds after the last client started, a window of --window seconds is measured:
 - commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
   database's growth per game and minute.
 
-MERCURY_CHANNEL_LAYER, when set, is passed to the set-up's processes (the scaled set-up's channel layer class).
+MERCURY_CHANNEL_LAYER (the scaled set-up's channel layer class), MERCURY_EMBEDDED_WORKERS, MERCURY_PIN_CPU and
+MERCURY_SWITCH_INTERVAL_MS, when set, are passed to the set-up's processes (a control run sets one of them).
 Raw results go to --json (one line per run); docs/benchmarks.md keeps the method and current figures.
 """
 
@@ -106,6 +107,14 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 # --- the database (this process) --------------------------------------------------------------------------------
 
 
+PASSED_ON = (
+    "MERCURY_CHANNEL_LAYER",
+    "MERCURY_EMBEDDED_WORKERS",
+    "MERCURY_PIN_CPU",
+    "MERCURY_SWITCH_INTERVAL_MS",
+)
+
+
 def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     env = {
         "DJANGO_SETTINGS_MODULE": "mercury.settings",
@@ -116,8 +125,8 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         "MERCURY_RATE_GAMES_PER_HOUR": "0",
         "MERCURY_LOG_LEVEL": "WARNING",
         "MERCURY_STREAM_TIMESTAMPS": "1",
-        # The layer to measure, and the embedded server's drives at once.
-        **{k: v for k, v in os.environ.items() if k in ("MERCURY_CHANNEL_LAYER", "MERCURY_EMBEDDED_WORKERS")},
+        # The layer to measure, the embedded server's drives at once, and the processes' own settings to compare.
+        **{k: v for k, v in os.environ.items() if k in PASSED_ON},
         "PYTHONPATH": str(ROOT),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }

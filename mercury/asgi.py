@@ -23,7 +23,7 @@ from django.urls import path, re_path  # noqa: E402
 
 from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
 from mercury.cpu_placement import pin_to_one_cpu  # noqa: E402
-from mercury.startup import keep_startup_objects_out_of_gc  # noqa: E402
+from mercury.startup import hand_the_lock_over_sooner, keep_startup_objects_out_of_gc  # noqa: E402
 from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
 from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
 
@@ -42,4 +42,5 @@ application = EmbeddedWorkers(
     )
 )
 keep_startup_objects_out_of_gc(drives_games=settings.MERCURY_WORKERS == "embedded")
+hand_the_lock_over_sooner(settings.MERCURY_SWITCH_INTERVAL_MS)
 pin_to_one_cpu()  # a server process: its threads hand each other the GIL all the time (mercury/cpu_placement.py)

@@ -275,6 +275,9 @@ MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
 MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = int(
     os.environ.get("MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS", "50")
 )  # per client address and 15 minutes; 0: none
+# Milliseconds a thread of a server process keeps Python's lock while another waits for it (sys.setswitchinterval;
+# CPython's default is 5). mercury/startup.py says why a server wants it short; `drive_worker` keeps the default.
+MERCURY_SWITCH_INTERVAL_MS = float(os.environ.get("MERCURY_SWITCH_INTERVAL_MS", "1"))
 # Seconds a driver's lease on a game lasts without renewal. A live driver renews it every third of that (a
 # heartbeat, whatever the model is doing), so this bounds how long a dead driver on another machine holds a game;
 # one on the same machine is known dead at once (its process is gone).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 # Objects allocated (net) before the collector looks at its youngest generation; CPython's default is 700. A
 # turn allocates tens of thousands of short-lived objects (a state's copy, a prompt, a page's render), so at 700
@@ -34,3 +35,17 @@ def keep_startup_objects_out_of_gc(*, drives_games: bool) -> None:
     gc.freeze()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD, older, oldest)
+
+
+def hand_the_lock_over_sooner(milliseconds: float) -> None:
+    """A server process's event loop does a little at a time and lets Python's lock go at every read and write of
+    a socket; a request or page thread that takes it then holds it for the whole switch interval (5 ms by
+    CPython's default) before the loop gets it back, so each of the loop's system calls could wait that long
+    behind a render or a commit, and the loop makes hundreds a second (the "convoy effect"). With 1 ms, 100
+    students on the scaled set-up (bench/load.py): a request's p50 120 -> 45 ms, p99 620 -> 410 ms, for the same
+    CPU (bench/runs/2026-11-29-seventeenth.md). 0 leaves CPython's default.
+
+    Server processes only: a `drive_worker` has no event loop to wait, only a hundred drive threads, and handing
+    the lock around five times as often cost it CPU and the set-up its latency (same runs)."""
+    if milliseconds > 0:
+        sys.setswitchinterval(milliseconds / 1000)
