@@ -41,9 +41,11 @@ def hand_the_lock_over_sooner(milliseconds: float) -> None:
     """A server process's event loop does a little at a time and lets Python's lock go at every read and write of
     a socket; a request or page thread that takes it then holds it for the whole switch interval (5 ms by
     CPython's default) before the loop gets it back, so each of the loop's system calls could wait that long
-    behind a render or a commit, and the loop makes hundreds a second (the "convoy effect"). With 1 ms, 100
-    students on the scaled set-up (bench/load.py): a request's p50 120 -> 45 ms, p99 620 -> 410 ms, for the same
-    CPU (bench/runs/2026-11-29-seventeenth.md). 0 leaves CPython's default.
+    behind a render or a commit, and the loop makes hundreds a second (the "convoy effect"). With 1 ms the tails
+    came down, within this machine's noise, for the same CPU (bench/load.py, bench/runs/2026-11-29-seventeenth.md):
+    100 students on the scaled set-up, a request's p99 median 510 against 620 ms over ten runs; 200 students,
+    34 and 54 games sustained against 15 and 0; the embedded server at 100, p99 chunk to frame 71 against 134 ms
+    and a request's p99 500 against 780 ms. 0 leaves CPython's default.
 
     Server processes only: a `drive_worker` has no event loop to wait, only a hundred drive threads, and handing
     the lock around five times as often cost it CPU and the set-up its latency (same runs)."""
