@@ -4,6 +4,7 @@ What a call promises (measured against tests/realmodel/fake_openai.py):
 - One deadline per attempt, `MERCURY_MODEL_TIMEOUT` seconds from the request to the last streamed word. The SDK's
   own time-out is per read (a trickling stream ran 19.6 s with a 3 s setting), so the attempt runs in a worker
   thread and this thread stops waiting when the deadline passes; a stall mid-stream is a time-out like any other.
+  (The offline model runs in this thread and keeps the deadline between its words.)
 - Exactly `MERCURY_MODEL_RETRIES` retries: the SDK's own retries are switched off (`max_retries=0`, else the OpenAI
   client retries 429/5xx/time-outs twice more by itself). Retries back off 0.5 s, 1 s, 2 s ... (at most 8 s); a 429
   waits what its Retry-After asks, at most one deadline. A turn therefore takes at most
@@ -321,7 +322,8 @@ def _attempt(
     response_format: Any,
     deadline: float,
 ) -> Completion:
-    """Run the call in a worker thread and read its results here until the deadline.
+    """Run the call in a worker thread and read its results here until the deadline (the offline model: in this
+    thread, `_offline_attempt`).
 
     The worker sends ("text", (str, when it left the model)), ("usage", obj), ("end", finish_reason) or
     ("error", exc). Chunks are relayed to `on_chunk` from this thread, so a callback that raises (a closed page)
