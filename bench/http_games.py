@@ -193,22 +193,20 @@ def prepare(clients: int) -> Any:
 
 
 def headless(
-    version: Any, games: int, *, warm_up: bool = True, cpu: int | None = None, seed: int = 1
-) -> tuple[list[float], int | None]:
-    """Wall seconds of each headless game (after one uncounted warm-up), and the CPU they ran on: the one the
-    server process will pin itself to (mercury/cpu_placement.py), so that the ratio compares like with like;
-    None where the server will not pin itself (MERCURY_PIN_CPU=off, one CPU). `cpu`: that CPU, once the server
-    has taken it (--paired); `seed`: the first game's."""
+    version: Any, games: int, *, cpu: int | None, warm_up: bool = True, seed: int = 1
+) -> list[float]:
+    """Wall seconds of each headless game (after one uncounted warm-up), played on `cpu`: the one the server
+    process pins itself to (mercury/cpu_placement.py's `next_cpu` before it starts), so that the ratio compares
+    like with like; None where the server does not pin itself (MERCURY_PIN_CPU=off, one CPU). `seed`: the first
+    game's."""
     from django.db import connections
 
-    from mercury.cpu_placement import next_cpu
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.play import play_game
     from simulations.services import turns
 
     walls = []
     allowed = os.sched_getaffinity(0)
-    cpu = next_cpu() if warm_up else cpu
     if cpu is not None:  # this thread, and the model-call threads it starts; the clients later run anywhere
         os.sched_setaffinity(0, {cpu})
     try:
@@ -222,7 +220,7 @@ def headless(
     finally:
         os.sched_setaffinity(0, allowed)
     connections.close_all()
-    return walls, cpu
+    return walls
 
 
 def paired(
@@ -233,7 +231,7 @@ def paired(
     moves with these machines' speed, which changes within minutes; a pair's games see nearly the same machine."""
     out = []
     for n in range(pairs):
-        (_, alone), _ = headless(version, 2, warm_up=False, cpu=cpu, seed=1000 + 2 * n)
+        _, alone = headless(version, 2, cpu=cpu, warm_up=False, seed=1000 + 2 * n)
         _, run = asyncio.run(play_level(server, 1, 2))
         out.append((alone, run.wall_s))
     return out
@@ -904,10 +902,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The headless games' process treats the collector as a server process does (mercury/startup.py): with
         # CPython's defaults a full pass over litellm's modules (~0.2 s) fell into some headless games at
         # random, and their time, the ratio's denominator, moved by a third from one game to the next.
+        from mercury.cpu_placement import next_cpu
         from mercury.startup import keep_startup_objects_out_of_gc
 
         keep_startup_objects_out_of_gc(drives_games=True)
-        headless_s, headless_cpu = headless(version, args.headless)
+        headless_cpu = next_cpu()
+        headless_s = headless(version, args.headless, cpu=headless_cpu)
         server = (
             ScaledServer(env, tmp, web=args.web, workers=args.workers)
             if args.workers

@@ -70,21 +70,30 @@ def test_offline_model_streams_deterministically_and_litellm_answers_the_same(
 
 @pytest.mark.django_db
 def test_the_offline_model_answers_in_the_calling_thread_and_keeps_the_deadline_between_its_words(
-    settings: Any,
+    settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It needs no thread of its own (a real model's call has one, for its deadline): its typing delay is its
     only wait, and that never runs past the deadline."""
     import threading
     import time
 
+    from simulations.ai import offline
+
     game = _game_at_first_ai_turn()
     prompt = prompts.build_prompt(
         scenario_of_version(game.scenario), state_of(game), step_of(game), seen_entries(game), []
     )
-    threads: set[str] = set()
+    writers: set[str] = set()  # the threads the model wrote its answers in
+    write = offline.write
+
+    def written_where(messages: Any) -> str:
+        writers.add(threading.current_thread().name)
+        return write(messages)
+
+    monkeypatch.setattr(offline, "write", written_where)
     settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.001
-    said = gateway.complete(prompt.messages, on_chunk=lambda _: threads.add(threading.current_thread().name))
-    assert threads == {threading.current_thread().name} and said.attempts == 1
+    said = gateway.complete(prompt.messages, on_chunk=lambda _: None)
+    assert writers == {threading.current_thread().name} and said.attempts == 1
     # 40 words a second against a deadline of a fifth of a second: the first attempt gives up at the deadline,
     # and so does the retry.
     settings.MERCURY_OFFLINE_TOKEN_DELAY, settings.MERCURY_MODEL_TIMEOUT = 0.025, 0.2
