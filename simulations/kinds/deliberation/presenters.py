@@ -4,11 +4,12 @@ the templates under simulations/kinds/deliberation/templates/deliberation/ draw 
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
+
+from simulations.services.form_keys import new_form_key
 
 from . import machine
 from .report import CAUSES
@@ -212,7 +213,7 @@ def page_context(scenario: DeliberationScenario, state: DeliberationState, *, ga
         "round": state.round,
         "max_rounds": MAX_ROUNDS,
         "version": game.version,
-        "idem": uuid.uuid4().hex,  # one key per render: a move made from it commits at most once
+        "idem": new_form_key(),  # one key per render: a move made from it commits at most once
         "you": scenario.persona(state.human_seat).label if state.human_seat else "",
         "committee": committee(scenario, state),
         "submission": submission_view(state.submission),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import uuid
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game
+from simulations.services.form_keys import new_form_key
 
 PHASES: dict[str, str] = {
     Status.ROLE_SELECTION: "Choose your delegation",
@@ -334,7 +334,7 @@ def game_context(game: Game) -> dict[str, Any]:
         "status": state.status,
         "version": game.version,
         # One key per render: whichever move is made from this render, it is committed at most once.
-        "idem": uuid.uuid4().hex,
+        "idem": new_form_key(),
         "human": {"id": human, "name": scenario.display_name(human)} if human else None,
         "step": step,
         "action": _action(scenario, state, step),

@@ -4,7 +4,6 @@ the score per branch) and the admin's preview. The shared shells have already ch
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -14,6 +13,7 @@ from django.template.loader import render_to_string
 from simulations.engine.errors import InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive
+from simulations.services.form_keys import new_form_key
 from simulations.services.message_text import UnreadableText, normalise_message
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
@@ -46,7 +46,7 @@ def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model
 def _context(game: Game) -> dict[str, Any]:
     """Every render carries a fresh idempotency key for the forms (a re-sent post of the same form commits once)."""
     return chat_context(scenario_of(game), state_of(game)) | {
-        "game": game, "max_message": MAX_MESSAGE, "idem": secrets.token_urlsafe(12),
+        "game": game, "max_message": MAX_MESSAGE, "idem": new_form_key(),
     }  # fmt: skip
 
 
