@@ -22,6 +22,7 @@ from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game
 from simulations.services.form_keys import new_form_key
+from simulations.services.region_memo import render_region
 
 PHASES: dict[str, str] = {
     Status.ROLE_SELECTION: "Choose your delegation",
@@ -435,8 +436,23 @@ def _region_oob(version: int) -> SafeString:
     return SafeString(f' hx-swap-oob="outerHTML" data-version="{int(version)}"')
 
 
+# Where a region's swap attributes go in its kept HTML (`_marked_region`): one render serves the page's own panels
+# (without them) and an update (with the version of the moment). Escaped text can never contain it.
+_OOB_MARK = SafeString(' data-region-oob=""')
+
+
 def _region(name: str, context: dict[str, Any], request: Any = None) -> str:
     return render_to_string(f"negotiation/_panel_{name}.html", context, request=request)
+
+
+def _marked_region(name: str, context: dict[str, Any]) -> str:
+    """A region other than the move, with `_OOB_MARK` for its swap attributes, rendered again only when what it
+    read has changed (services/region_memo.py): an update renders every region to compare them, and most are as
+    they were. The move is always rendered: it carries the version and a new key, and with a request its CSRF
+    field."""
+    return render_region(
+        f"negotiation/_panel_{name}.html", context | {"region_oob": _OOB_MARK}, owner=context["game"].pk
+    )
 
 
 def render_panels(
@@ -446,7 +462,12 @@ def render_panels(
     (without their swap attributes) by the caller."""
     rendered = rendered or {}
     regions = "".join(
-        rendered[name] if name in rendered else _region(name, context, request) for name in PANEL_REGIONS
+        rendered[name]
+        if name in rendered
+        else _region(name, context, request)
+        if name == "actions"
+        else _marked_region(name, context).replace(_OOB_MARK, "", 1)
+        for name in PANEL_REGIONS
     )
     return SafeString(
         render_to_string(
@@ -475,10 +496,9 @@ def render_update(
     context = game_context(game) | {"entries": entries, "oob": True}
     oob = _region_oob(game.version)
     # Every region is rendered, sent or not: its HTML is what the page's memory compares.
-    rendered = {
-        name: _region(name, context | {"region_oob": oob}) for name in PANEL_REGIONS if name != "actions"
-    }
-    bare = {name: html.replace(oob, "", 1) for name, html in rendered.items()}
+    marked = {name: _marked_region(name, context) for name in PANEL_REGIONS if name != "actions"}
+    rendered = {name: html.replace(_OOB_MARK, oob, 1) for name, html in marked.items()}
+    bare = {name: html.replace(_OOB_MARK, "", 1) for name, html in marked.items()}
     regions = {name: _fingerprint(html) for name, html in bare.items()}
     if full or not shown:
         parts: list[str] = [render_panels(context, rendered=bare)]
