@@ -105,6 +105,11 @@ def test_every_kept_region_is_what_a_fresh_render_gives_at_every_step_of_a_game(
             kept = presenters._marked_region(name, context)
             fresh = render_to_string(template, context | {"region_oob": presenters._OOB_MARK})
             assert kept == fresh, (played.version, name)
+            # Every name a region reads is the game's context's own (or `forloop`, which a loop looks up for an
+            # enclosing loop): none comes from a context processor (the user, the CSRF token), which the memo's
+            # renders, taking no request, would leave empty.
+            read = {n for n, _ in region_memo._kept[(played.pk, template)][0]}
+            assert read <= set(context) | {"region_oob", "forloop"}, (name, read - set(context))
             checked["reused"] += was is not None and region_memo._kept[(played.pk, template)] is was
         checked["steps"] += 1
 
