@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.rows import count_rows, insert_rows, rows_after, update_row
+from simulations.services.rows import EncodesItself, count_rows, insert_rows, rows_after, update_row
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -102,3 +104,49 @@ def test_a_game_read_by_its_built_statement_equals_the_orms_read() -> None:
     )
     assert state_of(by_statement) == state_of(by_orm)
     assert game_with_scenario(10**9) is None
+
+
+def test_a_committed_state_is_stored_as_its_own_json_text_and_reads_back_equal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A negotiation's committed state writes its own text (pydantic's, from the object it was dumped from), in the
+    game's row and in a keyframe checkpoint, instead of `json.dumps` of the dict; read back, it is that dict. A
+    plain dict still goes the ORM's way."""
+    from django.db import connection
+
+    from simulations.kinds.negotiation.games import state_of
+    from simulations.models import Checkpoint
+    from simulations.services.turns import create_game
+
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    stored = game.state
+    expected = dict(stored)
+    assert isinstance(stored, EncodesItself)
+    dumped: list[object] = []
+    real_dumps = json.dumps
+
+    def counted(value: object, *args: object, **kwargs: object) -> str:
+        dumped.append(value)
+        return real_dumps(value, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(json, "dumps", counted)
+    game.version += 1
+    update_row(game, ("state", "version"))
+    insert_rows(
+        [
+            Checkpoint(
+                game=game, seq=game.version, after_event=1, transcript_seq=0, schema_version=1, state=stored
+            )
+        ]
+    )
+    assert not any(value is stored for value in dumped)
+    monkeypatch.undo()
+    assert Game.objects.get(pk=game.pk).state == expected
+    assert Checkpoint.objects.get(game=game, seq=game.version).state == expected
+    if connection.vendor == "sqlite":  # the text as written (PostgreSQL's jsonb keeps no text)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT state FROM {Game._meta.db_table} WHERE id = %s", [game.pk])
+            assert cursor.fetchone()[0] == state_of(game).model_dump_json()
+    game.state = {"plain": "dict"}
+    update_row(game, ("state",))
+    assert Game.objects.get(pk=game.pk).state == {"plain": "dict"}

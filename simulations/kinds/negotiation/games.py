@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from simulations.services.rows import EncodesItself
 from simulations.services.scenarios import parsed_scenario
 
 from . import machine
@@ -40,7 +41,7 @@ def state_of(game: Game) -> GameState:
     return state
 
 
-class CommittedState(dict[str, Any]):
+class CommittedState(dict[str, Any], EncodesItself):
     """A committed state as stored (a dict, which is what the game row holds) that keeps its parsed object: the
     game a commit leaves holds this very dict, so its next step, prompt and commit (which would parse it again)
     take the object instead; a game read from the database gets one at its first `state_of`. The object lives
@@ -50,6 +51,10 @@ class CommittedState(dict[str, Any]):
 
     __slots__ = ("parsed",)
     parsed: GameState
+
+    def json_text(self) -> str:
+        """The stored text, written by pydantic from the object (a third of `json.dumps`'s time for this dict)."""
+        return self.parsed.model_dump_json()
 
 
 def committed_state(state: GameState) -> dict[str, Any]:
