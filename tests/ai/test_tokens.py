@@ -3,6 +3,9 @@ must give what counting the whole text at once gives."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from simulations.ai.tokens import estimate_tokens
 
 
@@ -24,3 +27,28 @@ def test_a_text_counts_the_same_whole_or_split_into_lines() -> None:
     assert estimate_tokens(whole) == sum(estimate_tokens(line) for line in lines)
     # A line break counts as white space, exactly as a space does: nothing joins across it.
     assert estimate_tokens(whole) == estimate_tokens(whole.replace("\n", " "))
+
+
+def _by_the_rule(text: str) -> int:
+    """The estimate as its rule says, piece by piece: a word of n letters is 1 + (n - 1) // 6 pieces, a run of
+    digits one, any other mark one."""
+    count = 0
+    for piece in re.findall(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]", text):
+        count += 1 + (len(piece) - 1) // 6 if piece.isalpha() else 1
+    return count
+
+
+def test_every_shipped_scenario_text_counts_as_the_rule_says() -> None:
+    """The counts are stored with each model call and spent from a game's budget: the way they are computed must
+    not change them. Every scenario file, and text with accents, other scripts and long words."""
+    texts = [p.read_text() for p in sorted(Path("scenarios").rglob("*.yaml"))]
+    texts += [
+        "Ça va — «quoted» ñandú Ωmega 東京 x" * 3,
+        "a" * 100,
+        "12ab34cd",
+        "supercalifragilistic!",
+        "ü" * 9,
+    ]
+    assert len(texts) > 20
+    for text in texts:
+        assert estimate_tokens(text) == _by_the_rule(text)
