@@ -461,14 +461,15 @@ def render_panels(
     """The panels whole: `#panels` around every region, in the page's order. `rendered`: regions already rendered
     (without their swap attributes) by the caller."""
     rendered = rendered or {}
-    regions = "".join(
-        rendered[name]
-        if name in rendered
-        else _region(name, context, request)
-        if name == "actions"
-        else _marked_region(name, context).replace(_OOB_MARK, "", 1)
-        for name in PANEL_REGIONS
-    )
+
+    def region(name: str) -> str:
+        if name in rendered:
+            return rendered[name]
+        if name == "actions":  # the only region that takes the request (its CSRF field)
+            return _region(name, context, request)
+        return _marked_region(name, context).replace(_OOB_MARK, "", 1)
+
+    regions = "".join(region(name) for name in PANEL_REGIONS)
     return SafeString(
         render_to_string(
             "negotiation/_panels.html", context | {"regions": SafeString(regions)}, request=request
@@ -495,7 +496,7 @@ def render_update(
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
     oob = _region_oob(game.version)
-    # Every region is rendered, sent or not: its HTML is what the page's memory compares.
+    # Every region is rendered (or its kept render reused), sent or not: its HTML is what the page's memory compares.
     marked = {name: _marked_region(name, context) for name in PANEL_REGIONS if name != "actions"}
     rendered = {name: html.replace(_OOB_MARK, oob, 1) for name, html in marked.items()}
     bare = {name: html.replace(_OOB_MARK, "", 1) for name, html in marked.items()}
