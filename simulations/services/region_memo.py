@@ -9,7 +9,9 @@ reads, so equal values give equal HTML; the template need not declare what it re
 
 What this needs from a caller: a context of plain values (dicts, lists, strings, numbers), compared with `==`. A
 value that compares by identity rather than content, a model instance above all (`==` compares primary keys), makes
-the render unkept: a template reading `game.status` must not be reused when only the status changed. Renders take
+the render unkept: a template reading `game.status` must not be reused when only the status changed. Only the
+values the context itself holds are looked at: a model inside a dict or list would pass unseen, so contexts keep
+models at their top level (the negotiation's `game`). Renders take
 no request: context processors put their names (the user, the CSRF token) in a dictionary this module does not see.
 """
 

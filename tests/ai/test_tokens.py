@@ -8,6 +8,8 @@ from pathlib import Path
 
 from simulations.ai.tokens import estimate_tokens
 
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
 
 def test_words_numbers_and_marks_count_like_word_pieces() -> None:
     assert estimate_tokens("") == 0
@@ -41,7 +43,7 @@ def _by_the_rule(text: str) -> int:
 def test_every_shipped_scenario_text_counts_as_the_rule_says() -> None:
     """The counts are stored with each model call and spent from a game's budget: the way they are computed must
     not change them. Every scenario file, and text with accents, other scripts and long words."""
-    texts = [p.read_text() for p in sorted(Path("scenarios").rglob("*.yaml"))]
+    texts = [p.read_text() for p in sorted(SCENARIOS.rglob("*.yaml"))]
     texts += [
         "Ça va — «quoted» ñandú Ωmega 東京 x" * 3,
         "a" * 100,
