@@ -301,6 +301,7 @@ class SetUp:
         self.name, self.env, self.tmp = name, env, tmp
         self.port = free_port()
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.roles: list[str] = []  # each process's role ("server", "web", "worker"), as `procs`
         if name == "embedded":
             self._start("server", ["daphne", "-b", "127.0.0.1", "-p", str(self.port),
                                    "mercury.asgi:application"])  # fmt: skip
@@ -321,6 +322,7 @@ class SetUp:
             time.sleep(0.1)
 
     def _start(self, name: str, argv: list[str]) -> None:
+        self.roles.append(name.split("-")[0])
         with (self.tmp / f"{name}.log").open("wb") as log:
             self.procs.append(subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                                start_new_session=True))  # fmt: skip
@@ -340,6 +342,17 @@ class SetUp:
             except (OSError, ValueError):
                 continue
         return total
+
+    def cpu_by_role(self) -> dict[str, float]:
+        """CPU seconds so far of each role's processes (gunicorn's and its uvicorn processes are "web")."""
+        totals: dict[str, float] = {}
+        for role, proc in zip(self.roles, self.procs, strict=True):
+            for pid in _tree(proc.pid):
+                try:
+                    totals[role] = totals.get(role, 0.0) + proc_cpu(pid)[0]
+                except (OSError, ValueError):
+                    continue
+        return totals
 
     def rss(self) -> int:
         return sum(_rss_bytes(pid) for pid in self.pids())
@@ -389,6 +402,18 @@ class PgProbe:
         master = _postmaster_pid()
         reaped = proc_cpu(master)[1] if master else 0.0
         return {"sessions": sessions, "commits": commits, "cpu": live + reaped}
+
+
+def redis_cpu() -> float | None:
+    """CPU seconds so far of the machine's Redis server (every database of it: an upper bound for one set-up's
+    share on a shared machine), or None without one."""
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if path.read_bytes().split(b" ")[0].split(b"\x00")[0].endswith(b"redis-server"):
+                return proc_cpu(int(path.parent.name))[0]
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def _postmaster_pid() -> int | None:

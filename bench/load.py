@@ -37,7 +37,9 @@ seconds after the last client started, a window of --window seconds is measured:
 - lost and duplicated frames: after the window, every entry the student may see up to the newest one a client was
   shown must have reached it (lost otherwise), each once (duplicated otherwise);
 - CPU and memory: CPU seconds of every process of the set-up (and PostgreSQL's backends) in the window, per game
-  and second (as a share of one core); resident memory of the set-up's processes at the window's end, per game;
+  and second (as a share of one core), and per committed turn by role (web, worker or the embedded server;
+  PostgreSQL's backends and the machine's Redis, upper bounds on a shared machine; this process's clients);
+  resident memory of the set-up's processes at the window's end, per game;
 - commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
   database's growth per game and minute.
 
@@ -82,6 +84,7 @@ from bench.http_games import (  # noqa: E402
     _radios,
     fresh_postgres,
     percentile,
+    redis_cpu,
     revision,
 )
 
@@ -425,6 +428,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             async def snapshot_at_open() -> None:  # taken when the window opens
                 await asyncio.sleep(args.ramp + args.settle)
                 before.update(cpu=setup.cpu(), pg=pg.snapshot() if pg else None, client=time.process_time(),
+                              roles=setup.cpu_by_role(), redis=redis_cpu(),
                               db=await loop.run_in_executor(None, database_figures, args, tmp))  # fmt: skip
 
             snap = asyncio.create_task(snapshot_at_open())
@@ -435,6 +439,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
 
         opened, closed = asyncio.run(main())
         cpu, rss, client_cpu = setup.cpu(), setup.rss(), time.process_time()
+        roles, redis_after = setup.cpu_by_role(), redis_cpu()
         pg_after = pg.snapshot() if pg else None
         after = database_figures(args, tmp)
     finally:
@@ -459,6 +464,15 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             errors[e.split(":")[0]] = errors.get(e.split(":")[0], 0) + 1
     server_cpu = cpu - before["cpu"]
     pg_cpu = (pg_after["cpu"] - before["pg"]["cpu"]) if pg and pg_after else 0.0
+    turns = after["versions"] - before["db"]["versions"]
+    # Where a turn's CPU goes: each role's processes, PostgreSQL's backends and the machine's Redis (upper bounds
+    # on a shared machine), and this process's clients; per committed turn, which is what the aim is short of.
+    spent = {role: seconds - before["roles"].get(role, 0.0) for role, seconds in roles.items()}
+    if pg:
+        spent["postgres"] = pg_cpu
+    if redis_after is not None and before["redis"] is not None and args.setup == "scaled":
+        spent["redis"] = redis_after - before["redis"]
+    spent["clients"] = client_cpu - before["client"]
     return {
         "clients": clients,
         "window_s": span,
@@ -495,7 +509,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "client_cpu_cores": (client_cpu - before["client"]) / span,
         "rss_mb_per_game": rss / clients / 2**20,
         "rss_mb": rss / 2**20,
-        "turns_per_s": (after["versions"] - before["db"]["versions"]) / span,
+        "turns_per_s": turns / span,
+        "cpu_ms_per_turn": {role: 1000 * seconds / turns for role, seconds in spent.items()} if turns else {},
         "pg_commits_per_s": ((pg_after["commits"] - before["pg"]["commits"]) / span)
         if pg and pg_after
         else None,
@@ -531,6 +546,9 @@ def render(report: dict[str, Any]) -> str:
                 f"  K={r['clients']} a frame's way, p50 / p99 ms: {hops}; the client's loop late "
                 f"{lag.get('p50', 0):.0f} / {lag.get('p99', 0):.0f}"
             )
+        if r.get("cpu_ms_per_turn"):
+            split = ", ".join(f"{role} {ms:.1f}" for role, ms in r["cpu_ms_per_turn"].items())
+            lines.append(f"  K={r['clients']} CPU a committed turn, ms: {split}")
     return "\n".join(lines)
 
 
