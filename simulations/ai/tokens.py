@@ -16,13 +16,19 @@ METHOD = "estimate:wordpiece"
 _PIECE = re.compile(r"[A-Za-z]{1,6}|\d+|[^\sA-Za-z\d]")
 
 
+# Where a text may be cut without changing its count: at a line break (white space, never inside a piece) and at a
+# comma (a mark, always a piece of its own, so it also ends the piece before it). Each cut's count is memoised.
+_CUTS = re.compile(r"[\n,]")
+
+
 def estimate_tokens(text: str) -> int:
-    """Counted line by line, each line memoised: no piece spans a line break, so the sum is the whole text's
-    count, and a prompt is mostly lines of earlier prompts (a seat's instructions, the facts and memory of
-    earlier turns): counting every prompt whole cost the offline model about 7 % of a headless game."""
-    return sum(map(_line_tokens, text.split("\n")))
+    """Counted a comma-or-line at a time, each memoised, plus one piece per comma: a prompt is mostly parts of
+    earlier prompts (a seat's instructions, the facts and memory of earlier turns), and its facts block is one line
+    of several kilobytes, new at every turn but made of clauses mostly the same as the last turn's. Counting the
+    lines cost the offline model about 7 % of a headless game, and that one line half of what was left."""
+    return sum(map(_cut_tokens, _CUTS.split(text))) + text.count(",")
 
 
-@functools.lru_cache(maxsize=16_384)
-def _line_tokens(line: str) -> int:
-    return len(_PIECE.findall(line))
+@functools.lru_cache(maxsize=65_536)
+def _cut_tokens(cut: str) -> int:
+    return len(_PIECE.findall(cut))

@@ -1,10 +1,13 @@
-"""The offline provider's token estimate (simulations/ai/tokens.py): counted line by line, memoised per line, it
-must give what counting the whole text at once gives."""
+"""The offline provider's token estimate (simulations/ai/tokens.py): counted a comma-or-line at a time, memoised per
+cut, it must give what counting the whole text at once gives."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+
+import yaml
 
 from simulations.ai.tokens import estimate_tokens
 
@@ -43,14 +46,19 @@ def _by_the_rule(text: str) -> int:
 def test_every_shipped_scenario_text_counts_as_the_rule_says() -> None:
     """The counts are stored with each model call and spent from a game's budget: the way they are computed must
     not change them. Every scenario file, and text with accents, other scripts and long words."""
-    texts = [p.read_text() for p in sorted(SCENARIOS.rglob("*.yaml"))]
+    files = sorted(SCENARIOS.rglob("*.yaml"))
+    texts = [p.read_text() for p in files]
+    # As a prompt's facts block carries them: one long line of JSON, cut at its commas.
+    texts += [json.dumps(yaml.safe_load(p.read_text()), ensure_ascii=False, sort_keys=True) for p in files]
     texts += [
         "Ça va — «quoted» ñandú Ωmega 東京 x" * 3,
         "a" * 100,
         "12ab34cd",
         "supercalifragilistic!",
         "ü" * 9,
+        ",,a,,bcdefgh,1,2,,",
+        "word,word,12,34,abcdefghijkl,mnopqr,",
     ]
-    assert len(texts) > 20
+    assert len(texts) > 40
     for text in texts:
         assert estimate_tokens(text) == _by_the_rule(text)
