@@ -32,13 +32,11 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import threading
 import time
 from collections import defaultdict, deque
 from copy import deepcopy
 from typing import Any
 
-import redis
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
@@ -75,21 +73,12 @@ async def _run_script(connection: Any, script: str, sha: str, keys: list[str], a
         return await connection.eval(script, len(keys), *keys, *args)
 
 
-def _run_script_blocking(client: redis.Redis, keys: list[str], args: list[Any]) -> Any:
-    try:
-        return client.evalsha(GROUP_SEND_SHA, len(keys), *keys, *args)
-    except NoScriptError:
-        return client.eval(GROUP_SEND_LUA, len(keys), *keys, *args)
-
-
 class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
     def __init__(self, *args: Any, receive_batch: int = RECEIVE_BATCH, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.receive_batch = receive_batch
         self._taken: defaultdict[str, deque[tuple[Any, dict[str, Any]]]] = defaultdict(deque)
         self._taking: dict[str, asyncio.Future[None]] = {}
-        self._blocking: dict[int, redis.Redis] = {}
-        self._blocking_lock = threading.Lock()
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         """channels_redis's group send in two round trips instead of four (see the module's docstring)."""
@@ -100,53 +89,17 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         pipe.zremrangebyscore(key, min=0, max=int(time.time()) - self.group_expiry)
         pipe.zrange(key, 0, -1)
         _, members = await pipe.execute()
-        for index, keys, args in self._deliveries(members, message):
-            over = await _run_script(self.connection(index), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
-            if over > 0:
-                logger.info("%s of %s channels over capacity in group %s", over, len(members), group)
-
-    @property
-    def sends_blocking(self) -> bool:
-        """Whether `group_send_blocking` can reach every host (each given by its address, not by sentinels)."""
-        return all("address" in host for host in self.hosts)
-
-    def group_send_blocking(self, group: str, message: dict[str, Any]) -> None:
-        """`group_send` for a thread with no event loop of its own (a `drive_worker`'s drives): the same commands
-        in the same two round trips, over redis-py's blocking client, whose connections the process's threads
-        share. Running the coroutine on a loop kept by the thread cost the sender about 1.6 times the CPU (the loop's
-        own turns around each reply; bench/channel_sends.py, 1 Dec 2026: 373 against 235 µs a send)."""
-        assert self.require_valid_group_name(group), "Group name not valid"
-        key = self._group_key(group)
-        pipe = self._blocking_client(self.consistent_hash(group)).pipeline(transaction=False)
-        pipe.zremrangebyscore(key, min=0, max=int(time.time()) - self.group_expiry)
-        pipe.zrange(key, 0, -1)
-        _, members = pipe.execute()
-        for index, keys, args in self._deliveries(members, message):
-            over = _run_script_blocking(self._blocking_client(index), keys, args)
-            if over > 0:
-                logger.info("%s of %s channels over capacity in group %s", over, len(members), group)
-
-    def _deliveries(
-        self, members: list[bytes], message: dict[str, Any]
-    ) -> list[tuple[int, list[str], list[Any]]]:
-        """Per Redis server holding members: its index, the members' keys and the group-send script's arguments
-        (channels_redis's own mapping, serialisation and capacities)."""
         names = [x.decode("utf8") for x in members]
         by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(names, message)
-        return [
-            (index, keys, [message_of[k] for k in keys] + [capacity_of[k] for k in keys] + [time.time(), int(self.expiry)])
-            for index, keys in by_connection.items()
-        ]  # fmt: skip
-
-    def _blocking_client(self, index: int) -> redis.Redis:
-        client = self._blocking.get(index)
-        if client is None:
-            with self._blocking_lock:
-                client = self._blocking.get(index)
-                if client is None:
-                    host = dict(self.hosts[index])
-                    client = self._blocking[index] = redis.Redis.from_url(host.pop("address"), **host)
-        return client
+        for index, keys in by_connection.items():
+            args = (
+                [message_of[k] for k in keys]
+                + [capacity_of[k] for k in keys]
+                + [time.time(), int(self.expiry)]
+            )
+            over = await _run_script(self.connection(index), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
+            if over > 0:
+                logger.info("%s of %s channels over capacity in group %s", over, len(names), group)
 
     async def receive_single(self, channel: str) -> tuple[Any, dict[str, Any]]:
         """The next message of `channel` and the channel (or channels, for a group) it is for. A process channel

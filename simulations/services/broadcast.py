@@ -5,12 +5,10 @@ Senders run anywhere: in a request, in the server's embedded worker threads, or 
 The in-memory channel layer is asyncio queues owned by the server's event loop and is not thread-safe, so a
 thread outside that loop hands its message to the loop (`serve_from_loop` records it) instead of running a
 private loop of its own; with Redis too, since that loop already holds the process's Redis connections. In a
-process with no server (a `drive_worker`) the default layer sends with redis-py's blocking client, whose
-connections the process's threads share (`BatchedRedisChannelLayer.group_send_blocking`); another Redis layer gets
-an event loop kept by each sending thread (`_thread_loop`): channels_redis keeps its connections per event loop,
-and a fresh loop per message (what `async_to_sync` does in a worker thread) cost about 3 ms of CPU and a new Redis
-connection for every streamed frame; a kept loop sends one in about 0.3 ms over the thread's one connection, the
-blocking client in about two thirds of that. (One loop for the whole worker
+process with no server (a `drive_worker`) each sending thread keeps one event loop of its own for the purpose
+(`_thread_loop`): channels_redis keeps its connections per event loop, and a fresh loop per message (what
+`async_to_sync` does in a worker thread) cost about 3 ms of CPU and a new Redis connection for every streamed
+frame; a kept loop sends one in about 0.3 ms over the thread's one connection. (One loop for the whole worker
 process was tried: every message then waits for that loop's thread to get the GIL among a hundred drive
 threads, and under load the streams slowed. A server's request threads live for one request each, so a loop
 kept per thread would open a connection per request there.)
@@ -32,7 +30,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 
-from mercury.channel_layer import BatchedRedisChannelLayer, LocalChannelLayer
+from mercury.channel_layer import LocalChannelLayer
 
 logger = logging.getLogger("mercury")
 _server_loop: asyncio.AbstractEventLoop | None = None
@@ -87,9 +85,6 @@ def _send(group: str, message: dict[str, Any]) -> None:
         # headless game about a tenth of a second.
         if layer.groups.get(group):
             async_to_sync(layer.group_send)(group, message)
-        return
-    if isinstance(layer, BatchedRedisChannelLayer) and layer.sends_blocking:
-        layer.group_send_blocking(group, message)
         return
     _thread_loop().run_until_complete(layer.group_send(group, message))
 
