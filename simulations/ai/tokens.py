@@ -24,8 +24,9 @@ _CUTS = re.compile(r"[\n,]")
 def estimate_tokens(text: str) -> int:
     """Counted a comma-or-line at a time, each memoised, plus one piece per comma: a prompt is mostly parts of
     earlier prompts (a seat's instructions, the facts and memory of earlier turns), and its facts block is one line
-    of several kilobytes, new at every turn but made of clauses mostly the same as the last turn's. Counting the
-    lines cost the offline model about 7 % of a headless game, and that one line half of what was left."""
+    of several kilobytes, new at every turn but made of clauses mostly the same as the last turn's. Counted whole,
+    prompts cost the offline model about 7 % of a headless game; memoised by line, that one line was still half
+    of the counting (bench/tokens.py: 535 µs a call by line, 268 by cut)."""
     return sum(map(_cut_tokens, _CUTS.split(text))) + text.count(",")
 
 
