@@ -297,6 +297,7 @@ class SetUp:
         *,
         web: int = 2,
         workers: int = 2,
+        gunicorn_config: Path | None = None,
     ) -> None:
         self.name, self.env, self.tmp = name, env, tmp
         self.port = free_port()
@@ -306,7 +307,8 @@ class SetUp:
             self._start("server", ["daphne", "-b", "127.0.0.1", "-p", str(self.port),
                                    "mercury.asgi:application"])  # fmt: skip
         else:
-            self._start("web", ["gunicorn", "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
+            config = ["-c", str(gunicorn_config)] if gunicorn_config else []
+            self._start("web", ["gunicorn", *config, "mercury.asgi:application", "-k", "mercury.asgi_worker.MercuryUvicornWorker",
                                 "--workers", str(web), "--bind", f"127.0.0.1:{self.port}", "--no-control-socket",
                                 "--graceful-timeout", "5", "--keep-alive", "30"])  # fmt: skip
             for n in range(workers):

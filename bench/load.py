@@ -409,9 +409,47 @@ def longest_wait(student: Student, opened: float, closed: float) -> float:
     return max([*waits, 0.0 if student.thinking else closed - max(last, opened)])
 
 
+def _timers_folder(args: argparse.Namespace, tmp: Path, clients: int) -> Path | None:
+    """Where the web processes' timers report (`--profile-web`, scaled set-up only), emptied for this level."""
+    if not (args.profile_web and args.setup == "scaled"):
+        return None
+    folder = tmp / f"timers-{clients}"
+    folder.mkdir(exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    return folder
+
+
+def _web_timers(folder: Path) -> dict[str, dict[str, tuple[float, int]]]:
+    """The web processes' CPU over the window (bench/gunicorn_timers.py), summed: by thread kind (seconds, 0 calls)
+    and by code path (seconds, calls)."""
+    (folder / "snap-close").touch()
+    deadline = time.monotonic() + 5
+    while len(list(folder.glob("snap-close.*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    threads: dict[str, list[float]] = {}
+    paths: dict[str, list[float]] = {}
+    for report in folder.glob("snap-close.*.json"):
+        found = json.loads(report.read_text())
+        for name, seconds in found["threads"].items():
+            threads.setdefault(name, [0.0, 0])[0] += seconds
+        for name, (seconds, calls) in found["paths"].items():
+            total = paths.setdefault(name, [0.0, 0])
+            total[0] += seconds
+            total[1] += calls
+    as_pairs = lambda d: {k: (v[0], int(v[1])) for k, v in sorted(d.items(), key=lambda kv: -kv[1][0])}  # noqa: E731
+    return {"threads": as_pairs(threads), "paths": as_pairs(paths)}
+
+
 def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: int) -> dict[str, Any]:
     keys = fresh_database(args, tmp, clients)
-    setup = SetUp(args.setup, env, tmp, args.worker_threads)
+    timers = _timers_folder(args, tmp, clients)
+    if timers is not None:
+        env = env | {"MERCURY_BENCH_TIMERS_DIR": str(timers)}
+    setup = SetUp(
+        args.setup, env, tmp, args.worker_threads,
+        gunicorn_config=ROOT / "bench" / "gunicorn_timers.py" if timers is not None else None,
+    )  # fmt: skip
     pg = PgProbe(args.database_url) if args.setup == "scaled" else None
     try:
         students = [
@@ -427,6 +465,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
 
             async def snapshot_at_open() -> None:  # taken when the window opens
                 await asyncio.sleep(args.ramp + args.settle)
+                if timers is not None:
+                    (timers / "snap-open").touch()
                 before.update(cpu=setup.cpu(), pg=pg.snapshot() if pg else None, client=time.process_time(),
                               roles=setup.cpu_by_role(), redis=redis_cpu(),
                               db=await loop.run_in_executor(None, database_figures, args, tmp))  # fmt: skip
@@ -440,6 +480,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         opened, closed = asyncio.run(main())
         cpu, rss, client_cpu = setup.cpu(), setup.rss(), time.process_time()
         roles, redis_after = setup.cpu_by_role(), redis_cpu()
+        web_paths = _web_timers(timers) if timers is not None else None
         pg_after = pg.snapshot() if pg else None
         after = database_figures(args, tmp)
     finally:
@@ -511,6 +552,12 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "rss_mb": rss / 2**20,
         "turns_per_s": turns / span,
         "cpu_ms_per_turn": {role: 1000 * seconds / turns for role, seconds in spent.items()} if turns else {},
+        "web_ms_per_turn": {
+            part: {name: [round(1000 * sec / turns, 2), calls] for name, (sec, calls) in found.items()}
+            for part, found in web_paths.items()
+        }
+        if web_paths and turns
+        else None,
         "pg_commits_per_s": ((pg_after["commits"] - before["pg"]["commits"]) / span)
         if pg and pg_after
         else None,
@@ -549,6 +596,13 @@ def render(report: dict[str, Any]) -> str:
         if r.get("cpu_ms_per_turn"):
             split = ", ".join(f"{role} {ms:.1f}" for role, ms in r["cpu_ms_per_turn"].items())
             lines.append(f"  K={r['clients']} CPU a committed turn, ms: {split}")
+        for part, found in (r.get("web_ms_per_turn") or {}).items():
+            shown = ", ".join(
+                f"{name} {ms:.2f}" + (f" ({calls})" if calls else "") for name, (ms, calls) in found.items()
+            )
+            lines.append(
+                f"  K={r['clients']} web processes' {part}, ms a turn (calls in the window): {shown}"
+            )
     return "\n".join(lines)
 
 
@@ -578,6 +632,11 @@ def main() -> int:
     )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--note", default="")
+    parser.add_argument(
+        "--profile-web",
+        action="store_true",
+        help="scaled: the web processes' CPU a turn by thread kind and code path (bench/gunicorn_timers.py)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mercury-load-"))
     env = configure(args, tmp)

@@ -4,6 +4,7 @@ around Thread._bootstrap_inner), so short-lived threads (one per request, per mo
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -47,14 +48,17 @@ def report() -> dict[str, float]:
         out: dict[str, float] = defaultdict(float, _done)
         _done.clear()
         for thread in threading.enumerate():
-            if thread.native_id is None:
+            # On Linux the main thread's id is the process's; a forked child (a gunicorn worker) keeps its
+            # parent's in `native_id` (Python 3.11).
+            native = os.getpid() if thread is threading.main_thread() else thread.native_id
+            if native is None:
                 continue
             try:
-                now = _cpu(thread.native_id)
+                now = _cpu(native)
             except (OSError, ValueError, IndexError):
                 continue
-            out[kind(thread.name)] += now - _reported.get(thread.native_id, 0.0)
-            _reported[thread.native_id] = now
+            out[kind(thread.name)] += now - _reported.get(native, 0.0)
+            _reported[native] = now
     return {k: round(v, 3) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.005}
 
 
