@@ -411,7 +411,9 @@ def redis_cpu() -> float | None:
     share on a shared machine), or None without one."""
     for path in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            if path.read_bytes().split(b" ")[0].split(b"\x00")[0].endswith(b"redis-server"):
+            # Redis rewrites its process title with spaces: "redis-server 127.0.0.1:6379".
+            program = path.read_bytes().split(b"\x00")[0].split(b" ")[0]
+            if program.endswith(b"redis-server"):
                 return proc_cpu(int(path.parent.name))[0]
         except (OSError, ValueError):
             continue

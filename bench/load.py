@@ -420,25 +420,27 @@ def _timers_folder(args: argparse.Namespace, tmp: Path, clients: int) -> Path | 
     return folder
 
 
-def _web_timers(folder: Path) -> dict[str, dict[str, tuple[float, int]]]:
-    """The web processes' CPU over the window (bench/gunicorn_timers.py), summed: by thread kind (seconds, 0 calls)
-    and by code path (seconds, calls)."""
+def _web_timers(folder: Path) -> dict[str, Any]:
+    """The web processes' CPU over the window (bench/gunicorn_timers.py), summed over them: seconds by thread kind,
+    and (seconds, calls) by code path. Each process that reported as the window opened reports as it closes."""
     (folder / "snap-close").touch()
+    processes = len(list(folder.glob("snap-open.*.json")))
     deadline = time.monotonic() + 5
-    while len(list(folder.glob("snap-close.*.json"))) < 2 and time.monotonic() < deadline:
+    while len(list(folder.glob("snap-close.*.json"))) < processes and time.monotonic() < deadline:
         time.sleep(0.1)
-    threads: dict[str, list[float]] = {}
-    paths: dict[str, list[float]] = {}
+    threads: dict[str, float] = {}
+    paths: dict[str, tuple[float, int]] = {}
     for report in folder.glob("snap-close.*.json"):
         found = json.loads(report.read_text())
         for name, seconds in found["threads"].items():
-            threads.setdefault(name, [0.0, 0])[0] += seconds
+            threads[name] = threads.get(name, 0.0) + seconds
         for name, (seconds, calls) in found["paths"].items():
-            total = paths.setdefault(name, [0.0, 0])
-            total[0] += seconds
-            total[1] += calls
-    as_pairs = lambda d: {k: (v[0], int(v[1])) for k, v in sorted(d.items(), key=lambda kv: -kv[1][0])}  # noqa: E731
-    return {"threads": as_pairs(threads), "paths": as_pairs(paths)}
+            was = paths.get(name, (0.0, 0))
+            paths[name] = (was[0] + seconds, was[1] + calls)
+    return {
+        "threads": dict(sorted(threads.items(), key=lambda kv: -kv[1])),
+        "paths": dict(sorted(paths.items(), key=lambda kv: -kv[1][0])),
+    }
 
 
 def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: int) -> dict[str, Any]:
@@ -553,8 +555,11 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "turns_per_s": turns / span,
         "cpu_ms_per_turn": {role: 1000 * seconds / turns for role, seconds in spent.items()} if turns else {},
         "web_ms_per_turn": {
-            part: {name: [round(1000 * sec / turns, 2), calls] for name, (sec, calls) in found.items()}
-            for part, found in web_paths.items()
+            "threads": {name: round(1000 * sec / turns, 2) for name, sec in web_paths["threads"].items()},
+            "paths": {
+                name: [round(1000 * sec / turns, 2), calls]
+                for name, (sec, calls) in web_paths["paths"].items()
+            },
         }
         if web_paths and turns
         else None,
@@ -596,12 +601,13 @@ def render(report: dict[str, Any]) -> str:
         if r.get("cpu_ms_per_turn"):
             split = ", ".join(f"{role} {ms:.1f}" for role, ms in r["cpu_ms_per_turn"].items())
             lines.append(f"  K={r['clients']} CPU a committed turn, ms: {split}")
-        for part, found in (r.get("web_ms_per_turn") or {}).items():
-            shown = ", ".join(
-                f"{name} {ms:.2f}" + (f" ({calls})" if calls else "") for name, (ms, calls) in found.items()
-            )
+        web = r.get("web_ms_per_turn")
+        if web:
+            threads = ", ".join(f"{name} {ms:.2f}" for name, ms in web["threads"].items())
+            paths = ", ".join(f"{name} {ms:.2f} ({calls})" for name, (ms, calls) in web["paths"].items())
+            lines.append(f"  K={r['clients']} web processes' threads, ms a turn: {threads}")
             lines.append(
-                f"  K={r['clients']} web processes' {part}, ms a turn (calls in the window): {shown}"
+                f"  K={r['clients']} web processes' code paths, ms a turn (calls in the window): {paths}"
             )
     return "\n".join(lines)
 
