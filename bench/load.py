@@ -410,8 +410,9 @@ def longest_wait(student: Student, opened: float, closed: float) -> float:
 
 
 def _timers_folder(args: argparse.Namespace, tmp: Path, clients: int) -> Path | None:
-    """Where the web processes' timers report (`--profile-web`, scaled set-up only), emptied for this level."""
-    if not (args.profile_web and args.setup == "scaled"):
+    """Where the processes' timers report (`--profile-web`, `--profile-workers`; scaled set-up only), emptied for
+    this level."""
+    if not ((args.profile_web or args.profile_workers) and args.setup == "scaled"):
         return None
     folder = tmp / f"timers-{clients}"
     folder.mkdir(exist_ok=True)
@@ -420,26 +421,45 @@ def _timers_folder(args: argparse.Namespace, tmp: Path, clients: int) -> Path | 
     return folder
 
 
-def _web_timers(folder: Path) -> dict[str, Any]:
-    """The web processes' CPU over the window (bench/gunicorn_timers.py), summed over them: seconds by thread kind,
-    and (seconds, calls) by code path. Each process that reported as the window opened reports as it closes."""
+def _process_timers(folder: Path) -> dict[str, dict[str, Any]]:
+    """The timed processes' CPU over the window (bench/process_timers.py), summed by role ("web", "worker"):
+    seconds by thread kind, and (seconds, calls) by code path. Each process that reported as the window opened
+    reports as it closes."""
     (folder / "snap-close").touch()
     processes = len(list(folder.glob("snap-open.*.json")))
     deadline = time.monotonic() + 5
     while len(list(folder.glob("snap-close.*.json"))) < processes and time.monotonic() < deadline:
         time.sleep(0.1)
-    threads: dict[str, float] = {}
-    paths: dict[str, tuple[float, int]] = {}
+    roles: dict[str, dict[str, Any]] = {}
     for report in folder.glob("snap-close.*.json"):
+        role = report.name.split(".")[1].split("-")[0]
         found = json.loads(report.read_text())
+        summed = roles.setdefault(role, {"threads": {}, "paths": {}})
+        threads: dict[str, float] = summed["threads"]
+        paths: dict[str, tuple[float, int]] = summed["paths"]
         for name, seconds in found["threads"].items():
             threads[name] = threads.get(name, 0.0) + seconds
         for name, (seconds, calls) in found["paths"].items():
             was = paths.get(name, (0.0, 0))
             paths[name] = (was[0] + seconds, was[1] + calls)
     return {
-        "threads": dict(sorted(threads.items(), key=lambda kv: -kv[1])),
-        "paths": dict(sorted(paths.items(), key=lambda kv: -kv[1][0])),
+        role: {
+            "threads": dict(sorted(summed["threads"].items(), key=lambda kv: -kv[1])),
+            "paths": dict(sorted(summed["paths"].items(), key=lambda kv: -kv[1][0])),
+        }
+        for role, summed in roles.items()
+    }
+
+
+def _per_turn(timers: dict[str, Any] | None, turns: int) -> dict[str, Any] | None:
+    """One role's timers in milliseconds a committed turn (code paths with their calls in the window)."""
+    if not timers or not turns:
+        return None
+    return {
+        "threads": {name: round(1000 * sec / turns, 2) for name, sec in timers["threads"].items()},
+        "paths": {
+            name: [round(1000 * sec / turns, 2), calls] for name, (sec, calls) in timers["paths"].items()
+        },
     }
 
 
@@ -450,7 +470,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         env = env | {"MERCURY_BENCH_TIMERS_DIR": str(timers)}
     setup = SetUp(
         args.setup, env, tmp, args.worker_threads,
-        gunicorn_config=ROOT / "bench" / "gunicorn_timers.py" if timers is not None else None,
+        gunicorn_config=ROOT / "bench" / "gunicorn_timers.py" if timers is not None and args.profile_web else None,
+        worker_launcher=ROOT / "bench" / "process_timers.py" if timers is not None and args.profile_workers else None,
     )  # fmt: skip
     pg = PgProbe(args.database_url) if args.setup == "scaled" else None
     try:
@@ -482,7 +503,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         opened, closed = asyncio.run(main())
         cpu, rss, client_cpu = setup.cpu(), setup.rss(), time.process_time()
         roles, redis_after = setup.cpu_by_role(), redis_cpu()
-        web_paths = _web_timers(timers) if timers is not None else None
+        timed = _process_timers(timers) if timers is not None else {}
         pg_after = pg.snapshot() if pg else None
         after = database_figures(args, tmp)
     finally:
@@ -554,15 +575,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "rss_mb": rss / 2**20,
         "turns_per_s": turns / span,
         "cpu_ms_per_turn": {role: 1000 * seconds / turns for role, seconds in spent.items()} if turns else {},
-        "web_ms_per_turn": {
-            "threads": {name: round(1000 * sec / turns, 2) for name, sec in web_paths["threads"].items()},
-            "paths": {
-                name: [round(1000 * sec / turns, 2), calls]
-                for name, (sec, calls) in web_paths["paths"].items()
-            },
-        }
-        if web_paths and turns
-        else None,
+        "web_ms_per_turn": _per_turn(timed.get("web"), turns),
+        "worker_ms_per_turn": _per_turn(timed.get("worker"), turns),
         "pg_commits_per_s": ((pg_after["commits"] - before["pg"]["commits"]) / span)
         if pg and pg_after
         else None,
@@ -601,14 +615,17 @@ def render(report: dict[str, Any]) -> str:
         if r.get("cpu_ms_per_turn"):
             split = ", ".join(f"{role} {ms:.1f}" for role, ms in r["cpu_ms_per_turn"].items())
             lines.append(f"  K={r['clients']} CPU a committed turn, ms: {split}")
-        web = r.get("web_ms_per_turn")
-        if web:
-            threads = ", ".join(f"{name} {ms:.2f}" for name, ms in web["threads"].items())
-            paths = ", ".join(f"{name} {ms:.2f} ({calls})" for name, (ms, calls) in web["paths"].items())
-            lines.append(f"  K={r['clients']} web processes' threads, ms a turn: {threads}")
-            lines.append(
-                f"  K={r['clients']} web processes' code paths, ms a turn (calls in the window): {paths}"
-            )
+        for role in ("web", "worker"):
+            timers = r.get(f"{role}_ms_per_turn")
+            if timers:
+                threads = ", ".join(f"{name} {ms:.2f}" for name, ms in timers["threads"].items())
+                paths = ", ".join(
+                    f"{name} {ms:.2f} ({calls})" for name, (ms, calls) in timers["paths"].items()
+                )
+                lines.append(f"  K={r['clients']} {role} processes' threads, ms a turn: {threads}")
+                lines.append(
+                    f"  K={r['clients']} {role} processes' code paths, ms a turn (calls in the window): {paths}"
+                )
     return "\n".join(lines)
 
 
@@ -642,6 +659,11 @@ def main() -> int:
         "--profile-web",
         action="store_true",
         help="scaled: the web processes' CPU a turn by thread kind and code path (bench/gunicorn_timers.py)",
+    )
+    parser.add_argument(
+        "--profile-workers",
+        action="store_true",
+        help="scaled: the drive workers' CPU a turn by thread kind and code path (bench/process_timers.py)",
     )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mercury-load-"))
