@@ -119,6 +119,12 @@ def percentile(values: Sequence[float], pct: float) -> float:
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
 
 
+def stop_on_sigterm() -> None:
+    """A benchmark stopped with SIGTERM (`kill`, `timeout`) unwinds as on Ctrl-C, so its `finally` stops the
+    processes it started: each runs in a process group of its own, and they outlived it, busy, into later runs."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -922,6 +928,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    stop_on_sigterm()
     levels = [int(x) for x in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="mercury-http-bench-"))
     server: Server | ScaledServer | None = None

@@ -4,12 +4,13 @@ offline model streaming about 30 words a second, on one machine.
     .venv/bin/python bench/load.py --setup embedded|scaled [--levels 10,50,100,200] [--window 60] [--ramp 20]
                                    [--token-rate 30] [--worker-threads 100] [--database-url URL]
                                    [--redis-url URL] [--think T] [--json FILE] [--note TEXT]
+                                   [--web N] [--workers M] [--profile-web] [--profile-workers]
 
 Set-ups:
 - **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
   channel layer, the server's own worker: MERCURY_EMBEDDED_WORKERS games at once, default 64).
-- **scaled**: `make serve-scaled`'s processes: gunicorn with 2 uvicorn processes on one port and 2
-  `manage.py drive_worker` processes of --worker-threads threads each, on PostgreSQL (--database-url, a database of
+- **scaled**: `make serve-scaled`'s processes: gunicorn with 2 uvicorn processes (--web) on one port and 2
+  `manage.py drive_worker` processes (--workers) of --worker-threads threads each, on PostgreSQL (--database-url, a database of
   the benchmark's own: dropped and created again) and Redis (--redis-url, flushed).
 
 Per level K, from scratch (a fresh database and fresh processes): K users, each with a session made directly in
@@ -43,7 +44,7 @@ seconds after the last client started, a window of --window seconds is measured:
 - commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
   database's growth per game and minute.
 
-MERCURY_CHANNEL_LAYER (the scaled set-up's channel layer class), MERCURY_EMBEDDED_WORKERS, MERCURY_PIN_CPU and
+MERCURY_CHANNEL_LAYER (the scaled set-up's channel layer class), MERCURY_DB_MAX_CONNECTIONS, MERCURY_EMBEDDED_WORKERS, MERCURY_PIN_CPU and
 MERCURY_SWITCH_INTERVAL_MS, when set, are passed to the set-up's processes (a control run sets one of them).
 Raw results go to --json (one line per run); docs/benchmarks.md keeps the method and current figures.
 """
@@ -86,6 +87,7 @@ from bench.http_games import (  # noqa: E402
     percentile,
     redis_cpu,
     revision,
+    stop_on_sigterm,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +114,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 
 PASSED_ON = (
     "MERCURY_CHANNEL_LAYER",
+    "MERCURY_DB_MAX_CONNECTIONS",
     "MERCURY_EMBEDDED_WORKERS",
     "MERCURY_PIN_CPU",
     "MERCURY_SWITCH_INTERVAL_MS",
@@ -469,7 +472,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     if timers is not None:
         env = env | {"MERCURY_BENCH_TIMERS_DIR": str(timers)}
     setup = SetUp(
-        args.setup, env, tmp, args.worker_threads,
+        args.setup, env, tmp, args.worker_threads, web=args.web, workers=args.workers,
         gunicorn_config=ROOT / "bench" / "gunicorn_timers.py" if timers is not None and args.profile_web else None,
         worker_launcher=ROOT / "bench" / "process_timers.py" if timers is not None and args.profile_workers else None,
     )  # fmt: skip
@@ -590,7 +593,12 @@ def render(report: dict[str, Any]) -> str:
         if report.get("think")
         else ", students answer at once"
     )
-    lines = [f"{report['setup']} set-up, {report['token_rate']} words/s{think}, window {report['window']} s, "
+    processes = (
+        f" ({report.get('web', 2)} web, {report.get('workers', 2)} worker processes)"
+        if report["setup"] == "scaled"
+        else ""
+    )
+    lines = [f"{report['setup']} set-up{processes}, {report['token_rate']} words/s{think}, window {report['window']} s, "
              f"revision {report['revision']}, load before {report['loadavg']}",
              "K | sustained | streamed | frames/s | chunk→frame newest p50/p99 ms | oldest p50/p99 ms | HTTP p50/p99 ms | errors | lost/dup |"
              " CPU/game | cores | RSS MB/game | turns/s | PG commits/s | DB KB/game·min"]  # fmt: skip
@@ -641,6 +649,10 @@ def main() -> int:
     parser.add_argument(
         "--worker-threads", type=int, default=100, help="scaled: threads of each drive_worker"
     )
+    parser.add_argument(
+        "--web", type=int, default=2, help="scaled: web (uvicorn) processes, as MERCURY_WEB_PROCESSES"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="scaled: drive_worker processes")
     parser.add_argument("--database-url", default=DEFAULT_PG_URL)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
     parser.add_argument(
@@ -666,6 +678,7 @@ def main() -> int:
         help="scaled: the drive workers' CPU a turn by thread kind and code path (bench/process_timers.py)",
     )
     args = parser.parse_args()
+    stop_on_sigterm()
     tmp = Path(tempfile.mkdtemp(prefix="mercury-load-"))
     env = configure(args, tmp)
     os.chdir(ROOT)
@@ -673,7 +686,7 @@ def main() -> int:
 
     django.setup()
     report: dict[str, Any] = {
-        "setup": args.setup, "token_rate": args.token_rate, "think": args.think, "window": args.window,
+        "setup": args.setup, "web": args.web, "workers": args.workers, "token_rate": args.token_rate, "think": args.think, "window": args.window,
         "revision": revision(),
         "loadavg": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), "python": platform.python_version(),
         "note": args.note, "levels": [],
