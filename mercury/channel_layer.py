@@ -17,7 +17,12 @@ expired members, read its members, drop each member's expired messages, and a sc
 there is room. Here it is two: the group's clean-up and read in one pipeline, and one script (by its hash) that
 drops each member's expired messages and adds the message where there is room, on each Redis server holding
 members. Same commands, same order per key, same capacity rule; a send costs about 0.35 ms of the sender's CPU
-instead of 0.55 (bench/runs/2026-11-28-twelfth.md).
+instead of 0.55 (bench/runs/2026-11-28-twelfth.md). And once the layer knows a group's members (from its last
+send to it), it is one: a script that cleans and reads the group as the pipeline does, and adds the message only
+if the members are exactly those the sender wrote it for; otherwise it adds nothing and returns the members, and
+the sender writes the message for them and tries again. Members change when a page opens or closes; a drive
+sends about four messages a turn to the same page, and each send cost a worker 0.65 ms under load
+(bench/runs/2026-12-02-twentieth.md).
 
 What is given up is channels_redis's backup queue, which puts a message back when a receive is cancelled after
 Redis gave it out. Instead the pop runs in a task of its own that a page's cancelled receive does not cancel (a
@@ -64,6 +69,43 @@ return over_capacity
 """
 GROUP_SEND_SHA = hashlib.sha1(GROUP_SEND_LUA.encode()).hexdigest()
 
+# The group's clean-up and read (the pipeline's) and, if its members are the ones the sender names, the same sends.
+# KEYS: the group, then the members' keys; ARGV: the group's expiry cut-off, the count of members the sender
+# knows and those members, then GROUP_SEND_LUA's arguments. Returns {over capacity}, or {-1, the members} when
+# they are not the ones named (nothing is added then).
+GROUP_SEND_TO_KNOWN_LUA = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[1]))
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+local known = tonumber(ARGV[2])
+if #members ~= known then
+    return {-1, members}
+end
+for i = 1, known do
+    if members[i] ~= ARGV[2 + i] then
+        return {-1, members}
+    end
+end
+local keys = #KEYS - 1
+local first = 2 + known
+local current_time = tonumber(ARGV[first + 2 * keys + 1])
+local expiry = tonumber(ARGV[first + 2 * keys + 2])
+local over_capacity = 0
+for i = 1, keys do
+    local key = KEYS[i + 1]
+    redis.call('ZREMRANGEBYSCORE', key, 0, math.floor(current_time) - expiry)
+    if redis.call('ZCOUNT', key, '-inf', '+inf') < tonumber(ARGV[first + keys + i]) then
+        redis.call('ZADD', key, current_time, ARGV[first + i])
+        redis.call('EXPIRE', key, expiry)
+    else
+        over_capacity = over_capacity + 1
+    end
+end
+return {over_capacity}
+"""
+GROUP_SEND_TO_KNOWN_SHA = hashlib.sha1(GROUP_SEND_TO_KNOWN_LUA.encode()).hexdigest()
+# Groups whose members a layer remembers (forgotten all at once past this: one round trip more for each).
+KNOWN_GROUPS = 10_000
+
 
 async def _run_script(connection: Any, script: str, sha: str, keys: list[str], args: list[Any]) -> Any:
     """A script by its hash, sent whole only where the server does not know it yet (new, or restarted)."""
@@ -79,17 +121,30 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         self.receive_batch = receive_batch
         self._taken: defaultdict[str, deque[tuple[Any, dict[str, Any]]]] = defaultdict(deque)
         self._taking: dict[str, asyncio.Future[None]] = {}
+        self._members: dict[str, list[str]] = {}  # group -> its members as this layer's last send found them
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
-        """channels_redis's group send in two round trips instead of four (see the module's docstring)."""
+        """channels_redis's group send in one round trip to a group whose members this layer knows, two otherwise
+        (see the module's docstring)."""
         assert self.require_valid_group_name(group), "Group name not valid"
         key = self._group_key(group)
-        connection = self.connection(self.consistent_hash(group))
+        index = self.consistent_hash(group)
+        known = self._members.get(group)
+        for _ in range(2):  # the members named, then (if they had changed) the members the script found
+            if known is None:
+                break
+            found = await self._send_to_known(group, key, index, known, message)
+            if found is True:
+                return
+            if found is False:
+                break
+            known = self._remember(group, found)
+        connection = self.connection(index)
         pipe = connection.pipeline(transaction=False)
         pipe.zremrangebyscore(key, min=0, max=int(time.time()) - self.group_expiry)
         pipe.zrange(key, 0, -1)
         _, members = await pipe.execute()
-        names = [x.decode("utf8") for x in members]
+        names = self._remember(group, members)
         by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(names, message)
         for index, keys in by_connection.items():
             args = (
@@ -100,6 +155,36 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
             over = await _run_script(self.connection(index), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
             if over > 0:
                 logger.info("%s of %s channels over capacity in group %s", over, len(names), group)
+
+    async def _send_to_known(
+        self, group: str, key: str, index: int, known: list[str], message: dict[str, Any]
+    ) -> bool | list[bytes]:
+        """The message to each of `known` if they are the group's members now (True); else the members found
+        (nothing sent). False: not sent, some members' queues are on another Redis server than the group (the
+        script reaches one server only)."""
+        by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(known, message)
+        keys = by_connection.get(index, [])
+        if len(keys) != sum(len(k) for k in by_connection.values()):
+            return False
+        args = [
+            int(time.time()) - self.group_expiry, len(known), *known,
+            *(message_of[k] for k in keys), *(capacity_of[k] for k in keys), time.time(), int(self.expiry),
+        ]  # fmt: skip
+        result = await _run_script(
+            self.connection(index), GROUP_SEND_TO_KNOWN_LUA, GROUP_SEND_TO_KNOWN_SHA, [key, *keys], args
+        )
+        if result[0] == -1:
+            return list(result[1])
+        if result[0] > 0:
+            logger.info("%s of %s channels over capacity in group %s", result[0], len(known), group)
+        return True
+
+    def _remember(self, group: str, members: list[bytes]) -> list[str]:
+        names = [x.decode("utf8") for x in members]
+        if len(self._members) >= KNOWN_GROUPS and group not in self._members:
+            self._members.clear()
+        self._members[group] = names
+        return names
 
     async def receive_single(self, channel: str) -> tuple[Any, dict[str, Any]]:
         """The next message of `channel` and the channel (or channels, for a group) it is for. A process channel

@@ -211,43 +211,7 @@ def test_a_group_send_reaches_every_member_in_two_round_trips_and_keeps_channels
         from mercury.channel_layer import GROUP_SEND_LUA
 
         await first.connection(0).script_load(GROUP_SEND_LUA)  # as after any earlier send: sent by its hash
-        calls = 0
-        connect = first.connection
-
-        class Counted:
-            def __init__(self, connection: Any) -> None:
-                self.connection = connection
-
-            def __getattr__(self, name: str) -> Any:
-                found = getattr(self.connection, name)
-                if name == "pipeline":
-                    return lambda **kw: CountedPipe(found(**kw))
-                if not callable(found):
-                    return found
-
-                async def call(*args: Any, **kwargs: Any) -> Any:
-                    nonlocal calls
-                    calls += 1
-                    return await found(*args, **kwargs)
-
-                return call
-
-        class CountedPipe:
-            def __init__(self, pipe: Any) -> None:
-                self.pipe = pipe
-
-            def __getattr__(self, name: str) -> Any:
-                return getattr(self.pipe, name)
-
-            async def execute(self) -> Any:
-                nonlocal calls
-                calls += 1
-                return await self.pipe.execute()
-
-        first.connection = lambda index: Counted(connect(index))
-        await first.group_send("game-7", {"type": "game.advanced", "n": 9})
-        round_trips = calls
-        first.connection = connect
+        round_trips = await _round_trips(first, first.group_send("game-7", {"type": "game.advanced", "n": 9}))
         # Read before any receive, which takes a process's whole queue into its buffer at once.
         queued = await third.connection(0).zcard(third.prefix + full.split("!")[0] + "!")
         got = [
@@ -272,6 +236,92 @@ def test_a_group_send_reaches_every_member_in_two_round_trips_and_keeps_channels
     ]
     assert round_trips == 2
     assert queued == 2  # the full page's two fillers and nothing more: the group's message did not fit
+
+
+def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_change() -> None:
+    """Once a layer has read a group's members, its next send to the group is one round trip (a script that adds
+    the message only if the members are still those). A page that joins or leaves meanwhile, in another process,
+    is seen by the next send, which reaches exactly the members then (in two round trips); a full queue is
+    skipped on that path as on the other."""
+    from asgiref.sync import async_to_sync
+
+    async def watch() -> tuple[list[int], list[int], list[Any], list[Any]]:
+        sender, first, second = _batched_layer(), _batched_layer(), _batched_layer()  # three processes
+        one, two = await first.new_channel(), await second.new_channel()
+        await first.group_add("game-10", one)
+        sent = []
+        for n, change in enumerate([None, None, ("add", two), ("discard", one), ("full", None)], start=1):
+            if change and change[0] == "add":
+                await second.group_add("game-10", change[1])
+            elif change and change[0] == "discard":
+                await first.group_discard("game-10", change[1])
+            elif change:
+                sender.capacity = 2  # the second page's queue holds two unread messages: no room for this one
+            sent.append(
+                await _round_trips(sender, sender.group_send("game-10", {"type": "game.advanced", "n": n}))
+            )
+        queued = [await first.connection(0).zcard(_process_key(first, one)),
+                  await second.connection(0).zcard(_process_key(second, two))]  # fmt: skip
+        got_one = [(await first.receive(one))["n"] for _ in range(3)]
+        got_two = [(await second.receive(two))["n"] for _ in range(2)]
+        for layer in (sender, first, second):
+            await layer.flush()
+        return sent, queued, got_one, got_two
+
+    sent, queued, got_one, got_two = async_to_sync(watch)()
+    # the first send reads the members (two round trips); a change costs the send that finds it one more
+    assert sent == [2, 1, 2, 2, 1]
+    assert queued == [3, 2]  # nothing beyond what each got below: the left page's 4th, the full page's 5th
+    assert got_one == [1, 2, 3]
+    assert got_two == [3, 4]
+
+
+async def _round_trips(layer: Any, send: Any) -> int:
+    """Redis round trips `send` (a coroutine of `layer`) takes: each command or pipeline execution is one."""
+    calls = 0
+    connect = layer.connection
+
+    class Counted:
+        def __init__(self, connection: Any) -> None:
+            self.connection = connection
+
+        def __getattr__(self, name: str) -> Any:
+            found = getattr(self.connection, name)
+            if name == "pipeline":
+                return lambda **kw: CountedPipe(found(**kw))
+            if not callable(found):
+                return found
+
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                nonlocal calls
+                calls += 1
+                return await found(*args, **kwargs)
+
+            return call
+
+    class CountedPipe:
+        def __init__(self, pipe: Any) -> None:
+            self.pipe = pipe
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.pipe, name)
+
+        async def execute(self) -> Any:
+            nonlocal calls
+            calls += 1
+            return await self.pipe.execute()
+
+    layer.connection = lambda index: Counted(connect(index))
+    try:
+        await send
+    finally:
+        layer.connection = connect
+    return calls
+
+
+def _process_key(layer: Any, channel: str) -> str:
+    """The Redis key of the process queue a page's channel is read from."""
+    return str(layer.prefix + channel.split("!")[0] + "!")
 
 
 def test_a_group_send_works_after_redis_forgot_its_scripts() -> None:
