@@ -80,8 +80,8 @@ def time_code_paths() -> None:
 
     from bench.thread_cpu import time_calls
     from simulations import consumers
-    from simulations.kinds.negotiation import ai_turns, platform, presenters, prompts
-    from simulations.services import broadcast, drive
+    from simulations.kinds.negotiation import presenters
+    from simulations.services import broadcast
 
     time_calls(BaseHandler, "get_response", "request (a view and its middleware)")
     time_calls(consumers.GameConsumer, "_advanced", "consumer: turn committed (load, render, queue)")
@@ -90,6 +90,16 @@ def time_code_paths() -> None:
     time_calls(presenters, "transcript", "render: new entries")
     time_calls(loader, "render_to_string", "render: templates")
     time_calls(broadcast, "session_still_valid", "consumer: session check")
+    time_drive_paths()
+
+
+def time_drive_paths() -> None:
+    """A drive's turn and its main parts (the embedded workers here; bench/process_timers.py adds more for a
+    drive_worker)."""
+    from bench.thread_cpu import time_calls
+    from simulations.kinds.negotiation import ai_turns, platform, prompts
+    from simulations.services import drive
+
     time_calls(platform.Negotiation, "play_ai_step", "drive: AI turn (prompt, model, commit)")
     time_calls(prompts, "build_prompt", "drive: build_prompt")
     time_calls(ai_turns, "seen_entries", "drive: seen_entries")

@@ -51,18 +51,17 @@ def time_worker_paths() -> None:
     """A drive's main code paths, in CPU seconds of the thread that runs them: the turn and its parts (the prompt,
     the offline model writing and streaming its words, the screen and relay of those words, the commit, the
     group sends to Redis) and the pool's look for queued drives."""
+    from bench.http_server import time_drive_paths
     from bench.thread_cpu import time_calls
     from simulations import worker_pool
     from simulations.ai import gateway, offline
-    from simulations.kinds.negotiation import output_guard, platform, prompts
-    from simulations.services import broadcast, drive, lease, turns
+    from simulations.kinds.negotiation import output_guard, platform
+    from simulations.services import broadcast, lease, turns
 
-    time_calls(platform.Negotiation, "play_ai_step", "drive: AI turn (prompt, model, commit)")
-    time_calls(prompts, "build_prompt", "drive: build_prompt")
+    time_drive_paths()  # the turn, its prompt, the game's load and the relay, as the one-process server's
     time_calls(gateway, "complete", "drive: model call (the offline model's words, screened and relayed)")
     time_calls(offline, "write", "drive: the offline model writes its answer")
     time_calls(output_guard.ScreenedStream, "feed", "drive: screen streamed words")
-    time_calls(drive.StreamRelay, "chunk", "drive: relay chunks")
     time_calls(broadcast, "_send", "drive: group send (streamed frame or committed turn)")
     time_calls(turns, "commit_event", "drive: commit")
     time_calls(platform.Negotiation, "advance", "commit: the machine's step (advance)")
@@ -71,7 +70,6 @@ def time_worker_paths() -> None:
     time_calls(turns, "stored_version", "commit: lock and compare the version")
     time_calls(turns, "insert_rows", "commit: an insert")
     time_calls(turns, "update_row", "commit: the game's update")
-    time_calls(drive, "_load", "drive: load the game")
     time_calls(lease._Heartbeats, "_beat", "lease: heartbeat")
     time_calls(worker_pool.PooledWorker, "_claim", "pool: claim a queued drive")
     time_calls(worker_pool.PooledWorker, "_any_ready", "pool: look for queued drives")

@@ -50,30 +50,35 @@ from redis.exceptions import NoScriptError
 logger = logging.getLogger(__name__)
 RECEIVE_BATCH = 200  # messages taken in one round trip, at most
 
-# channels_redis's group-send script with each member's expired messages dropped first (its separate pipeline).
-# KEYS: the members' keys; ARGV: a message per key, a capacity per key, the time and the expiry.
-GROUP_SEND_LUA = """
+# channels_redis's group-send script with each member's expired messages dropped first (its separate pipeline),
+# written once for both scripts below: the members' keys are KEYS[skip + 1 ..], and from ARGV[first + 1] on come a
+# message per key, a capacity per key, the time and the expiry.
+_ADD_TO_MEMBERS = """
+local keys = #KEYS - skip
+local current_time = tonumber(ARGV[first + 2 * keys + 1])
+local expiry = tonumber(ARGV[first + 2 * keys + 2])
 local over_capacity = 0
-local current_time = tonumber(ARGV[#ARGV - 1])
-local expiry = tonumber(ARGV[#ARGV])
-for i = 1, #KEYS do
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], 0, math.floor(current_time) - expiry)
-    if redis.call('ZCOUNT', KEYS[i], '-inf', '+inf') < tonumber(ARGV[i + #KEYS]) then
-        redis.call('ZADD', KEYS[i], current_time, ARGV[i])
-        redis.call('EXPIRE', KEYS[i], expiry)
+for i = 1, keys do
+    local key = KEYS[skip + i]
+    redis.call('ZREMRANGEBYSCORE', key, 0, math.floor(current_time) - expiry)
+    if redis.call('ZCOUNT', key, '-inf', '+inf') < tonumber(ARGV[first + keys + i]) then
+        redis.call('ZADD', key, current_time, ARGV[first + i])
+        redis.call('EXPIRE', key, expiry)
     else
         over_capacity = over_capacity + 1
     end
 end
-return over_capacity
 """
+# KEYS: the members' keys; ARGV: a message per key, a capacity per key, the time and the expiry.
+GROUP_SEND_LUA = "local skip, first = 0, 0\n" + _ADD_TO_MEMBERS + "return over_capacity\n"
 GROUP_SEND_SHA = hashlib.sha1(GROUP_SEND_LUA.encode()).hexdigest()
 
 # The group's clean-up and read (the pipeline's) and, if its members are the ones the sender names, the same sends.
 # KEYS: the group, then the members' keys; ARGV: the group's expiry cut-off, the count of members the sender
 # knows and those members, then GROUP_SEND_LUA's arguments. Returns {over capacity}, or {-1, the members} when
 # they are not the ones named (nothing is added then).
-GROUP_SEND_TO_KNOWN_LUA = """
+GROUP_SEND_TO_KNOWN_LUA = (
+    """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[1]))
 local members = redis.call('ZRANGE', KEYS[1], 0, -1)
 local known = tonumber(ARGV[2])
@@ -85,23 +90,11 @@ for i = 1, known do
         return {-1, members}
     end
 end
-local keys = #KEYS - 1
-local first = 2 + known
-local current_time = tonumber(ARGV[first + 2 * keys + 1])
-local expiry = tonumber(ARGV[first + 2 * keys + 2])
-local over_capacity = 0
-for i = 1, keys do
-    local key = KEYS[i + 1]
-    redis.call('ZREMRANGEBYSCORE', key, 0, math.floor(current_time) - expiry)
-    if redis.call('ZCOUNT', key, '-inf', '+inf') < tonumber(ARGV[first + keys + i]) then
-        redis.call('ZADD', key, current_time, ARGV[first + i])
-        redis.call('EXPIRE', key, expiry)
-    else
-        over_capacity = over_capacity + 1
-    end
-end
-return {over_capacity}
+local skip, first = 1, 2 + known
 """
+    + _ADD_TO_MEMBERS
+    + "return {over_capacity}\n"
+)
 GROUP_SEND_TO_KNOWN_SHA = hashlib.sha1(GROUP_SEND_TO_KNOWN_LUA.encode()).hexdigest()
 # Groups whose members a layer remembers (forgotten all at once past this: one round trip more for each).
 KNOWN_GROUPS = 10_000
@@ -138,21 +131,27 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
                 return
             if found is False:
                 break
-            known = self._remember(group, found)
+            known = self._remember(group, [x.decode("utf8") for x in found])
         connection = self.connection(index)
         pipe = connection.pipeline(transaction=False)
         pipe.zremrangebyscore(key, min=0, max=int(time.time()) - self.group_expiry)
         pipe.zrange(key, 0, -1)
         _, members = await pipe.execute()
-        names = self._remember(group, members)
+        names = [x.decode("utf8") for x in members]
         by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(names, message)
-        for index, keys in by_connection.items():
+        if set(by_connection) <= {index}:
+            self._remember(group, names)  # the next send reaches them in one script
+        else:
+            self._members.pop(
+                group, None
+            )  # members' queues on other Redis servers: one script cannot reach them
+        for server, keys in by_connection.items():
             args = (
                 [message_of[k] for k in keys]
                 + [capacity_of[k] for k in keys]
                 + [time.time(), int(self.expiry)]
             )
-            over = await _run_script(self.connection(index), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
+            over = await _run_script(self.connection(server), GROUP_SEND_LUA, GROUP_SEND_SHA, keys, args)
             if over > 0:
                 logger.info("%s of %s channels over capacity in group %s", over, len(names), group)
 
@@ -160,8 +159,8 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         self, group: str, key: str, index: int, known: list[str], message: dict[str, Any]
     ) -> bool | list[bytes]:
         """The message to each of `known` if they are the group's members now (True); else the members found
-        (nothing sent). False: not sent, some members' queues are on another Redis server than the group (the
-        script reaches one server only)."""
+        (nothing sent). False: not sent, some of `known` have their queues on another Redis server than the group's
+        (the script reaches one server only)."""
         by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(known, message)
         keys = by_connection.get(index, [])
         if len(keys) != sum(len(k) for k in by_connection.values()):
@@ -179,8 +178,7 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
             logger.info("%s of %s channels over capacity in group %s", result[0], len(known), group)
         return True
 
-    def _remember(self, group: str, members: list[bytes]) -> list[str]:
-        names = [x.decode("utf8") for x in members]
+    def _remember(self, group: str, names: list[str]) -> list[str]:
         if len(self._members) >= KNOWN_GROUPS and group not in self._members:
             self._members.clear()
         self._members[group] = names
