@@ -32,7 +32,7 @@ from simulations.models import (
     Vote,
 )
 
-from . import appended
+from . import appended, stored_states
 from .broadcast import notify_game_advanced
 from .checkpoints import stored_fields
 from .model_choice import pinned_fields
@@ -130,7 +130,7 @@ def game_with_scenario(game_id: int, *, lock: bool = False) -> Game | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    game = _from_row(Game, alias, game_part, row, connection)
+    game = _from_row(Game, alias, game_part, row, connection, game_id=game_id)
     version = _from_row(ScenarioVersion, alias, version_part, row, connection)
     Game._meta.get_field("scenario").set_cached_value(game, version)  # type: ignore[union-attr]
     return game
@@ -139,8 +139,14 @@ def game_with_scenario(game_id: int, *, lock: bool = False) -> Game | None:
 _Columns = list[tuple[int, str, Converters]]  # (position in the row, attname, its converters)
 
 
-def _from_row(model: Any, alias: str, part: _Columns, row: Any, connection: Any) -> Any:
-    values = [converted(row[at], converters, connection) for at, _, converters in part]
+def _from_row(model: Any, alias: str, part: _Columns, row: Any, connection: Any, *, game_id: int = 0) -> Any:
+    """`game_id`: the row is that game's, whose state this process may have written (services/stored_states.py)."""
+    values = [
+        kept
+        if game_id and name == "state" and (kept := stored_states.kept(game_id, row[at])) is not None
+        else converted(row[at], converters, connection)
+        for at, name, converters in part
+    ]
     return model.from_db(alias, [name for _, name, _ in part], values)
 
 
@@ -336,6 +342,7 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
         game.status = Game.Status.FINISHED
         game.finished_at = timezone.now()
     update_row(game, GAME_FIELDS_A_COMMIT_WRITES)
+    stored_states.remember(game.pk, game.state, vendor=connections[router.db_for_write(Game)].vendor)
     # Readers in this process that keep the game's rows (services/appended.py) take these once they are committed.
     transaction.on_commit(
         partial(

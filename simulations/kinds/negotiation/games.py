@@ -49,12 +49,18 @@ class CommittedState(dict[str, Any], EncodesItself):
     full passes went from one to four a game). Like `state_of`'s objects, read-only; a copy of the dict is a
     plain dict and is parsed."""
 
-    __slots__ = ("parsed",)
+    __slots__ = ("parsed", "text")
     parsed: GameState
+    text: str
 
     def json_text(self) -> str:
-        """The stored text, written by pydantic from the object (a third of `json.dumps`'s time for this dict)."""
-        return self.parsed.model_dump_json()
+        """The stored text, written by pydantic from the object (a third of `json.dumps`'s time for this dict),
+        once: the commit's write and services/stored_states.py both ask for it."""
+        try:
+            return self.text
+        except AttributeError:
+            self.text = self.parsed.model_dump_json()
+            return self.text
 
 
 def committed_state(state: GameState) -> dict[str, Any]:
