@@ -142,7 +142,14 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ]
         },
-    }
+    },
+    {
+        # The fragments a game page's update renders after every turn (simulations/services/fragments.py).
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "simulations" / "kinds" / "negotiation" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "simulations.services.fragments.environment"},
+    },
 ]
 ASGI_APPLICATION = "mercury.asgi.application"
 

@@ -11,8 +11,8 @@ What this needs from a caller: a context of plain values (dicts, lists, strings,
 value that compares by identity rather than content, a model instance above all (`==` compares primary keys), makes
 the render unkept: a template reading `game.status` must not be reused when only the status changed. Only the
 values the context itself holds are looked at: a model inside a dict or list would pass unseen, so contexts keep
-models at their top level (the negotiation's `game`). Renders take
-no request: context processors put their names (the user, the CSRF token) in a dictionary this module does not see.
+models at their top level (the negotiation's `game`). Regions are Jinja2 fragments (services/fragments.py), rendered
+without a request: nothing but the context reaches them (no user, no CSRF token).
 """
 
 from __future__ import annotations
@@ -21,44 +21,27 @@ import threading
 from typing import Any
 
 from django.db.models import Model
-from django.template.loader import render_to_string
+
+from .fragments import render_reading
 
 MAX_KEPT = 4_000  # a few kilobytes each: the regions of a few hundred games being played
-_MISSING = object()  # a name the context lacks (the template found Django's built-ins or nothing)
+_MISSING = object()  # a name the context lacks (the template found nothing)
 
 _kept: dict[tuple[Any, str], tuple[tuple[tuple[str, Any], ...], str]] = {}
 _kept_lock = threading.Lock()
 
 
-class _NotingContext(dict[str, Any]):
-    """The caller's context, noting each name a template asks it for. Django's `Context` asks every layer `name in
-    layer` before reading it, the innermost first: a name a loop or `with` defines is found above this layer and
-    never asked here, and those layers hold only what the template derives from what it read here."""
-
-    __slots__ = ("asked",)
-
-    def __init__(self, values: dict[str, Any]) -> None:
-        super().__init__(values)
-        self.asked: set[str] = set()
-
-    def __contains__(self, name: object) -> bool:
-        if isinstance(name, str):
-            self.asked.add(name)
-        return super().__contains__(name)
-
-
 def render_region(template: str, context: dict[str, Any], *, owner: Any) -> str:
-    """`template` rendered with `context` (no request), reusing the last render kept for `owner` (a game's key)
-    and this template when every name it read still has an equal value."""
+    """`template` (a fragment: services/fragments.py) rendered with `context` (no request), reusing the last render
+    kept for `owner` (a game's key) and this template when every name it read still has an equal value."""
     key = (owner, template)
     found = _kept.get(key)
     if found is not None:
         read, html = found
         if all(context.get(name, _MISSING) == value for name, value in read):
             return html
-    noting = _NotingContext(context)
-    html = render_to_string(template, noting)
-    read = tuple((name, context.get(name, _MISSING)) for name in sorted(noting.asked))
+    html, names = render_reading(template, context)
+    read = tuple((name, context.get(name, _MISSING)) for name in sorted(names))
     if not any(isinstance(value, Model) for _, value in read):
         with _kept_lock:  # pages render in several threads
             _kept.pop(key, None)

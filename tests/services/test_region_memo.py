@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.template.loader import render_to_string
 
 from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game
 from simulations.services import region_memo
+from simulations.services.fragments import fragment, render_reading
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 
@@ -25,11 +25,11 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     region_memo.forget_all()
     made: list[str] = []
 
-    def counted(template: str, context: Any) -> str:
+    def counted(template: str, context: Any) -> tuple[str, set[str]]:
         made.append(template)
-        return render_to_string(template, context)
+        return render_reading(template, context)
 
-    monkeypatch.setattr(region_memo, "render_to_string", counted)
+    monkeypatch.setattr(region_memo, "render_reading", counted)
     return made
 
 
@@ -103,13 +103,12 @@ def test_every_kept_region_is_what_a_fresh_render_gives_at_every_step_of_a_game(
             template = f"negotiation/_panel_{name}.html"
             was = region_memo._kept.get((played.pk, template))
             kept = presenters._marked_region(name, context)
-            fresh = render_to_string(template, context | {"region_oob": presenters._OOB_MARK})
+            fresh = fragment(template, context | {"region_oob": presenters._OOB_MARK})
             assert kept == fresh, (played.version, name)
-            # Every name a region reads is the game's context's own (or `forloop`, which a loop looks up for an
-            # enclosing loop): none comes from a context processor (the user, the CSRF token), which the memo's
-            # renders, taking no request, would leave empty.
+            # Every name a region reads is the game's context's own: none is left for a request to bring (the
+            # user, the CSRF token), which the memo's renders, taking no request, would leave empty.
             read = {n for n, _ in region_memo._kept[(played.pk, template)][0]}
-            assert read <= set(context) | {"region_oob", "forloop"}, (name, read - set(context))
+            assert read <= set(context) | {"region_oob"}, (name, read - set(context))
             checked["reused"] += was is not None and region_memo._kept[(played.pk, template)] is was
         checked["steps"] += 1
 

@@ -17,6 +17,7 @@ from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game
 from simulations.services import page_threads
+from simulations.services.fragments import fragment
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
@@ -38,6 +39,7 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
         }
         return render(request, "negotiation/setup.html", context)
     context["entries"] = transcript(game)
+    context["transcript"] = fragment("negotiation/_transcript.html", context)
     context["brief"] = brief_context(context["scenario"], state_of(game))
     context["panels"] = render_panels(context, request=request)
     return render(request, "negotiation/page.html", context)

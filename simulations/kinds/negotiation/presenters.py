@@ -22,6 +22,7 @@ from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game
 from simulations.services.form_keys import new_form_key
+from simulations.services.fragments import fragment
 from simulations.services.region_memo import render_region
 
 PHASES: dict[str, str] = {
@@ -309,7 +310,7 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> str:
             }
             for partner in closed
         ]
-        html = render_to_string("negotiation/_earlier_talks.html", {"talks": talks})
+        html = fragment("negotiation/_earlier_talks.html", {"talks": talks})
         with _rendered_talks_lock:  # pages render in several threads
             while len(_rendered_talks) >= MAX_RENDERED_TALKS:
                 _rendered_talks.pop(next(iter(_rendered_talks)))  # the oldest game's
@@ -442,7 +443,7 @@ _OOB_MARK = SafeString(' data-region-oob=""')
 
 
 def _region(name: str, context: dict[str, Any], request: Any = None) -> str:
-    return render_to_string(f"negotiation/_panel_{name}.html", context, request=request)
+    return fragment(f"negotiation/_panel_{name}.html", context, request)
 
 
 def _marked_region(name: str, context: dict[str, Any]) -> str:
@@ -470,11 +471,7 @@ def render_panels(
         return _marked_region(name, context).replace(_OOB_MARK, "", 1)
 
     regions = "".join(region(name) for name in PANEL_REGIONS)
-    return SafeString(
-        render_to_string(
-            "negotiation/_panels.html", context | {"regions": SafeString(regions)}, request=request
-        )
-    )
+    return fragment("negotiation/_panels.html", context | {"regions": SafeString(regions)}, request)
 
 
 def _fingerprint(html: str) -> str:
@@ -512,7 +509,7 @@ def render_update(
             shown.update(regions)
     template = "negotiation/_transcript.html" if full else "negotiation/_new_entries.html"
     if full or entries:
-        parts.append(render_to_string(template, context))
+        parts.append(fragment(template, context))
     parts.append(render_to_string("game/_stream.html", {}))
     last = entries[-1].seq if entries else since_seq
     return "".join(parts), last

@@ -15,6 +15,7 @@ from simulations.kinds.negotiation.machine import Status
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.access import can_drive
 from simulations.services.export import dollars, reader_export
+from simulations.services.fragments import fragment
 from simulations.views.review import share_link
 
 from . import review_pictures
@@ -104,6 +105,9 @@ def transcript_parts(entries: list[EntryView]) -> list[dict[str, Any]]:
         parts[-1]["entries"].append(entry)
     for part in parts:
         part["private"] = sum(1 for e in part["entries"] if e.private)
+        part["entries_html"] = fragment(
+            "negotiation/_entries.html", {"entries": part["entries"], "no_dividers": True}
+        )
     return parts
 
 
