@@ -23,6 +23,9 @@ from django.utils.safestring import SafeString
 
 
 def environment(**options: Any) -> jinja2.Environment:
+    # A name a fragment lacks prints nothing, with DEBUG on too (Django's back-end would print it as `{{ name }}`
+    # there): a form drawn over the websocket, which has no request, must post an empty CSRF field, not that text.
+    options["undefined"] = jinja2.Undefined
     env = jinja2.Environment(**options)
     env.globals["url"] = lambda name, *args: reverse(name, args=args)
     env.filters["linebreaksbr"] = lambda value: linebreaksbr(value, autoescape=True)

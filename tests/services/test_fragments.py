@@ -1,0 +1,31 @@
+"""The live fragments' Jinja2 environment (simulations/services/fragments.py)."""
+
+from __future__ import annotations
+
+import jinja2
+from django.conf import settings
+
+from simulations.kinds.negotiation.presenters import EntryView
+from simulations.services.fragments import environment, fragment
+
+
+def test_a_name_a_fragment_lacks_prints_nothing_even_where_django_would_print_it_for_debugging() -> None:
+    """Django's Jinja2 back-end passes DebugUndefined with DEBUG on: a move form drawn over the websocket (no request,
+    so no CSRF token) then posted the text `{{ csrf_token }}` as its token, and was refused."""
+    folder = settings.TEMPLATES[1]["DIRS"][0]
+    env = environment(
+        loader=jinja2.FileSystemLoader(folder), autoescape=True, undefined=jinja2.DebugUndefined
+    )
+    html = env.get_template("negotiation/_move.html").render(game={"pk": 7}, version=3, idem="k")
+    assert 'name="csrfmiddlewaretoken" value=""' in html
+    assert "{{" not in html and "/games/7/move/" in html
+
+
+def test_what_a_fragment_prints_is_escaped() -> None:
+    entry = EntryView(
+        seq=1, speaker="USA", speaker_name="USA <b>", kind="speech", text="<script>x</script>\nnext line",
+        private=False, round=1, issue="", mine=False,
+    )  # fmt: skip
+    html = fragment("negotiation/_entries.html", {"entries": [entry]})
+    assert "<script>" not in html and "&lt;script&gt;x&lt;/script&gt;<br>next line" in html
+    assert "USA &lt;b&gt;" in html
