@@ -75,10 +75,11 @@ _loop_profile: Any = None  # the event loop's profile of the level being played
 
 def time_code_paths() -> None:
     """The server's main code paths, timed in CPU seconds of the thread that runs them (bench/thread_cpu.py)."""
+    from django.conf import settings
     from django.contrib import auth
-    from django.contrib.auth.backends import ModelBackend
     from django.core.handlers.base import BaseHandler
     from django.template import loader
+    from django.utils.module_loading import import_string
 
     from bench.thread_cpu import time_calls
     from mercury import sessions
@@ -92,7 +93,7 @@ def time_code_paths() -> None:
     time_calls(pages, "render_panels", "request: the move's panels")
     time_calls(auth, "get_user", "request: the log-in's user")
     time_calls(sessions.SessionStore, "_get_session_from_db", "session read")
-    time_calls(ModelBackend, "get_user", "request: the user's row")
+    time_calls(import_string(settings.AUTHENTICATION_BACKENDS[0]), "get_user", "request: the user's row")
     time_calls(consumers.GameConsumer, "_advanced", "consumer: turn committed (load, render, queue)")
     time_calls(consumers.GameConsumer, "_render", "consumer: render")
     time_calls(presenters, "game_context", "render: panels' context")

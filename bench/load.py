@@ -148,6 +148,7 @@ def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
 
 def fresh_database(args: argparse.Namespace, tmp: Path, clients: int) -> list[str]:
     """A new database with the scenario and `clients` users; returns their session keys."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import User
     from django.contrib.sessions.backends.db import SessionStore
@@ -173,7 +174,7 @@ def fresh_database(args: argparse.Namespace, tmp: Path, clients: int) -> list[st
         user = User.objects.create_user(f"student{n}", password=None)
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         keys.append(str(session.session_key))

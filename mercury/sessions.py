@@ -6,22 +6,34 @@ compiled its query anew: on the scaled set-up's web processes the session reads 
 load (bench/load.py, py-spy). Here the statement's text is built once per database, with the ORM's own quoting
 and the ORM's own adaptation of the time it compares with, and the row's data goes to the same `decode`. Writes,
 log-outs and everything else are Django's own.
+
+A session logged in through Django's ModelBackend is read as logged in through ours (`mercury.auth`, the same
+backend with a cheaper read of the user), so that the change of AUTHENTICATION_BACKENDS logs nobody out.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
+from django.contrib.auth import BACKEND_SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.contrib.sessions.models import Session
 from django.db import connections, router
 from django.utils import timezone
 
+from mercury.auth import DJANGOS_BACKEND, THIS_BACKEND
 from simulations.services.rows import quoted_column
 
 
 class SessionStore(DatabaseSessionStore):
+    def decode(self, session_data: bytes | str) -> dict[str, Any]:
+        data: dict[str, Any] = super().decode(session_data)
+        if data.get(BACKEND_SESSION_KEY) == DJANGOS_BACKEND:
+            data[BACKEND_SESSION_KEY] = THIS_BACKEND
+        return data
+
     def _get_session_from_db(self) -> AbstractBaseSession | None:
         """The session's row while it has not expired (only its data is read: `load` needs nothing else);
         None, and no key, otherwise, as Django's."""

@@ -233,6 +233,8 @@ _cache = os.environ.get("MERCURY_CACHE_URL", "")
 if _cache:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache}}
 
+# Django's ModelBackend with the user's row read by a statement built once (mercury/auth.py).
+AUTHENTICATION_BACKENDS = ["mercury.auth.UserRowBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
