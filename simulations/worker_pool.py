@@ -20,6 +20,7 @@ from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
 from simulations import task_statements
+from simulations.models import ClaimedTask
 
 
 class PooledWorker(Worker):
@@ -81,7 +82,7 @@ class PooledWorker(Worker):
                 # The library's get_locked() and claim(), built once (see task_statements), and two rows instead
                 # of one: whether another task is ready too, so that after a claim the loop looks again at once
                 # only then (looking at once every time found nothing about half the time).
-                found = list(DBTaskResult.objects.raw(sql, params))
+                found = list(ClaimedTask.objects.raw(sql, params))
                 self.more_ready = len(found) > 1
                 task_result = found[0] if found else None
                 if task_result is not None:

@@ -13,9 +13,12 @@ from django.utils import timezone
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
+from simulations.models import ClaimedTask
+from simulations.services.turns import create_game
 from simulations.task_statements import drive_queued
 from simulations.tasks import drive_game_task, enqueue_drive
 from simulations.worker_pool import PooledWorker
+from tests.helpers import mercury_version
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -150,3 +153,34 @@ def test_the_idle_polls_check_finds_a_task_exactly_when_the_librarys_ready_query
     DBTaskResult.objects.update(run_after=timezone.now() - timedelta(seconds=1))  # due a second ago
     compare()
     assert [True] in [s[:1] for s in seen] and [False] in [s[:1] for s in seen]  # both answers were compared
+
+
+def test_a_claimed_tasks_success_is_written_as_the_librarys_set_successful_writes_it() -> None:
+    """The worker runs a claimed task with the library's own `run_task`; its success goes through ClaimedTask's
+    statement built once, and the row must read back exactly as the library's ORM save leaves it."""
+    ours, theirs = _queue(1), _queue(2)
+    worker = _worker("w-1")
+    claimed = worker._claim()
+    assert isinstance(claimed, ClaimedTask) and claimed.pk == ours.pk
+    before = timezone.now()
+    claimed.set_successful("human")
+    library = DBTaskResult.objects.get(pk=theirs.pk)
+    library.set_successful("human")  # django-tasks-db's own, through the ORM
+    written, expected = DBTaskResult.objects.get(pk=ours.pk), DBTaskResult.objects.get(pk=theirs.pk)
+    for name in ("status", "return_value", "exception_class_path", "traceback"):
+        assert getattr(written, name) == getattr(expected, name), name
+    assert written.status == TaskResultStatus.SUCCESSFUL and written.return_value == "human"
+    assert written.finished_at is not None and written.finished_at >= before
+    assert written.task_result.return_value == "human"  # the library reads it back as its own result
+    assert DBTaskResult.objects.get(pk=ours.pk).worker_ids == ["w-1"]  # the claim's columns untouched
+
+
+def test_the_pool_records_a_driven_games_task_as_successful() -> None:
+    game = create_game(scenario_version=mercury_version(), seed=3)
+    enqueue_drive(game_id=game.pk)
+    worker = _worker()
+    task = worker._claim()
+    assert task is not None
+    worker.run_task(task)
+    row = DBTaskResult.objects.get(pk=task.pk)
+    assert row.status == TaskResultStatus.SUCCESSFUL and row.return_value == "human"
