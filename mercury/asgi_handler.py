@@ -8,8 +8,9 @@ sync-only middleware (WhiteNoise, our CSP header) hops the other way for everyth
 project is synchronous (its work is the database's), so a move's post crossed between the loop and a thread about
 fifteen times, each crossing waiting for the loop's turn among every page's frames (bench/http_games.py with
 py-spy --gil: about a tenth of the server's time at one game). Here the chain is built for sync, as under WSGI,
-and the loop hands the request to the request's thread once; the view runs inside it. Django still sends
-`request_started` and `request_finished` from the loop, in the request's thread.
+and the loop hands the request to the request's thread once: `request_started`, the chain with its view and the
+response's close (`request_finished`) run there together (`handle`; Django crossed three times, about 0.1 ms of
+CPU each).
 
 Django gives each request a thread of its own (`ThreadSensitiveContext`): a new thread started for it and joined
 after it, about half a millisecond of the server's CPU a request over daphne (bench/http_games.py: a game's ~38
@@ -29,14 +30,19 @@ bench/runs/2026-11-28-tenth.md.)
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
-from django.http import HttpRequest, HttpResponseBase
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.http import FileResponse, HttpRequest, HttpResponseBase
+from django.urls import set_script_prefix
 
 from mercury.db.pool import hand_back_connections
 
@@ -124,7 +130,69 @@ class OneHopASGIHandler(ASGIHandler):
                 SyncToAsync.context_to_thread_executor.pop(context, None)
                 request_threads.give_back(thread)
 
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        # BaseHandler.get_response: the sync chain (an async view inside it runs through async_to_sync), the
-        # request's closing with the response, and the log line of a 4xx/5xx response.
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Django's `handle` (5.2) with a request's sync work in one crossing to its thread instead of three:
+        `request_started`, the chain with its view, and the close of a response held in memory (which sends
+        `request_finished`) run there together (`_respond`). A streaming response (a file, a static file) is
+        closed after it is sent, as Django closes it. The rest is Django's: the body read, the answers to a
+        request it cannot build, and the wait for the view given up when the client disconnects (then, as
+        Django, `request_finished` is sent from here too: its receivers close connections and caches, and a
+        second call of them does nothing)."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            assert error_response is not None
+            body_file.close()
+            await signals.request_started.asend(sender=self.__class__, scope=scope)
+            await self.send_response(error_response, send)
+            await sync_to_async(error_response.close)()
+            return
+
+        async def process_request() -> HttpResponseBase:
+            response = await sync_to_async(self._respond, thread_sensitive=True)(scope, request)
+            with contextlib.suppress(asyncio.CancelledError):  # the client left while it was sent
+                await self.send_response(response, send)
+            return response
+
+        # As Django's: the disconnect listener first, so that it is looked at (and cancelled) first.
+        listener = asyncio.create_task(self.listen_for_disconnect(receive))
+        responder = asyncio.create_task(process_request())
+        tasks: list[asyncio.Task[Any]] = [listener, responder]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if task.done():
+                try:
+                    task.result()
+                except RequestAborted:
+                    pass
+                except AssertionError:
+                    body_file.close()
+                    raise
+            else:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        try:
+            response = responder.result()
+        except asyncio.CancelledError:
+            await signals.request_finished.asend(sender=self.__class__)
+        else:
+            if response.streaming:
+                await sync_to_async(response.close)()
+        body_file.close()
+
+    def _respond(self, scope: dict[str, Any], request: HttpRequest) -> HttpResponseBase:
+        """In the request's thread: what Django's `handle` and `run_get_response` do around the view, and the
+        close of a response whose content is in memory (sending it later reads only that content)."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        response = self.get_response(request)
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()
+        return response

@@ -3,15 +3,19 @@ one thread, handed over by the event loop once per request, not once per middlew
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from asgiref.sync import SyncToAsync
+from asgiref.testing import ApplicationCommunicator
 from channels.testing import HttpCommunicator
 
 from mercury.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
+STATIC = Path(__file__).resolve().parents[2] / "static"
 
 
 def _count_hops(monkeypatch: Any) -> list[str]:
@@ -44,9 +48,71 @@ async def test_a_page_crosses_to_its_thread_once_and_every_middleware_still_runs
     assert headers["x-content-type-options"] == "nosniff"  # security
     assert "csrftoken=" in headers["set-cookie"]  # CSRF: the form's token
     assert "Vary" in {k.decode().title() for k, _ in response["headers"]}  # sessions / htmx
-    # request_started's receivers, the chain with its view, the response's close (request_finished): one hop each
-    # (Django's own handler made about fifteen: two per middleware).
-    assert len(hops) <= 3, hops
+    # request_started's receivers, the chain with its view and the response's close (request_finished) in one hop
+    # (Django's own handler made about fifteen: two per middleware, and one each for the two signals).
+    assert len(hops) == 1, hops
+
+
+async def test_a_requests_signals_run_once_each_in_its_thread_around_the_view(monkeypatch: Any) -> None:
+    from django.core import signals
+
+    seen: list[tuple[str, int]] = []
+
+    def started(**_: Any) -> None:
+        seen.append(("started", threading.get_ident()))
+
+    def finished(**_: Any) -> None:
+        seen.append(("finished", threading.get_ident()))
+
+    signals.request_started.connect(started)
+    signals.request_finished.connect(finished)
+    try:
+        response = await _request("GET", "/accounts/login/")
+    finally:
+        signals.request_started.disconnect(started)
+        signals.request_finished.disconnect(finished)
+    assert response["status"] == 200 and b"csrfmiddlewaretoken" in response["body"]
+    assert [name for name, _ in seen] == ["started", "finished"]
+    assert seen[0][1] == seen[1][1] != threading.get_ident()  # the request's thread, not the loop's
+
+
+# WhiteNoise's file responses iterate synchronously: Django's ASGI handler warns and serves them in a thread.
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume synchronous iterators")
+async def test_a_streamed_response_is_closed_after_it_is_sent(monkeypatch: Any) -> None:
+    """A static file is a streaming response (WhiteNoise's, over a file): its close (the file's, and
+    request_finished) must wait until its last chunk is sent, as under Django's own handler."""
+    from django.core import signals
+
+    hops = _count_hops(monkeypatch)
+    finished: list[bool] = []
+
+    def on_finished(**_: Any) -> None:
+        finished.append(True)
+
+    signals.request_finished.connect(on_finished)
+    scope = {
+        "type": "http", "http_version": "1.1", "method": "GET", "path": "/static/mercury/app.css",
+        "raw_path": b"/static/mercury/app.css", "query_string": b"", "root_path": "", "scheme": "http",
+        "headers": [(b"host", b"localhost")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }  # fmt: skip
+    communicator = ApplicationCommunicator(application, scope)
+    try:
+        await communicator.send_input({"type": "http.request", "body": b""})
+        start = await communicator.receive_output(timeout=10)
+        body, more = b"", True
+        while more:  # channels' HttpCommunicator wants a body in each message; ASGI lets the last one omit it
+            message = await communicator.receive_output(timeout=10)
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+            if more:
+                assert finished == []  # not closed while its content is still being sent
+        await communicator.wait(timeout=10)
+    finally:
+        signals.request_finished.disconnect(on_finished)
+    assert start["status"] == 200
+    assert body == (STATIC / "mercury" / "app.css").read_bytes()
+    assert finished == [True]
+    # The chain with its view; Django reading the file's chunks (a sync iterator); the close once it is sent.
+    assert hops == ["OneHopASGIHandler._respond", "list", "HttpResponseBase.close"], hops
 
 
 async def test_a_refused_post_and_a_missing_page_get_their_answers(monkeypatch: Any) -> None:
