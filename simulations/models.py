@@ -10,10 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
-from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
-from django_tasks_db.utils import retry
 
 
 class AppendOnlyError(Exception):
@@ -368,20 +365,19 @@ class ModelCall(AppendOnly):
 
 class ClaimedTask(DBTaskResult):
     """A task row as the pooled worker claims it (simulations/worker_pool.py): django-tasks-db's own model, whose
-    success is written by a statement built once. The library's `set_successful` saved through the ORM, which
-    compiled its UPDATE anew for every drive: most of what the task queue cost a drive's thread (py-spy of the
-    one-process server, bench/http_games.py)."""
+    updates of named columns (the library's `set_successful` and `set_failed`) are statements built once. Through
+    the ORM's `save(update_fields=…)` each compiled its UPDATE anew for every drive: most of what the task queue
+    cost a drive's thread (py-spy of the one-process server, bench/http_games.py). The library's methods, their
+    columns and their retries stay its own."""
 
     class Meta:
         proxy = True
 
-    @retry()
-    def set_successful(self, return_value: Any) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        names = kwargs.get("update_fields")
+        if args or names is None or set(kwargs) != {"update_fields"}:
+            super().save(*args, **kwargs)
+            return
         from simulations.services.rows import update_row
 
-        self.status = TaskResultStatus.SUCCESSFUL
-        self.finished_at = timezone.now()
-        self.return_value = return_value
-        self.exception_class_path = ""
-        self.traceback = ""
-        update_row(self, ("status", "return_value", "finished_at", "exception_class_path", "traceback"))
+        update_row(self, tuple(names))

@@ -5,6 +5,7 @@ parts: the library's database queue, on SQLite and (CI's second leg) PostgreSQL.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -155,24 +156,39 @@ def test_the_idle_polls_check_finds_a_task_exactly_when_the_librarys_ready_query
     assert [True] in [s[:1] for s in seen] and [False] in [s[:1] for s in seen]  # both answers were compared
 
 
-def test_a_claimed_tasks_success_is_written_as_the_librarys_set_successful_writes_it() -> None:
-    """The worker runs a claimed task with the library's own `run_task`; its success goes through ClaimedTask's
-    statement built once, and the row must read back exactly as the library's ORM save leaves it."""
-    ours, theirs = _queue(1), _queue(2)
+def test_a_claimed_tasks_outcome_is_written_as_the_librarys_orm_save_writes_it(monkeypatch: Any) -> None:
+    """The worker runs a claimed task with the library's own `run_task`, whose `set_successful` and `set_failed`
+    save named columns: on a ClaimedTask that save is a statement built once (never the ORM's), and each row must
+    read back exactly as the library's ORM save leaves a twin row."""
+    rows = [_queue(n) for n in (1, 2, 3, 4)]
     worker = _worker("w-1")
-    claimed = worker._claim()
-    assert isinstance(claimed, ClaimedTask) and claimed.pk == ours.pk
+    claimed = [worker._claim() for _ in rows]
+    assert all(isinstance(task, ClaimedTask) for task in claimed)
+    ours = {task.args_kwargs["kwargs"]["game_id"]: task for task in claimed if task is not None}
+    library = {r.args_kwargs["kwargs"]["game_id"]: DBTaskResult.objects.get(pk=r.pk) for r in rows}
     before = timezone.now()
-    claimed.set_successful("human")
-    library = DBTaskResult.objects.get(pk=theirs.pk)
-    library.set_successful("human")  # django-tasks-db's own, through the ORM
-    written, expected = DBTaskResult.objects.get(pk=ours.pk), DBTaskResult.objects.get(pk=theirs.pk)
-    for name in ("status", "return_value", "exception_class_path", "traceback"):
-        assert getattr(written, name) == getattr(expected, name), name
-    assert written.status == TaskResultStatus.SUCCESSFUL and written.return_value == "human"
-    assert written.finished_at is not None and written.finished_at >= before
-    assert written.task_result.return_value == "human"  # the library reads it back as its own result
-    assert DBTaskResult.objects.get(pk=ours.pk).worker_ids == ["w-1"]  # the claim's columns untouched
+    library[2].set_successful("human")  # django-tasks-db's own, through the ORM
+    library[4].set_failed(ValueError("the model said nothing"))
+
+    def no_orm_save(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the ORM's save ran")
+
+    monkeypatch.setattr(DBTaskResult, "save", no_orm_save)
+    ours[1].set_successful("human")
+    ours[3].set_failed(ValueError("the model said nothing"))
+    monkeypatch.undo()
+    for mine, theirs in ((1, 2), (3, 4)):
+        written, expected = (
+            DBTaskResult.objects.get(pk=ours[mine].pk),
+            DBTaskResult.objects.get(pk=library[theirs].pk),
+        )
+        for name in ("status", "return_value", "exception_class_path"):
+            assert getattr(written, name) == getattr(expected, name), name
+        assert written.finished_at is not None and written.finished_at >= before
+        assert written.worker_ids == ["w-1"]  # the claim's columns untouched
+    assert DBTaskResult.objects.get(pk=ours[1].pk).task_result.return_value == "human"  # the library reads it
+    failed = DBTaskResult.objects.get(pk=ours[3].pk)
+    assert failed.status == TaskResultStatus.FAILED and "the model said nothing" in failed.traceback
 
 
 def test_the_pool_records_a_driven_games_task_as_successful() -> None:
