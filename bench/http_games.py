@@ -17,9 +17,11 @@ the same game played headless in the same run.
    a student logs in once, not per game), then per game: POST the lobby's new-game form, GET the setup page with
    ?role=EU, POST its form (plain post), GET the game page, open the game's websocket (session cookie, Origin) and
    play: whenever the newest panels (from a post's response or a websocket frame, the highest data-version wins)
-   offer the student a move, post that form with HX-Request, its version and its idempotency key (Next; the first
-   partner, the student starting; a short message in talks; first place in debates, then pass; yes in votes),
-   until the panels offer the review. One uncounted warm-up game runs before the first level.
+   offer the student a move, send that form's fields, its version and its idempotency key included, over the
+   game's websocket as the page's script does (`--moves post`: post them with HX-Request, as the page does while
+   its socket is not open) (Next; the first partner, the student starting; a short message in talks; first place
+   in debates, then pass; yes in votes), until the panels offer the review. One uncounted warm-up game runs before
+   the first level.
    --workers N: the scaled set-up instead (`make serve-scaled`'s processes): gunicorn with --web uvicorn
    processes (default 2) on one port, N `manage.py drive_worker` processes of WORKER_THREADS threads driving the
    games, streamed words and turns reaching the pages through Redis (--redis-url, a database of the benchmark's
@@ -34,7 +36,8 @@ the same game played headless in the same run.
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
 (/proc utime+stime of the server process, all threads), the clients' CPU per game (this process: it shares the
 machine), database CPU per game on PostgreSQL (see `PgProbe`),
-transaction p50/p99 (every commit inside the server, timed there), move POST p50/p99 and the time between
+transaction p50/p99 (every commit inside the server, timed there), a move's p50/p99 (its post's answer, or over
+the socket from sending it to the notice that answers it) and the time between
 committed turns as the client sees them (consecutive websocket frames bringing new transcript entries),
 connections opened per game (Django's `connection_created` in the server; on PostgreSQL also the database's own
 session count), transactions per game (PostgreSQL's xact_commit), streamed frames, renders (websocket frames
@@ -94,6 +97,8 @@ PANELS = re.compile(
     r'(?:<div id="panels"|<section class="card actions" id="actions"[^>]*?) '
     r'data-action="(\w*)" data-status="(\w*)" data-version="(\d+)"'
 )
+# The answer to a move sent over the socket.
+NOTICE = re.compile(r'<div id="notice"[^>]*data-answers="([^"]*)"')
 FORM = re.compile(r'<form method="post" action="([^"]+)"[^>]*>(.*?)</form>', re.S)
 HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
 RADIO = re.compile(r'<input type="radio" name="(\w+)" value="([^"]*)"( checked)?')
@@ -559,7 +564,11 @@ class GameRun:
 
 
 class Browser:
-    """One student: a cookie jar, a log-in, then whole games."""
+    """One student: a cookie jar, a log-in, then whole games. `moves`: "socket" sends each move over the game's
+    open websocket, as the page's script does (static/mercury/app.js); "post" posts it with HTMX, as the page does
+    while its socket is not open (and did before moves took the socket)."""
+
+    moves = "socket"
 
     def __init__(self, base: str, username: str) -> None:
         self.base, self.username = base, username
@@ -615,6 +624,7 @@ class Browser:
         token = HX_CSRF.search(page).group(1)  # type: ignore[union-attr]
         latest = _panels(page)
         answered = -1
+        sent: tuple[str, float] | None = None  # a move sent over the socket, not answered yet: its key, when
         last_turn = time.perf_counter()
         origin = {"Origin": self.base}
         async with self.session.ws_connect(
@@ -628,6 +638,10 @@ class Browser:
                     answered = latest[2]
                     data = _choose(latest[0], latest[3])
                     posted = time.perf_counter()
+                    if self.moves == "socket":  # answered by a notice naming its key (timed below)
+                        await ws.send_str(json.dumps({"move": data}))
+                        sent = (data["idem"], posted)
+                        continue
                     status, html, _ = await self.post(f"/games/{game}/move/", data, htmx=token)
                     run.posts_s.append(time.perf_counter() - posted)
                     if status not in (200, 409):
@@ -638,6 +652,10 @@ class Browser:
                 if message.type != aiohttp.WSMsgType.TEXT:
                     raise RuntimeError(f"websocket closed: {message.type} {message.data}")
                 text = str(message.data)
+                answer = NOTICE.search(text)
+                if answer and sent and answer.group(1) == sent[0]:
+                    run.posts_s.append(time.perf_counter() - sent[1])
+                    sent = None
                 if STREAMING in text:
                     run.frames += 1
                 run.ws_bytes += len(text.encode())
@@ -833,7 +851,7 @@ def revision() -> str:
 def render(report: dict[str, Any]) -> str:
     h = report["headless_s"]
     lines = [
-        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} server {report.get('server', 'daphne')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
+        f"# http_games {report['db']} workers {report.get('workers', 'embedded')} server {report.get('server', 'daphne')} moves {report.get('moves', 'post')} @ {report['revision']} load {report['load'][0]:.2f} {report['note']}",
         f"headless: {len(h)} games, median {statistics.median(h):.2f} s (min {min(h):.2f}); on CPU "
         f"{report.get('headless_cpu')}; the server's processes on CPUs {report.get('server_cpus')}",
     ]
@@ -922,12 +940,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="then N pairs, each a headless game right before one over HTTP: the ratio of each pair (--levels 0 "
         "for these alone)",
     )  # fmt: skip
+    parser.add_argument(
+        "--moves", choices=("socket", "post"), default="socket",
+        help="how the page sends its moves: over its open websocket (as it does) or as HTMX posts (no socket yet)",
+    )  # fmt: skip
     parser.add_argument("--note", default="", help="a label for this run (e.g. what changed)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    Browser.moves = args.moves
     stop_on_sigterm()
     levels = [int(x) for x in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="mercury-http-bench-"))
@@ -956,7 +979,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels if c]
         pairs = paired(server, version, args.paired, headless_cpu) if args.paired else []
         report = {
-            "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "server": "gunicorn" if args.workers else args.server, "revision": revision(), "note": args.note, "load": os.getloadavg(),
+            "db": args.db, "workers": args.workers or "embedded", "web": args.web if args.workers else 1, "server": "gunicorn" if args.workers else args.server, "revision": revision(), "moves": args.moves, "note": args.note, "load": os.getloadavg(),
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
             "headless_cpu": headless_cpu, "server_cpus": cpus_of(server.pids()), "pairs": pairs,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

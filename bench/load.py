@@ -5,6 +5,7 @@ offline model streaming about 30 words a second, on one machine.
                                    [--token-rate 30] [--worker-threads 100] [--database-url URL]
                                    [--redis-url URL] [--think T] [--json FILE] [--note TEXT]
                                    [--web N] [--workers M] [--profile-web] [--profile-workers]
+                                   [--moves socket|post]
 
 Set-ups:
 - **embedded**: the embedded defaults in one process (`daphne mercury.asgi:application`: SQLite, the in-memory
@@ -16,7 +17,8 @@ Set-ups:
 Per level K, from scratch (a fresh database and fresh processes): K users, each with a session made directly in
 the database (a log-in is not what is measured); then K clients start over --ramp seconds. A client opens the
 lobby, starts a game, takes a seat (the nine seats in turn), loads the game page, opens its websocket and plays as
-bench/http_games.py's student does (first choices, a short message in talks, yes votes), answering at once or, with
+bench/http_games.py's student does (first choices, a short message in talks, yes votes; each move sent over the
+game's websocket as the page's script sends it, or with --moves post as an HTMX post), answering at once or, with
 --think T, after reading and typing for between T/2 and 3T/2 seconds (seeded per student; frames keep arriving
 meanwhile, and that wait is the student's, not a stall). Ten
 seconds after the last client started, a window of --window seconds is measured:
@@ -30,8 +32,9 @@ seconds after the last client started, a window of --window seconds is measured:
   consumer and socket (the client's read); with MERCURY_CHANNEL_LAYER=bench.layers.StampedRedisChannelLayer
   the layer hop splits further into Redis (up to the serving process taking the message off Redis) and the
   consumer's own queue; the client's event loop is watched too (a late client is not a slow server);
-- HTTP: every request's time (moves, pages), p50/p99; errors (a status other than 200/409, a socket closed, an
-  exception) by kind;
+- HTTP: every request's time (pages; moves too with --moves post), p50/p99; a move over the socket: from sending
+  it to the notice that answers it, p50/p99; errors (a status other than 200/409, a socket closed, an exception)
+  by kind;
 - games sustained: games with no error whose longest wait for anything new (a frame or a move's answer) stayed
   under STALL_LIMIT seconds (a student's own time over a move is not a wait); games streamed: games that got a
   streamed frame in the window, and frames a second in all (what the streaming load was);
@@ -65,7 +68,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import aiohttp
 
@@ -94,6 +97,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SEATS = ("BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA")
 STALL_LIMIT = 5.0  # seconds without anything new before a game counts as not sustained
 SETTLE = 10.0  # seconds after the last client started before the window opens (default of --settle)
+NOTICE = re.compile(
+    r'<div id="notice"[^>]*data-answers="([^"]*)"'
+)  # the answer to a move sent over the socket
 CHUNK_AT = re.compile(r'data-chunk-at="([\d. ]+)"')
 # A streamed frame's way, stamped as it goes: words from the model (newest) → the channel layer took the
 # message (worker) → the page's consumer got it (channel layer, server loop) → written to the socket (the
@@ -218,6 +224,10 @@ class Student:
     duplicates: int = 0
     errors: list[tuple[float, str]] = field(default_factory=list)  # (at, what)
     http: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds)
+    moves: list[tuple[float, float]] = field(
+        default_factory=list
+    )  # over the socket: (at, seconds to its answer)
+    sent: tuple[str, float] | None = None  # a move sent over the socket, not answered yet: (its key, when)
     lags: list[tuple[float, float, float]] = field(default_factory=list)  # (at, newest lag, oldest lag)
     hops: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)  # (at, seconds in each of HOPS)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
@@ -226,6 +236,8 @@ class Student:
     rng: random.Random = field(default_factory=random.Random)
     move_at: float = 0.0  # when the student makes the move they are over (--think); 0: not over one
     doing: str = "starting"  # what the client was doing, named in an error (paths without their numbers)
+    # "socket": moves go over the game's open websocket, as the page's script sends them; "post": HTMX posts.
+    move_by: ClassVar[str] = "socket"
 
     @property
     def thinking(self) -> bool:
@@ -293,7 +305,7 @@ class Student:
             inbox: asyncio.Queue[tuple[float, aiohttp.WSMessage | Exception]] = asyncio.Queue()
             reader = asyncio.create_task(self._read(ws, inbox))
             try:
-                await self._answer(session, stop, inbox, latest, headers)
+                await self._answer(session, ws, stop, inbox, latest, headers)
             finally:
                 reader.cancel()
 
@@ -317,6 +329,7 @@ class Student:
     async def _answer(
         self,
         session: aiohttp.ClientSession,
+        ws: aiohttp.ClientWebSocketResponse,
         stop: asyncio.Event,
         inbox: asyncio.Queue[tuple[float, aiohttp.WSMessage | Exception]],
         latest: Panels | None,
@@ -333,6 +346,11 @@ class Student:
                     if self.think:  # the student's own wait is not the server's: a stall counts from the move
                         self.last_news = time.time()
                     answered, self.move_at = latest[2], 0.0
+                    if self.move_by == "socket":  # answered by a notice naming its key (timed below)
+                        data = _choose(latest[0], latest[3])
+                        self.sent = (data["idem"], time.time())
+                        await ws.send_str(json.dumps({"move": data}))
+                        continue
                     status, html, _ = await self._request(session, "POST", f"/games/{self.game}/move/",
                                                           headers=headers, data=_choose(latest[0], latest[3]))  # fmt: skip
                     if status not in (200, 409):
@@ -354,6 +372,10 @@ class Student:
                 return
             text = str(message.data)
             self._news()
+            answer = NOTICE.search(text)
+            if answer and self.sent and answer.group(1) == self.sent[0]:
+                self.moves.append((self.sent[1], now - self.sent[1]))
+                self.sent = None
             stamp = CHUNK_AT.search(text)
             times = [float(t) for t in stamp.group(1).split()] if stamp else []
             if len(times) >= 2 and times[1] > 0:
@@ -517,6 +539,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     lags = [(new, old) for s in students for at, new, old in s.lags if inside(at)]
     hops = [way for s in students for at, way in s.hops if inside(at)]
     http = [sec for s in students for at, sec in s.http if inside(at)]
+    moves = [sec for s in students for at, sec in s.moves if inside(at)]
     lost = 0
     for s in students:
         if s.game and s.seen:
@@ -568,6 +591,13 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             "p99": 1000 * percentile(http, 99),
             "requests": len(http),
         },
+        "socket_move_ms": {
+            "p50": 1000 * percentile(moves, 50),
+            "p99": 1000 * percentile(moves, 99),
+            "moves": len(moves),
+        }
+        if moves
+        else {},
         "errors": errors,
         "lost": lost,
         "duplicated": sum(s.duplicates for s in students),
@@ -614,6 +644,11 @@ def render(report: dict[str, Any]) -> str:
             f"{100 * r['cpu_share_per_game']:.1f} % | {r['cpu_cores_used']:.2f} | {r['rss_mb_per_game']:.1f} | "
             f"{r['turns_per_s']:.1f} | {pg} | {r['db_kb_per_game_minute']:.1f}"
         )
+        if r.get("socket_move_ms"):
+            m = r["socket_move_ms"]
+            lines.append(
+                f"  K={r['clients']} a move over the socket to its answer, p50 / p99 ms: {m['p50']:.0f} / {m['p99']:.0f}"
+            )
         if r.get("hops_ms"):
             hops = ", ".join(f"{hop} {v['p50']:.0f} / {v['p99']:.0f}" for hop, v in r["hops_ms"].items())
             lag = r.get("client_loop_lag_ms") or {}
@@ -667,6 +702,10 @@ def main() -> int:
         "0, the default: answers at once)",
     )  # fmt: skip
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--moves", choices=("socket", "post"), default="socket",
+        help="how each page sends its moves: over its open websocket (as it does) or as HTMX posts",
+    )  # fmt: skip
     parser.add_argument("--note", default="")
     parser.add_argument(
         "--profile-web",
@@ -679,6 +718,7 @@ def main() -> int:
         help="scaled: the drive workers' CPU a turn by thread kind and code path (bench/process_timers.py)",
     )
     args = parser.parse_args()
+    Student.move_by = args.moves
     stop_on_sigterm()
     tmp = Path(tempfile.mkdtemp(prefix="mercury-load-"))
     env = configure(args, tmp)
@@ -688,7 +728,7 @@ def main() -> int:
     django.setup()
     report: dict[str, Any] = {
         "setup": args.setup, "web": args.web, "workers": args.workers, "token_rate": args.token_rate, "think": args.think, "window": args.window,
-        "revision": revision(),
+        "revision": revision(), "moves": args.moves,
         "loadavg": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), "python": platform.python_version(),
         "note": args.note, "levels": [],
     }  # fmt: skip

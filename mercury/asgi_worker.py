@@ -5,7 +5,7 @@
 gunicorn forks the processes, shares the port among them and restarts one that dies; each runs uvicorn. Mercury's
 application has no startup or shutdown hooks (the `lifespan` protocol): uvicorn is told not to send them, rather
 than log each start that the application "appears not to support" them. Websocket frames are capped where
-uvicorn reads them as well as in the consumer's own guard (`MERCURY_WS_MAX_FRAME_BYTES`).
+uvicorn reads them as well as in the consumer's own guard (`MERCURY_WS_MAX_MOVE_BYTES`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class MercuryUvicornWorker(UvicornWorker):
         "http": "auto",
         "ws": "websockets-sansio",
         "lifespan": "off",
-        # A little above the consumer's own cap, so an oversized frame reaches the guard and gets its clean close.
-        "ws_max_size": 2 * int(os.environ.get("MERCURY_WS_MAX_FRAME_BYTES", "4096")),
+        # A little above the consumer's own cap (a move's), so an oversized frame reaches the guard and gets its
+        # clean close.
+        "ws_max_size": 2 * int(os.environ.get("MERCURY_WS_MAX_MOVE_BYTES", "32768")),
     }

@@ -305,8 +305,11 @@ MERCURY_HEALTH_QUEUE_SECONDS = float(os.environ.get("MERCURY_HEALTH_QUEUE_SECOND
 # Request bodies larger than this are refused (413) before they are read; no form here comes near it.
 MERCURY_MAX_REQUEST_BYTES = int(os.environ.get("MERCURY_MAX_REQUEST_BYTES", str(1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MERCURY_MAX_REQUEST_BYTES
-# A game page's websocket: frames it may send (a page sends none of its own; each asks for a full re-render).
+# A game page's websocket: frames it may send. A frame that is not a move asks for a full re-render (a page sends
+# none of its own); a move (`{"move": {...}}`) may carry a message of 2,000 characters, up to 4 bytes each and some
+# escaped, and is limited by the move rate (MERCURY_RATE_MOVES_PER_MINUTE) instead of the frame rate.
 MERCURY_WS_MAX_FRAME_BYTES = int(os.environ.get("MERCURY_WS_MAX_FRAME_BYTES", "4096"))
+MERCURY_WS_MAX_MOVE_BYTES = int(os.environ.get("MERCURY_WS_MAX_MOVE_BYTES", "32768"))
 MERCURY_WS_FRAMES_PER_10_SECONDS = int(os.environ.get("MERCURY_WS_FRAMES_PER_10_SECONDS", "20"))
 # Push every committed turn to the game's websocket group (off only for headless benchmarks).
 MERCURY_BROADCAST = env_bool("MERCURY_BROADCAST", True)

@@ -17,6 +17,7 @@ full re-render each).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import time
@@ -30,7 +31,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from simulations.kinds import kind_of
+from mercury.asgi_handler import request_threads
+from simulations.kinds import TakesSocketMoves, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
@@ -56,6 +58,27 @@ IDLE_RECHECK = 3.0
 IDLE_RECHECK_MAX = 30.0
 
 
+# What a move sent over the socket may be answered with, besides its kind's own refusals.
+NOT_YOURS = "Only the student playing this game can make its moves; you can watch it here."
+GONE = "This game no longer exists."
+NOT_BY_SOCKET = "This move could not be sent this way; reload the page and send it again."
+MOVE_FAILED = "Your move could not be taken because of an error on our side; send it again in a moment."
+
+
+def move_fields(text: str | None) -> dict[str, str] | None:
+    """A frame's move (`{"move": {field: text, ...}}`), or None for any other frame (a request for a render)."""
+    if not text or not text.startswith("{"):
+        return None
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        return None
+    fields = frame.get("move") if isinstance(frame, dict) else None
+    if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
+        return None
+    return fields
+
+
 class NotFoundConsumer(AsyncWebsocketConsumer):
     """Any websocket path that names no game (`/ws/`, `/ws/games/abc/`, `/ws/games/-1/`): refused cleanly."""
 
@@ -66,6 +89,21 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
 logger = logging.getLogger("mercury")
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def _in_request_thread(fn: Callable[P, T]) -> Callable[P, Awaitable[T]]:
+    """`fn` as an awaitable run in a request thread (`mercury.asgi_handler.request_threads`), as a post's view
+    runs: work that may wait on a model does not hold one of the few page threads."""
+
+    async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        thread = request_threads.take()
+        run = database_sync_to_async(hand_back(fn), thread_sensitive=False, executor=thread)
+        try:
+            return await run(*args, **kwargs)  # type: ignore[no-any-return]
+        finally:
+            request_threads.give_back(thread)
+
+    return call
 
 
 def _in_page_thread(fn: Callable[P, T]) -> Callable[P, Awaitable[T]]:
@@ -136,9 +174,18 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(session_group(self.session_key), self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        # Moves arrive as HTTP posts (CSRF-protected); any frame from the page just asks for a fresh render, so a
-        # page never needs many: a large frame or a flood closes the connection, and renders are spaced out.
+        # A frame is either a move (`{"move": {field: value}}`, a form marked data-socket-move, sent by the page's
+        # script while the socket is open; limited like posted moves, by the move rate) or a request for a fresh
+        # render, which a page never needs many of: a large frame or a flood closes the connection, and renders are
+        # spaced out. The handshake's origin check stands in for a post's CSRF token (mercury/asgi_guards.py).
         size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        if size > settings.MERCURY_WS_MAX_MOVE_BYTES:
+            await self.close(code=FRAME_TOO_LARGE)
+            return
+        fields = move_fields(text_data)
+        if fields is not None:
+            await self._move(fields)
+            return
         if size > settings.MERCURY_WS_MAX_FRAME_BYTES:
             await self.close(code=FRAME_TOO_LARGE)
             return
@@ -153,6 +200,42 @@ class GameConsumer(AsyncWebsocketConsumer):
             return
         await self.send_update(full=True)
 
+    # --- moves over the socket ------------------------------------------------------------------------------
+
+    async def _move(self, fields: dict[str, str]) -> None:
+        """Take the move as its post would be taken, then answer with the notice (which says which move it answers,
+        and whether it was taken) and, once taken, the game's render at once: the page needs no request and no
+        second render. The move runs in a request thread, as its post would: a real model may judge a text first."""
+        if not self.driver:
+            await self._send_notice(NOT_YOURS, answers=fields.get("idem", ""))
+            return
+        if not await self._still_logged_in(force=True):
+            return
+        try:
+            error = await _in_request_thread(self._take_move)(fields)
+        except Exception:
+            logger.exception("game %s: a move sent over the websocket failed", self.game_id)
+            error = MOVE_FAILED
+        await self._send_notice(error, answers=fields.get("idem", ""), taken=not error)
+        if not error:
+            self.advance_pending = True
+            await self._send_advanced()
+
+    def _take_move(self, fields: dict[str, str]) -> str:
+        game = self._load()
+        if game is None:
+            return GONE
+        kind = kind_of(game)
+        if not isinstance(kind, TakesSocketMoves):
+            return NOT_BY_SOCKET
+        return kind.socket_move(game, user_id=self.user_pk, fields=fields)
+
+    async def _send_notice(self, error: str, *, answers: str, taken: bool = False) -> None:
+        context = {"error": error, "oob": True, "answers": answers, "taken": taken}
+        html = render_to_string("game/_notice.html", context)
+        async with self.sending:
+            await self.send(text_data=html)
+
     # --- group messages -------------------------------------------------------------------------------------
 
     async def game_advanced(self, event: dict[str, Any]) -> None:
@@ -161,7 +244,10 @@ class GameConsumer(AsyncWebsocketConsumer):
         the next render, which shows every turn committed meanwhile. Streamed words wait with that render and go
         out right after it (see game_stream); any other frame (an error, a page's request) first sends a waiting
         render, so the page sees the game in order."""
-        self.advance_pending, self.heard_at = True, time.monotonic()
+        self.heard_at = time.monotonic()
+        if int(event.get("version", -1)) > -1 and int(event["version"]) <= self.shown_version:
+            return  # the page shows this turn already (a render since, e.g. the answer to its own move)
+        self.advance_pending = True
         if not event.get("ai_next"):
             await self._send_advanced()
             return

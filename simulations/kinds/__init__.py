@@ -10,11 +10,11 @@ imports `simulations.kinds.<name>.platform` for each name in `settings.MERCURY_K
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -263,6 +263,18 @@ class Kind(Protocol):
 
     def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
         """A download of the game as (body, content type, file name), or None if the kind has no such format."""
+        ...
+
+
+@runtime_checkable
+class TakesSocketMoves(Protocol):
+    """A kind whose move forms may travel over the game's open websocket (forms marked `data-socket-move`; the
+    page's script sends them there instead of posting them when the socket is open): one connection for the whole
+    game, and no request of its own for each move. Its posts keep working (no JavaScript, a socket not open)."""
+
+    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
+        """Precondition: `game` is the user's. Takes a move from its form's fields with the checks its post makes;
+        returns "" when it was committed, else the sentence for the student (nothing changed)."""
         ...
 
 

@@ -119,9 +119,10 @@ def _inside(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def notify_game_advanced(game_id: int, *, ai_next: bool = False) -> None:
-    """`ai_next`: an AI seat plays next, so a page may show this turn together with the next one."""
-    send_to_game(game_id, {"type": "game.advanced", "ai_next": ai_next})
+def notify_game_advanced(game_id: int, *, version: int, ai_next: bool = False) -> None:
+    """`version`: the game's version after the turn (a page that shows it already renders nothing for it).
+    `ai_next`: an AI seat plays next, so a page may show this turn together with the next one."""
+    send_to_game(game_id, {"type": "game.advanced", "version": version, "ai_next": ai_next})
 
 
 def notify_stream(

@@ -270,7 +270,9 @@ def _commit(
 def _announce(game: Game) -> None:
     """After the commit (not under the game's row lock): pages show a turn the user must answer, or the end, at
     once; a turn an AI seat follows may share its render with the next (simulations/consumers.py)."""
-    notify_game_advanced(game.pk, ai_next=kind_of(game).next_step(game).actor is Actor.AI)
+    notify_game_advanced(
+        game.pk, version=game.version, ai_next=kind_of(game).next_step(game).actor is Actor.AI
+    )
 
 
 def write_ledger(game: Game, advance: Advance) -> None:

@@ -1,9 +1,12 @@
-"""The game page and the user's moves (HTMX posts; plain posts work too, without JavaScript).
+"""The game page and the user's moves (HTMX posts; plain posts work too, without JavaScript; a kind may also take
+its moves over the game's websocket, `simulations.consumers`).
 
 `game_page` and `move` are the kind-blind shell: they check the game is the user's, then hand it to its kind
 (`Kind.page`, `Kind.move`). The form checks every kind's moves share (`posted_version`, NUL bytes) live here."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -52,9 +55,14 @@ class NulInForm(ValueError):
 
 
 def posted_version(request: HttpRequest) -> int:
-    """The game version the form was rendered at. Required: without it a re-sent or forged post could not be told
-    from the current turn, and concurrent copies would each commit."""
-    raw = request.POST.get("version", "").strip()
+    """The game version the form was rendered at (see `form_version`)."""
+    return form_version(request.POST)
+
+
+def form_version(fields: Mapping[str, str]) -> int:
+    """The game version a move's form was rendered at, posted or sent over the game's websocket. Required: without
+    it a re-sent or forged move could not be told from the current turn, and concurrent copies would each commit."""
+    raw = fields.get("version", "").strip()
     if not raw.isdigit():
         raise MissingVersion()
     return int(raw)

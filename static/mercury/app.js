@@ -66,6 +66,49 @@
     }
   });
 
+  // --- moves over the game's websocket while it is open: no request of their own, and the answer (the notice,
+  // then the game's render) comes on the socket. A post otherwise (opening, reconnecting, a proxy without
+  // websockets). Buttons stay disabled until the notice answers this very move (its form's key).
+  let gameSocket = null;
+  let pendingMove = null;
+  document.addEventListener("htmx:wsOpen", (event) => { gameSocket = event.detail.socketWrapper; });
+  document.addEventListener("htmx:wsClose", () => {
+    gameSocket = null;
+    if (pendingMove) { releaseMove(pendingMove); pendingMove = null; }  // the reconnect's render shows the game
+  });
+  function releaseMove(move) {
+    move.form.removeAttribute("aria-busy");
+    move.form.querySelectorAll("button").forEach((button) => { button.disabled = false; });
+  }
+  document.addEventListener("htmx:configRequest", (event) => {
+    const form = event.detail.elt;
+    if (!gameSocket || !(form instanceof HTMLFormElement) || !form.hasAttribute("data-socket-move")) return;
+    event.preventDefault();  // no post: the socket carries the same fields
+    const fields = {};
+    event.detail.formData.forEach((value, name) => { if (typeof value === "string") fields[name] = value; });
+    const box = form.querySelector("textarea[data-draft]");
+    pendingMove = { form, idem: fields.idem || "", box, clear: form.hasAttribute("data-clear-on-send") };
+    form.setAttribute("aria-busy", "true");
+    form.querySelectorAll("button").forEach((button) => { button.disabled = true; });
+    gameSocket.send(JSON.stringify({ move: fields }));
+  });
+  document.addEventListener("htmx:wsAfterMessage", () => {
+    const notice = document.getElementById("notice");
+    if (!pendingMove || !notice || notice.dataset.answers !== pendingMove.idem) return;
+    const move = pendingMove;
+    pendingMove = null;
+    if (notice.dataset.taken !== "1") {
+      releaseMove(move);  // refused: the student's text is still in the box, ready for another try
+      return;
+    }
+    // Taken: its draft is done with, as after a post's 200. The form stays disabled: the game's render, next on
+    // the socket, replaces it.
+    if (move.box) {
+      sessionStorage.removeItem(draftKey(move.box));
+      if (move.clear) { move.box.value = ""; releaseMove(move); }  // a chat's box stays on the page
+    }
+  });
+
   // --- focus: after each step, on the new thing to do, unless the reader is elsewhere on purpose -------------
   function primary(panels) {
     return panels.querySelector("#actions textarea, #actions input[type=radio]:checked, #actions button.primary, #actions a.primary")

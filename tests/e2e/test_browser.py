@@ -98,6 +98,18 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         check_phase("persona", "")
         assert in_viewport(page, ".sticky-actions button.primary"), "the set-up's button is below the fold"
         page.click("text=Confirm and begin")
+        # From here on the page's moves travel over its open websocket, not as posts (app.js, data-socket-move).
+        posted: list[str] = []
+        sent_over_socket: list[str] = []
+        page.on(
+            "request", lambda r: posted.append(r.url) if r.method == "POST" and "/move/" in r.url else None
+        )
+        page.on(
+            "websocket",
+            lambda ws: ws.on(
+                "framesent", lambda f: sent_over_socket.append(f) if '"move"' in str(f) else None
+            ),
+        )
         spoke = voted = talked = 0
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
@@ -172,6 +184,8 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
                 raise AssertionError(f"stuck at {action} / {status} / version {version}") from None
         assert page.locator("#panels").get_attribute("data-action") == "review"
         assert talked == 6 and spoke >= 4 and voted == 4
+        # Every move after the set-up went over the socket (the first may have left while it was still opening).
+        assert len(sent_over_socket) > 30 and len(posted) <= 1, (len(sent_over_socket), posted)
         # Private talks show only this student's own; the transcript shows each entry once.
         ids = page.eval_on_selector_all("#transcript li", "els => els.map(e => e.id)")
         assert len(ids) == len(set(ids)) > 100

@@ -3,7 +3,8 @@ cannot be reached. Drafts survive reloads and other tabs' moves; a refused move 
 keeps the text; a failed AI turn shows a card naming the cause and stops the "has the floor" spinner.
 
 A tab "asleep" is a real tab whose websocket frames from the server are held back (Playwright's websocket routing)
-until it wakes: it posts from a page that is one move behind, exactly as a laptop woken from sleep would.
+until it wakes: it sends a move from a page that is one move behind, exactly as a laptop woken from sleep would, and
+hears the answer (sent on the same socket, after the turns it missed) when it wakes.
 """
 
 from __future__ import annotations
@@ -123,25 +124,25 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         expect(a.locator("#message")).to_have_value(draft)
         sleepy_a.connected(after=opened)
 
-        # Tab A sleeps while tab B sends (with Ctrl+Enter); A, awake, posts from its old page.
+        # Tab A sleeps while tab B sends (with Ctrl+Enter); A sends from its old page, over its socket.
         sleepy_a.asleep = True
         _, _, version_b = panels(b)
         b.fill("#message", "Sent from tab B: will you back emissions in scope (2.1)?")
         b.press("#message", "Control+Enter")
         wait_for_new_panels(b, version_b)
         a.click("#actions button.primary")
-        notice = a.locator("#notice")
-        expect(notice).to_contain_text("That turn was already played, perhaps in another tab")
-        assert "HUMAN_MESSAGE_SUBMITTED" not in notice.inner_text()
-        assert draft in kept_drafts(a)  # refused: the text is kept
-        screenshot(a, ARTIFACTS / "tabs-stale-notice.png")
         # The reader scrolls up to re-read: what arrives does not pull the transcript away, a button says so. The
         # reader is looking at tab A: a tab in the background gets no scroll events (the page would not learn that
         # its reader left the end), and B, opened last, is in front.
         a.bring_to_front()
         a.eval_on_selector(".transcript-pane", "p => { p.scrollTop = 0; }")
         a.wait_for_timeout(200)
-        sleepy_a.wake()
+        sleepy_a.wake()  # the turns A missed, then the answer to its move
+        notice = a.locator("#notice")
+        expect(notice).to_contain_text("That turn was already played, perhaps in another tab")
+        assert "HUMAN_MESSAGE_SUBMITTED" not in notice.inner_text()
+        assert draft in kept_drafts(a)  # refused: the text is kept
+        screenshot(a, ARTIFACTS / "tabs-stale-notice.png")
         pill = a.locator("#new-messages")
         expect(pill).to_be_visible()
         assert a.eval_on_selector(".transcript-pane", "p => p.scrollTop") < 100
@@ -169,14 +170,15 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
         }
         for page, text in texts.items():
             page.fill("#message", text)
+        keys = {page: page.eval_on_selector("#actions input[name=idem]", "i => i.value") for page in texts}
         a.click("#actions button.primary")
         b.click("#actions button.primary")
-        for page in (a, b):  # both posts answered
-            page.wait_for_function("() => !document.querySelector('.htmx-request')")
+        sleepy_a.wake()  # each answer comes on its tab's socket
+        sleepy_b.wake()
+        for page, key in keys.items():  # both moves answered: a notice naming the move
+            page.wait_for_function("(k) => document.getElementById('notice').dataset.answers === k", arg=key)
         told = [page for page in (a, b) if "already played" in page.locator("#notice").inner_text()]
         assert len(told) == 1, "exactly one of the two tabs is told its message was not sent"
-        sleepy_a.wake()
-        sleepy_b.wake()
         a.wait_for_function(
             "() => document.getElementById('panels').dataset.action === 'talk'", timeout=60_000
         )
@@ -193,7 +195,9 @@ def test_a_moves_late_answer_does_not_replace_the_turn_the_websocket_brought_fir
     busy server): the response's panels, older than what the websocket brought meanwhile, must not replace them.
     They do not, because the first update after a render that offered a move sends the panels whole
     (presenters.render_update empties the page's memory): the post's target is then no longer in the page. The
-    response is held back here (Playwright's request routing) until the partner has answered."""
+    response is held back here (Playwright's request routing) until the partner has answered. A page posts its
+    move while its socket is not open (opening, reconnecting); here the form is made to post by taking its
+    data-socket-move mark away (a move sent over the socket is answered on it, in order, and cannot arrive late)."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
@@ -208,6 +212,7 @@ def test_a_moves_late_answer_does_not_replace_the_turn_the_websocket_brought_fir
             held.append((route, route.fetch()))  # the server answered; the page gets it when released below
 
         page.route(re.compile(r".*/move/$"), hold)
+        page.eval_on_selector("#actions form", "form => form.removeAttribute('data-socket-move')")
         page.fill("#message", "Canada asks for the fund first, then we talk about scope.")
         page.click("#actions button.primary")
         for _ in range(100):  # the handler runs while the page waits

@@ -6,6 +6,9 @@ The shared views (`simulations/views/`) check who may see or drive a game and ha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -22,7 +25,7 @@ from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
 from simulations.tasks import queue_drive_if_ai_next
-from simulations.views.play import MissingVersion, NulInForm, posted_version
+from simulations.views.play import MissingVersion, NulInForm, form_version
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event
@@ -45,48 +48,67 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
     return render(request, "negotiation/page.html", context)
 
 
-def move(request: HttpRequest, game: Game) -> HttpResponse:
-    event = request.POST.get("event", "")
-    payload = {k: request.POST[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in request.POST}
-    error, status, committed = "", 200, False
+@dataclass(frozen=True)
+class MoveOutcome:
+    """A move taken (`error` empty) or refused: the sentence for the student and the status a post answers with."""
+
+    game: Game
+    error: str = ""
+    status: int = 200
+
+
+def take_move(*, game: Game, user_id: int, fields: Mapping[str, str]) -> MoveOutcome:
+    """Precondition: `game` is the user's. The student's move from its form's fields, posted or sent over the game's
+    websocket (the same checks either way); a committed move has its drive queued (`_answer_soon`)."""
+    event = fields.get("event", "")
+    payload = {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields}
     try:
-        if any("\x00" in value for value in request.POST.values()):
+        if any("\x00" in value for value in fields.values()):
             raise NulInForm()
-        check_rate(user_id=int(request.user.pk or 0), action="move")
-        version = posted_version(request)
-        key = request.POST.get("idem") or None
+        check_rate(user_id=user_id, action="move")
+        version = form_version(fields)
+        key = fields.get("idem") or None
         game = submit_human_event(
             game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
         )
-        committed = True
     except RateLimited as exc:
-        error, status = str(exc), 429
+        return MoveOutcome(game, str(exc), 429)
     except StaleTurn as exc:
-        error, status = for_student(exc), 409
+        return MoveOutcome(game, for_student(exc), 409)
     except (MissingVersion, NulInForm) as exc:
-        error, status = str(exc), 400
+        return MoveOutcome(game, str(exc), 400)
     except (MachineError, ModelFailure, ValueError) as exc:
-        error, status = for_student(exc), 409
-    if committed:
-        _answer_soon(game)
+        return MoveOutcome(game, for_student(exc), 409)
+    _answer_soon(game)
+    return MoveOutcome(game)
+
+
+def socket_move(game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
+    """A move sent over the game's websocket (`Kind.socket_move`): "" when it was taken, else why not."""
+    return take_move(game=game, user_id=user_id, fields=fields).error
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    outcome = take_move(game=game, user_id=int(request.user.pk or 0), fields=request.POST)
+    game, error = outcome.game, outcome.error
     if not request.htmx:  # type: ignore[attr-defined]
         if error:  # a plain post (no JavaScript): the sentence rides to the game page as a flash message
             messages.error(request, error)
         return redirect("game", game_id=game.pk)
-    if not committed:
+    if error:
         game.refresh_from_db()  # refused: the panels show the game as it is now (a committed move returned it)
     context = game_context(game)  # the refusal goes in the notice below, not the panels
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
         context |= {
             "roles": roles_context(scenario),
-            "persona": persona_context(scenario, payload.get("role", "")),
+            "persona": persona_context(scenario, request.POST.get("role", "")),
         }
     # The panels, and the notice above them: the notice lives outside #panels, so a turn arriving over the
     # websocket a moment later does not wipe the sentence before it is read (the next move clears it).
     panels = render_panels(context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
-    return HttpResponse(panels + notice, status=status)
+    return HttpResponse(panels + notice, status=outcome.status)
 
 
 def _answer_soon(game: Game) -> None:

@@ -4,7 +4,7 @@ offline model's questions from the negotiation machine's table and services."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,6 +223,11 @@ class Negotiation:
         from .pages import move
 
         return move(request, game)
+
+    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
+        from .pages import socket_move
+
+        return socket_move(game, user_id=user_id, fields=fields)
 
     def render_update(
         self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None

@@ -1,0 +1,171 @@
+"""Moves sent over the game's websocket (`{"move": {...}}`, what the page's script sends for a form marked
+data-socket-move while the socket is open): the same checks as a posted move, an answer that names the move, the
+game's render at once and only once, and nothing taken from anyone but the game's player."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+from django.test import Client
+
+from mercury.asgi import application
+from simulations.consumers import FRAME_TOO_LARGE, NOT_YOURS, move_fields
+from simulations.models import Game, TranscriptEntry
+from tests.helpers import game_in_private_talk
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+PASSWORD = "a-long-test-passphrase-42"
+NOTICE = re.compile(r'<div id="notice"[^>]*data-answers="([^"]*)" data-taken="([01])"[^>]*>(.*?)</div>', re.S)
+HIDDEN = re.compile(r'<input type="hidden" name="(\w+)" value="([^"]*)">')
+
+
+def _game_at_a_talk(name: str) -> tuple[User, Game, str]:
+    """A game at the student's first message of a private talk, its owner, and a session cookie for them."""
+    owner = User.objects.create_user(name, password=PASSWORD)
+    client = Client()
+    client.force_login(owner)
+    game = game_in_private_talk(client, owner)
+    return owner, game, client.cookies["sessionid"].value
+
+
+def _cookie_for(user: User) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+async def _open(game: Game, session: str) -> tuple[WebsocketCommunicator, str]:
+    """A connected page and its first (full) render."""
+    headers = [(b"origin", b"http://localhost"), (b"cookie", f"sessionid={session}".encode())]
+    comm = WebsocketCommunicator(application, f"/ws/games/{game.pk}/", headers=headers)
+    connected, _ = await comm.connect()
+    assert connected
+    return comm, await comm.receive_from(timeout=10)
+
+
+def _talk_form(html: str) -> dict[str, str]:
+    """The talk form's hidden fields as the page rendered them (event, version, idempotency key)."""
+    form = html[html.index('name="event" value="HUMAN_MESSAGE') - 600 :]
+    form = form[form.index("<form") : form.index("</form>")]
+    return dict(HIDDEN.findall(form))
+
+
+async def _answer(comm: WebsocketCommunicator) -> tuple[str, str, str]:
+    """The notice that answers a move: (the key it answers, "1" if taken else "0", its sentence)."""
+    async with asyncio.timeout(10):
+        while True:
+            frame = await comm.receive_from(timeout=10)
+            match = NOTICE.search(frame)
+            if match:
+                return match.group(1), match.group(2), re.sub(r"<[^>]+>", "", match.group(3))
+
+
+def _student_messages(game: Game) -> list[str]:
+    """What the student (Canada) said after the opening statements."""
+    entries = TranscriptEntry.objects.filter(game=game, speaker="CAN").order_by("seq")
+    return list(entries.values_list("text", flat=True))[1:]
+
+
+async def test_a_move_over_the_socket_is_taken_answered_and_rendered_once(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    fields = _talk_form(page) | {"text": "Canada proposes a 2030 phase-out date for dental amalgam."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    assert await _answer(comm) == (fields["idem"], "1", "")
+    render = await comm.receive_from(timeout=10)  # at once: not held back for the partner's answer
+    assert "a 2030 phase-out date for dental amalgam" in render
+    assert await database_sync_to_async(_student_messages)(game) == [fields["text"]]
+    version = int(fields["version"]) + 1
+    assert f'data-version="{version}"' in render
+    # The partner answers (the move queued its drive); the commit's own announcement renders nothing again.
+    frames: list[str] = []
+    async with asyncio.timeout(20):
+        while not any('hx-swap-oob="beforeend:#transcript"' in f for f in frames):
+            frames.append(await comm.receive_from(timeout=20))
+    assert not any(f'data-version="{version}"' in f for f in frames)  # one render of the move's turn
+    await comm.disconnect()
+
+
+async def test_the_same_move_sent_twice_is_taken_once_and_the_copy_is_told_why() -> None:
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    fields = _talk_form(page) | {"text": "We can accept a phase-out of mercury-added products by 2025."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    await comm.send_to(text_data=json.dumps({"move": fields}))  # a double click
+    first = await _answer(comm)
+    second = await _answer(comm)
+    assert first == (fields["idem"], "1", "")
+    assert second[:2] == (fields["idem"], "0") and second[2]  # refused, with a sentence for the student
+    assert await database_sync_to_async(_student_messages)(game) == [fields["text"]]
+    await comm.disconnect()
+
+
+async def test_a_refused_move_changes_nothing_and_says_why() -> None:
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    fields = _talk_form(page)
+    for bad in (
+        fields | {"text": "   "},  # nothing to say
+        fields | {"text": "An old turn.", "version": str(int(fields["version"]) - 1)},  # a stale form
+        {k: v for k, v in fields.items() if k != "version"} | {"text": "No version."},
+        fields | {"event": "VOTE_CAST", "ballot": "yes"},  # not a move allowed now
+    ):
+        await comm.send_to(text_data=json.dumps({"move": bad}))
+        answers, taken, sentence = await _answer(comm)
+        assert (answers, taken) == (fields["idem"], "0") and sentence.strip()
+    assert await database_sync_to_async(_student_messages)(game) == []
+    assert await database_sync_to_async(lambda: Game.objects.get(pk=game.pk).version)() == int(
+        fields["version"]
+    )
+    await comm.disconnect()
+
+
+async def test_only_the_player_moves_a_watching_admin_is_told_so() -> None:
+    _, game, _ = await database_sync_to_async(_game_at_a_talk)("student")
+    admin = await database_sync_to_async(User.objects.create_superuser)("admin", password=PASSWORD)
+    comm, page = await _open(game, await database_sync_to_async(_cookie_for)(admin))
+    fields = _talk_form(page) if "HUMAN_MESSAGE" in page else {"event": "HUMAN_MESSAGE", "version": "1"}
+    await comm.send_to(text_data=json.dumps({"move": fields | {"text": "Not mine to say.", "idem": "k"}}))
+    assert await _answer(comm) == ("k", "0", NOT_YOURS)
+    assert await database_sync_to_async(_student_messages)(game) == []
+    await comm.disconnect()
+
+
+async def test_a_long_message_fits_a_frame_and_an_oversized_frame_closes_the_socket(settings: Any) -> None:
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    text = "💧" * 2000  # the longest message, 8,000 bytes: over a render request's 4,096
+    fields = _talk_form(page) | {"text": text}
+    await comm.send_to(text_data=json.dumps({"move": fields}, ensure_ascii=False))
+    assert (await _answer(comm))[:2] == (fields["idem"], "1")
+    await comm.send_to(text_data="x" * (settings.MERCURY_WS_MAX_MOVE_BYTES + 1))
+    async with asyncio.timeout(20):
+        while (output := await comm.receive_output(timeout=20))["type"] != "websocket.close":
+            pass  # the move's render, the partner's answer
+    assert output["code"] == FRAME_TOO_LARGE
+    assert await database_sync_to_async(_student_messages)(game) == [text]
+
+
+def test_only_a_move_shaped_frame_is_a_move() -> None:
+    assert move_fields('{"move": {"event": "HUMAN_MESSAGE", "version": "3"}}') == {
+        "event": "HUMAN_MESSAGE",
+        "version": "3",
+    }
+    for other in (
+        "",
+        "render please",
+        "{",
+        "[1]",
+        '{"move": ["a"]}',
+        '{"move": {"version": 3}}',
+        '{"x": {}}',
+    ):
+        assert move_fields(other) is None
