@@ -245,7 +245,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         out right after it (see game_stream); any other frame (an error, a page's request) first sends a waiting
         render, so the page sees the game in order."""
         self.heard_at = time.monotonic()
-        if int(event.get("version", -1)) > -1 and int(event["version"]) <= self.shown_version:
+        version = event.get("version")
+        if version is not None and int(version) <= self.shown_version:
             return  # the page shows this turn already (a render since, e.g. the answer to its own move)
         self.advance_pending = True
         if not event.get("ai_next"):

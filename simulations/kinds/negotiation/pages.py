@@ -83,11 +83,6 @@ def take_move(*, game: Game, user_id: int, fields: Mapping[str, str]) -> MoveOut
     return MoveOutcome(game)
 
 
-def socket_move(game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
-    """A move sent over the game's websocket (`Kind.socket_move`): "" when it was taken, else why not."""
-    return take_move(game=game, user_id=user_id, fields=fields).error
-
-
 def move(request: HttpRequest, game: Game) -> HttpResponse:
     outcome = take_move(game=game, user_id=int(request.user.pk or 0), fields=request.POST)
     game, error = outcome.game, outcome.error

@@ -225,9 +225,9 @@ class Negotiation:
         return move(request, game)
 
     def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
-        from .pages import socket_move
+        from .pages import take_move
 
-        return socket_move(game, user_id=user_id, fields=fields)
+        return take_move(game=game, user_id=user_id, fields=fields).error
 
     def render_update(
         self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
