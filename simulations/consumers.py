@@ -4,9 +4,9 @@ It renders from the database (so a reconnect shows every message exactly once) a
 sends to the game's group: streamed words as escaped, rendered fragments (the driver coalesces them to at most five
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.tasks`) and a background
-worker drives the game, whether or not any page stays open. Moves come in as ordinary HTTP posts, which queue the
-drive themselves from a page thread (`services.page_threads`); the render after a move queues it only if nobody
-did.
+worker drives the game, whether or not any page stays open. Moves come in over this socket (a kind's
+`socket_move`, for forms marked `data-socket-move`) or as HTTP posts; either queues the drive itself from a page
+thread (`services.page_threads`), and the render after another page's move queues it only if nobody did.
 
 A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
 session is checked again before each render a frame asks for, each committed turn and every few seconds of
@@ -77,6 +77,12 @@ def move_fields(text: str | None) -> dict[str, str] | None:
     if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
         return None
     return fields
+
+
+def _notice_html(error: str, *, answers: str, taken: bool = False) -> str:
+    """The notice that answers a move sent over the socket: its sentence, if refused, and which move it answers."""
+    context = {"error": error, "oob": True, "answers": answers, "taken": taken}
+    return render_to_string("game/_notice.html", context)
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
@@ -205,34 +211,49 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def _move(self, fields: dict[str, str]) -> None:
         """Take the move as its post would be taken, then answer with the notice (which says which move it answers,
         and whether it was taken) and, once taken, the game's render at once: the page needs no request and no
-        second render. The move runs in a request thread, as its post would: a real model may judge a text first."""
+        second render. The move runs in a request thread, as its post would (a real model may judge a text first),
+        together with the session's check and the notice's render; the render follows from the game the move
+        committed, in one more hop (the page's frames leave in order, under `sending`, which the move's own wait
+        for a model does not hold)."""
+        idem = fields.get("idem", "")
         if not self.driver:
-            await self._send_notice(NOT_YOURS, answers=fields.get("idem", ""))
-            return
-        if not await self._still_logged_in(force=True):
+            await self._send_notice(NOT_YOURS, answers=idem)
             return
         try:
-            error = await _in_request_thread(self._take_move)(fields)
+            answer = await _in_request_thread(self._take_move)(fields)
         except Exception:
             logger.exception("game %s: a move sent over the websocket failed", self.game_id)
-            error = MOVE_FAILED
-        await self._send_notice(error, answers=fields.get("idem", ""), taken=not error)
-        if not error:
+            answer = _notice_html(MOVE_FAILED, answers=idem), None
+        if answer is None:
+            await self._logged_out()
+            return
+        notice, taken = answer
+        self.session_checked_at = time.monotonic()
+        async with self.sending:
+            await self.send(text_data=notice)
+        if taken is not None:
             self.advance_pending = True
-            await self._send_advanced()
+            await self._send_advanced(taken=taken)
 
-    def _take_move(self, fields: dict[str, str]) -> str:
+    def _take_move(self, fields: dict[str, str]) -> tuple[str, Game | None] | None:
+        """In a request thread: None when the page's session has ended, else the notice and, when the move was
+        taken, the game it committed (its drive is queued: `take_move`)."""
+        if not session_still_valid(self.session_key, self.user_pk):
+            return None
         game = self._load()
         if game is None:
-            return GONE
-        kind = kind_of(game)
-        if not isinstance(kind, TakesSocketMoves):
-            return NOT_BY_SOCKET
-        return kind.socket_move(game, user_id=self.user_pk, fields=fields)
+            error = GONE
+        else:
+            kind = kind_of(game)
+            if isinstance(kind, TakesSocketMoves):
+                error, game = kind.socket_move(game, user_id=self.user_pk, fields=fields)
+            else:
+                error = NOT_BY_SOCKET
+        answers = fields.get("idem", "")
+        return _notice_html(error, answers=answers, taken=not error), None if error else game
 
-    async def _send_notice(self, error: str, *, answers: str, taken: bool = False) -> None:
-        context = {"error": error, "oob": True, "answers": answers, "taken": taken}
-        html = render_to_string("game/_notice.html", context)
+    async def _send_notice(self, error: str, *, answers: str) -> None:
+        html = _notice_html(error, answers=answers)
         async with self.sending:
             await self.send(text_data=html)
 
@@ -260,7 +281,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         else:
             self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
 
-    async def _send_advanced(self, after: float = 0.0) -> None:
+    async def _send_advanced(self, after: float = 0.0, *, taken: Game | None = None) -> None:
+        """`taken`: the game as the page's own move committed it (checked and queued already; see `_advanced`)."""
         if after:
             await asyncio.sleep(after)
         async with self.sending:
@@ -275,8 +297,8 @@ class GameConsumer(AsyncWebsocketConsumer):
                 return
             self.advance_pending = False
             self.advanced_at = self.rendered_at = time.monotonic()
-            # One trip to the database thread: the session check, the render and the queue decision.
-            rendered = await _in_page_thread(self._advanced)()
+            # One trip to a page thread: the session check, the render and the queue decision.
+            rendered = await _in_page_thread(self._advanced)(taken)
             if rendered is None:
                 await self._logged_out()
                 return
@@ -397,8 +419,13 @@ class GameConsumer(AsyncWebsocketConsumer):
     def _version(self) -> int | None:
         return stored_version(self.game_id)
 
-    def _advanced(self) -> tuple[str, int, int] | None:
-        """The turn's render, or None when the page's session has ended (it was logged out)."""
+    def _advanced(self, taken: Game | None = None) -> tuple[str, int, int] | None:
+        """The turn's render, or None when the page's session has ended (it was logged out). After the page's own
+        move (`taken`, the game it committed) the session was checked with the move and its drive queued: the
+        render starts from that game, unless the page has shown a later turn since (then from the game as it is)."""
+        if taken is not None:
+            game = taken if taken.version > self.shown_version else load_game(self.game_id)
+            return self._render(False, game)
         if not session_still_valid(self.session_key, self.user_pk):
             return None
         game = load_game(self.game_id)

@@ -272,9 +272,10 @@ class TakesSocketMoves(Protocol):
     page's script sends them there instead of posting them when the socket is open): one connection for the whole
     game, and no request of its own for each move. Its posts keep working (no JavaScript, a socket not open)."""
 
-    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
+    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> tuple[str, Game]:
         """Precondition: `game` is the user's. Takes a move from its form's fields with the checks its post makes;
-        returns "" when it was committed, else the sentence for the student (nothing changed)."""
+        returns "" when it was committed, else the sentence for the student (nothing changed), and the game as the
+        move left it (committed: the page renders it next, without reading it again)."""
         ...
 
 

@@ -13,11 +13,21 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
+from django.contrib.sessions.models import Session
 from django.test import Client
 
 from mercury.asgi import application
-from simulations.consumers import FRAME_TOO_LARGE, NOT_YOURS, move_fields
+from simulations.consumers import (
+    FRAME_TOO_LARGE,
+    LOGGED_OUT,
+    MOVE_FAILED,
+    NOT_YOURS,
+    GameConsumer,
+    move_fields,
+)
+from simulations.kinds.negotiation.platform import Negotiation
 from simulations.models import Game, TranscriptEntry
+from simulations.services.turns import load_game
 from tests.helpers import game_in_private_talk
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -152,6 +162,64 @@ async def test_a_long_message_fits_a_frame_and_an_oversized_frame_closes_the_soc
             pass  # the move's render, the partner's answer
     assert output["code"] == FRAME_TOO_LARGE
     assert await database_sync_to_async(_student_messages)(game) == [text]
+
+
+async def test_a_move_from_a_page_whose_session_ended_is_not_taken_and_the_socket_closes() -> None:
+    """The move's own trip checks the session (logged out in another process, or expired: no message came)."""
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    await database_sync_to_async(Session.objects.all().delete)()
+    fields = _talk_form(page) | {"text": "Sent after my session ended."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    output = await comm.receive_output(timeout=10)
+    assert output == {"type": "websocket.close", "code": LOGGED_OUT}  # no notice, no render
+    assert await database_sync_to_async(_student_messages)(game) == []
+
+
+async def test_a_move_that_fails_on_our_side_is_refused_with_a_sentence_and_the_page_carries_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+
+    def broken(*args: Any, **kwargs: Any) -> tuple[str, Game]:
+        raise RuntimeError("the database went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Negotiation, "socket_move", broken)
+        fields = _talk_form(page) | {"text": "This one meets an error."}
+        await comm.send_to(text_data=json.dumps({"move": fields}))
+        assert await _answer(comm) == (fields["idem"], "0", MOVE_FAILED)
+    fields |= {"text": "Sent again, it is taken."}  # the same form: nothing was committed
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    assert (await _answer(comm))[:2] == (fields["idem"], "1")
+    assert await database_sync_to_async(_student_messages)(game) == [fields["text"]]
+    await comm.disconnect()
+
+
+def test_the_moves_render_starts_from_the_game_as_it_is_when_the_page_has_shown_a_later_turn() -> None:
+    """The render after the page's own move uses the game that move committed, read nowhere again; should a
+    later turn's render have gone out first, it reads the game as it is (never the older one over the newer)."""
+    owner = User.objects.create_user("student", password=PASSWORD)
+    client = Client()
+    client.force_login(owner)
+    game = game_in_private_talk(client, owner)
+    page = GameConsumer()
+    page.game_id, page.driver, page.shown, page.last_seq = game.pk, True, {}, 0
+    page.shown_version = game.version - 1
+    assert page._advanced(game) is not None and page._advanced(game)[2] == game.version
+    older = load_game(game.pk)
+    fields = {
+        "event": "HUMAN_MESSAGE_SUBMITTED",
+        "version": game.version,
+        "text": "A later turn.",
+        "idem": "l",
+    }
+    client.post(f"/games/{game.pk}/move/", fields)
+    assert Game.objects.get(pk=game.pk).version == older.version + 1
+    page.shown_version = older.version + 1  # the later turn's render went out first
+    rendered = page._advanced(older)
+    assert rendered is not None and rendered[2] == older.version + 1
 
 
 def test_only_a_move_shaped_frame_is_a_move() -> None:

@@ -224,10 +224,11 @@ class Negotiation:
 
         return move(request, game)
 
-    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> str:
+    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> tuple[str, Game]:
         from .pages import take_move
 
-        return take_move(game=game, user_id=user_id, fields=fields).error
+        outcome = take_move(game=game, user_id=user_id, fields=fields)
+        return outcome.error, outcome.game
 
     def render_update(
         self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
