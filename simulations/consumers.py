@@ -393,7 +393,8 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     async def _watch(self) -> None:
         """After IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render
-        what the page missed (a lost message; see IDLE_RECHECK). A lost message is one of a burst, so a page that
+        what the page missed (a lost message; see IDLE_RECHECK), or, the first time the player's page finds nothing
+        new, queue the drive should an AI seat be next with nobody driving. A lost message is one of a burst, so a page that
         keeps finding nothing looks half as often each time (up to IDLE_RECHECK_MAX): a page waiting on its
         student does not cost its process's one database thread a query every few seconds."""
         wait = IDLE_RECHECK
@@ -410,6 +411,10 @@ class GameConsumer(AsyncWebsocketConsumer):
                     await self._send_advanced()
                     wait = IDLE_RECHECK
                 else:
+                    if self.driver and wait == IDLE_RECHECK:
+                        # The game went quiet with the page up to date: if an AI seat is next, someone must drive
+                        # it (a move's own queueing, after its commit, may have failed; see pages._answer_soon).
+                        await _in_page_thread(self._queue_drive)(even_if_driven=False)
                     wait = min(2 * wait, IDLE_RECHECK_MAX)
             except OSError:
                 return  # the page's socket closed under the render (uvicorn's ClientDisconnected): it is gone

@@ -18,7 +18,7 @@ from simulations import task_statements
 from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import lease_left
+from simulations.services.lease import lease_expires_in, lease_left
 
 from . import embedded_worker
 
@@ -72,6 +72,16 @@ def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
         return
     if kind_of(game).next_step(game).actor is Actor.AI:
         enqueue_drive(game_id=game.pk)
+
+
+def queue_drive_after_move(game: Game) -> None:
+    """`queue_drive_if_ai_next` for the game a move has just committed, its lease read again: the move read the game
+    before its commit, and a drive that held the lease then may since have released it, having looked for a newer
+    version just before the move committed (`drive_game`). The drive reads the version after releasing, this reads
+    the lease after committing: one of the two sees the other, and the game is never left waiting on nobody."""
+    if lease_expires_in(game_id=game.pk) > 0:
+        return
+    queue_drive_if_ai_next(game, even_if_driven=True)
 
 
 def _queue_again_after_error(game_id: int) -> None:

@@ -26,9 +26,10 @@ from simulations.embedded_worker import start_embedded_workers
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.pages import take_move
 from simulations.models import Game, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import acquire_lease, new_holder
+from simulations.services.lease import acquire_lease, new_holder, release_lease
 from simulations.services.turns import create_game, games_with_scenario
 from simulations.tasks import enqueue_drive
 from tests.helpers import game_at_first_ai_turn, game_in_private_talk, mercury_version, normalised, played
@@ -242,6 +243,25 @@ def test_a_students_move_queues_the_answer_itself_unless_a_driver_holds_the_game
     )
     time.sleep(1.0)  # far longer than the first move's queueing took
     assert _next_kind(played_there.pk) == "ai" and _queued(played_there.pk) == 0
+
+
+def test_a_move_read_while_a_drive_held_the_game_queues_the_answer_once_that_drive_has_let_go() -> None:
+    """The race a fast student met (a bench game stalled on it): a drive stops at the student's turn; the student's
+    move reads the game while the drive still holds its lease; the drive lets go and looks for a newer version
+    before the move commits. The move must then queue the answer itself: it reads the lease again after its
+    commit, not the one it read before."""
+    owner = User.objects.create_user("student", password="a-long-test-passphrase-42")
+    client = Client()
+    client.force_login(owner)
+    game = game_in_private_talk(client, owner)
+    holder = new_holder()
+    assert acquire_lease(game_id=game.pk, holder=holder)
+    read_before = games_with_scenario().get(pk=game.pk)  # the move's read: a live driver holds the game
+    release_lease(game_id=game.pk, holder=holder)  # ... which then lets go, finding nothing new
+    say = {"event": "HUMAN_MESSAGE_SUBMITTED", "version": str(game.version), "idem": "k"}
+    outcome = take_move(game=read_before, user_id=owner.pk, fields=say | {"text": "We would back 2.1."})
+    assert not outcome.error and _next_kind(game.pk) == "ai"
+    _wait_for(lambda: _queued(game.pk) == 1, timeout=10)
 
 
 def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(settings: Any) -> None:

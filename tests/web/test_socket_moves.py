@@ -15,6 +15,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.test import Client
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from mercury.asgi import application
 from simulations.consumers import (
@@ -75,6 +77,13 @@ async def _answer(comm: WebsocketCommunicator) -> tuple[str, str, str]:
             match = NOTICE.search(frame)
             if match:
                 return match.group(1), match.group(2), re.sub(r"<[^>]+>", "", match.group(3))
+
+
+def _drives_pending(game_id: int) -> bool:
+    """A drive of the game is queued or running, or holds its lease."""
+    tasks = DBTaskResult.objects.filter(args_kwargs__kwargs__game_id=game_id)
+    live = tasks.filter(status__in=(TaskResultStatus.READY, TaskResultStatus.RUNNING)).exists()
+    return live or bool(Game.objects.get(pk=game_id).driver)
 
 
 def _student_messages(game: Game) -> list[str]:
@@ -197,6 +206,31 @@ async def test_a_move_that_fails_on_our_side_is_refused_with_a_sentence_and_the_
     await comm.disconnect()
 
 
+async def test_should_the_moves_own_queueing_fail_the_quiet_page_queues_the_answer(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+
+    def fails(game: Game) -> None:
+        raise RuntimeError("the database hiccuped")
+
+    monkeypatch.setattr("simulations.kinds.negotiation.pages.queue_drive_after_move", fails)
+    monkeypatch.setattr("simulations.consumers.IDLE_RECHECK", 0.5)
+    comm, page = await _open(game, session)
+    async with asyncio.timeout(10):  # the drive its connection queued has found the student to act, and gone
+        while await database_sync_to_async(_drives_pending)(game.pk):
+            await asyncio.sleep(0.05)
+    fields = _talk_form(page) | {"text": "Canada asks AMAP what monitoring it would need."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    assert (await _answer(comm))[:2] == (fields["idem"], "1")
+    assert "what monitoring it would need" in await comm.receive_from(timeout=10)  # the move's render
+    async with asyncio.timeout(20):  # the partner answers all the same
+        while 'hx-swap-oob="beforeend:#transcript"' not in await comm.receive_from(timeout=20):
+            pass
+    await comm.disconnect()
+
+
 def test_the_moves_render_starts_from_the_game_as_it_is_when_the_page_has_shown_a_later_turn() -> None:
     """The render after the page's own move uses the game that move committed, read nowhere again; should a
     later turn's render have gone out first, it reads the game as it is (never the older one over the newer)."""
@@ -207,7 +241,8 @@ def test_the_moves_render_starts_from_the_game_as_it_is_when_the_page_has_shown_
     page = GameConsumer()
     page.game_id, page.driver, page.shown, page.last_seq = game.pk, True, {}, 0
     page.shown_version = game.version - 1
-    assert page._advanced(game) is not None and page._advanced(game)[2] == game.version
+    first = page._advanced(game)
+    assert first is not None and first[2] == game.version
     older = load_game(game.pk)
     fields = {
         "event": "HUMAN_MESSAGE_SUBMITTED",

@@ -24,7 +24,7 @@ from simulations.services.fragments import fragment
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
-from simulations.tasks import queue_drive_if_ai_next
+from simulations.tasks import queue_drive_after_move
 from simulations.views.play import MissingVersion, NulInForm, form_version
 
 from .games import state_of
@@ -109,6 +109,6 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
 def _answer_soon(game: Game) -> None:
     """The delegations answer the move at once: its page's render may wait a moment to share the next turn's
     (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. Queued in
-    a page thread, after the answer: the move is committed whatever happens there (the page's render queues the
-    drive too, should this fail)."""
-    page_threads.soon(queue_drive_if_ai_next, game)
+    a page thread, after the answer: the move is committed whatever happens there (should this fail, the player's
+    page queues the drive when the game has been quiet for a few seconds: consumers.GameConsumer._watch)."""
+    page_threads.soon(queue_drive_after_move, game)
