@@ -32,7 +32,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from mercury.asgi_handler import request_threads
-from simulations.kinds import TakesSocketMoves, kind_of
+from simulations.kinds import Actor, TakesSocketMoves, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
@@ -210,8 +210,8 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     async def _move(self, fields: dict[str, str]) -> None:
         """Take the move as its post would be taken, then answer with the notice (which says which move it answers,
-        and whether it was taken) and, once taken, the game's render at once: the page needs no request and no
-        second render. The move runs in a request thread, as its post would (a real model may judge a text first),
+        and whether it was taken) and, once taken, the game's render (at once, unless it may share the answer's):
+        the page needs no request and no second render. The move runs in a request thread, as its post would (a real model may judge a text first),
         together with the session's check and the notice's render; the render follows from the game the move
         committed, in one more hop (the page's frames leave in order, under `sending`, which the move's own wait
         for a model does not hold)."""
@@ -223,21 +223,30 @@ class GameConsumer(AsyncWebsocketConsumer):
             answer = await _in_request_thread(self._take_move)(fields)
         except Exception:
             logger.exception("game %s: a move sent over the websocket failed", self.game_id)
-            answer = _notice_html(MOVE_FAILED, answers=idem), None
+            answer = _notice_html(MOVE_FAILED, answers=idem), None, False
         if answer is None:
             await self._logged_out()
             return
-        notice, taken = answer
+        notice, taken, ai_next = answer
         self.session_checked_at = time.monotonic()
         async with self.sending:
             await self.send(text_data=notice)
-        if taken is not None:
-            self.advance_pending = True
-            await self._send_advanced(taken=taken)
+        if taken is None:
+            return
+        # Its render, as a committed turn's (game_advanced): at once, unless a delegation answers next and the page
+        # rendered less than ADVANCE_COALESCE ago; then the answer's render shows the move too. A student's move
+        # comes seconds after the render that asked for it, so only a move sent within a blink waits.
+        self.advance_pending = True
+        wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
+        if ai_next and (self.advance_later is not None or wait > 0):
+            if self.advance_later is None:
+                self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
+            return
+        await self._send_advanced(taken=taken)
 
-    def _take_move(self, fields: dict[str, str]) -> tuple[str, Game | None] | None:
-        """In a request thread: None when the page's session has ended, else the notice and, when the move was
-        taken, the game it committed (its drive is queued: `take_move`)."""
+    def _take_move(self, fields: dict[str, str]) -> tuple[str, Game | None, bool] | None:
+        """In a request thread: None when the page's session has ended, else the notice, the game the move
+        committed if it was taken (its drive is queued: `take_move`), and whether an AI seat acts next."""
         if not session_still_valid(self.session_key, self.user_pk):
             return None
         game = self._load()
@@ -249,8 +258,10 @@ class GameConsumer(AsyncWebsocketConsumer):
                 error, game = kind.socket_move(game, user_id=self.user_pk, fields=fields)
             else:
                 error = NOT_BY_SOCKET
-        answers = fields.get("idem", "")
-        return _notice_html(error, answers=answers, taken=not error), None if error else game
+        notice = _notice_html(error, answers=fields.get("idem", ""), taken=not error)
+        if error or game is None:
+            return notice, None, False
+        return notice, game, kind_of(game).next_step(game).actor is Actor.AI
 
     async def _send_notice(self, error: str, *, answers: str) -> None:
         html = _notice_html(error, answers=answers)

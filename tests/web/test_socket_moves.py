@@ -113,6 +113,35 @@ async def test_a_move_over_the_socket_is_taken_answered_and_rendered_once(settin
     await comm.disconnect()
 
 
+async def test_a_move_sent_within_a_blink_of_the_last_render_shares_the_answers_render(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """As committed turns do (ADVANCE_COALESCE): a move the delegations answer, sent right after the page's last
+    render of a turn, is rendered with that answer, once; a student taking seconds over it sees it at once (above)."""
+    from channels.layers import get_channel_layer
+
+    from simulations.services.broadcast import group_name
+
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    monkeypatch.setattr(
+        "simulations.consumers.ADVANCE_COALESCE", 30.0
+    )  # "right after", however slow the machine
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    layer = get_channel_layer()
+    assert layer is not None
+    await layer.group_send(group_name(game.pk), {"type": "game.advanced", "ai_next": False})
+    await comm.receive_from(timeout=10)  # the turn's render: the window opens
+    fields = _talk_form(page) | {"text": "Canada would fund monitoring in small island states."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    assert (await _answer(comm))[:2] == (fields["idem"], "1")
+    render = await comm.receive_from(timeout=20)  # not the move alone: the partner's answer with it
+    assert "fund monitoring in small island states" in render
+    assert f'data-version="{int(fields["version"]) + 1}"' not in render
+    assert len(re.findall(r'<li id="entry-\d+"', render)) >= 2  # the move and the answer, in one render
+    await comm.disconnect()
+
+
 async def test_the_same_move_sent_twice_is_taken_once_and_the_copy_is_told_why() -> None:
     _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
     comm, page = await _open(game, session)
