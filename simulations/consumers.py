@@ -211,10 +211,10 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def _move(self, fields: dict[str, str]) -> None:
         """Take the move as its post would be taken, then answer with the notice (which says which move it answers,
         and whether it was taken) and, once taken, the game's render (at once, unless it may share the answer's):
-        the page needs no request and no second render. The move runs in a request thread, as its post would (a real model may judge a text first),
-        together with the session's check and the notice's render; the render follows from the game the move
-        committed, in one more hop (the page's frames leave in order, under `sending`, which the move's own wait
-        for a model does not hold)."""
+        the page needs no request and no second render. The move runs in a request thread, as its post would (a
+        real model may judge a text first), together with the session's check and the notice's render; the render
+        follows from the game the move committed, in one more hop (the page's frames leave in order, under
+        `sending`, which the move's own wait for a model does not hold)."""
         idem = fields.get("idem", "")
         if not self.driver:
             await self._send_notice(NOT_YOURS, answers=idem)
@@ -224,11 +224,12 @@ class GameConsumer(AsyncWebsocketConsumer):
         except Exception:
             logger.exception("game %s: a move sent over the websocket failed", self.game_id)
             answer = _notice_html(MOVE_FAILED, answers=idem), None, False
-        if answer is None:
-            await self._logged_out()
-            return
+        else:
+            if answer is None:
+                await self._logged_out()
+                return
+            self.session_checked_at = time.monotonic()
         notice, taken, ai_next = answer
-        self.session_checked_at = time.monotonic()
         async with self.sending:
             await self.send(text_data=notice)
         if taken is None:
@@ -405,9 +406,9 @@ class GameConsumer(AsyncWebsocketConsumer):
     async def _watch(self) -> None:
         """After IDLE_RECHECK seconds without a message, compare the game's version with the one shown and render
         what the page missed (a lost message; see IDLE_RECHECK), or, the first time the player's page finds nothing
-        new, queue the drive should an AI seat be next with nobody driving. A lost message is one of a burst, so a page that
-        keeps finding nothing looks half as often each time (up to IDLE_RECHECK_MAX): a page waiting on its
-        student does not cost its process's one database thread a query every few seconds."""
+        new, queue the drive should an AI seat be next with nobody driving. A lost message is one of a burst, so a
+        page that keeps finding nothing looks half as often each time (up to IDLE_RECHECK_MAX): a page waiting on
+        its student does not cost its process's one database thread a query every few seconds."""
         wait = IDLE_RECHECK
         while True:
             heard = self.heard_at
