@@ -32,7 +32,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from mercury.asgi_handler import request_threads
-from simulations.kinds import Actor, TakesSocketMoves, kind_of
+from simulations.kinds import TakesSocketMoves, ai_acts_next, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
@@ -234,16 +234,9 @@ class GameConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=notice)
         if taken is None:
             return
-        # Its render, as a committed turn's (game_advanced): at once, unless a delegation answers next and the page
-        # rendered less than ADVANCE_COALESCE ago; then the answer's render shows the move too. A student's move
-        # comes seconds after the render that asked for it, so only a move sent within a blink waits.
-        self.advance_pending = True
-        wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
-        if ai_next and (self.advance_later is not None or wait > 0):
-            if self.advance_later is None:
-                self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
-            return
-        await self._send_advanced(taken=taken)
+        # Rendered as any committed turn: a student's move comes seconds after the render that asked for it, so
+        # only a move sent within a blink of it waits for the delegations' answer, and is shown with it.
+        await self._show_turn(ai_next=ai_next, taken=taken)
 
     def _take_move(self, fields: dict[str, str]) -> tuple[str, Game | None, bool] | None:
         """In a request thread: None when the page's session has ended, else the notice, the game the move
@@ -262,7 +255,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         notice = _notice_html(error, answers=fields.get("idem", ""), taken=not error)
         if error or game is None:
             return notice, None, False
-        return notice, game, kind_of(game).next_step(game).actor is Actor.AI
+        return notice, game, ai_acts_next(game)
 
     async def _send_notice(self, error: str, *, answers: str) -> None:
         html = _notice_html(error, answers=answers)
@@ -281,17 +274,20 @@ class GameConsumer(AsyncWebsocketConsumer):
         version = event.get("version")
         if version is not None and int(version) <= self.shown_version:
             return  # the page shows this turn already (a render since, e.g. the answer to its own move)
+        await self._show_turn(ai_next=bool(event.get("ai_next")))
+
+    async def _show_turn(self, *, ai_next: bool, taken: Game | None = None) -> None:
+        """A committed turn to render (`game_advanced`, or `taken`, the page's own move): at once, or, when an AI
+        seat follows within ADVANCE_COALESCE of the last render, with the render that will show the next turns."""
         self.advance_pending = True
-        if not event.get("ai_next"):
-            await self._send_advanced()
-            return
-        if self.advance_later is not None:
-            return  # the waiting render will show this turn too
-        wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
-        if wait <= 0:
-            await self._send_advanced()
-        else:
-            self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
+        if ai_next:
+            if self.advance_later is not None:
+                return  # the waiting render will show this turn too
+            wait = self.advanced_at + ADVANCE_COALESCE - time.monotonic()
+            if wait > 0:
+                self.advance_later = asyncio.create_task(self._send_advanced(after=wait))
+                return
+        await self._send_advanced(taken=taken)
 
     async def _send_advanced(self, after: float = 0.0, *, taken: Game | None = None) -> None:
         """`taken`: the game as the page's own move committed it (checked and queued already; see `_advanced`)."""

@@ -15,7 +15,7 @@ from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from simulations import task_statements
-from simulations.kinds import Actor, kind_of
+from simulations.kinds import ai_acts_next
 from simulations.models import Game
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.lease import lease_expires_in, lease_left
@@ -70,7 +70,7 @@ def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
     page connecting), and the queued drive waits for the lease to lapse."""
     if not even_if_driven and lease_left(game.driver, game.driver_until) > 0:
         return
-    if kind_of(game).next_step(game).actor is Actor.AI:
+    if ai_acts_next(game):
         enqueue_drive(game_id=game.pk)
 
 

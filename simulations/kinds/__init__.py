@@ -279,6 +279,11 @@ class TakesSocketMoves(Protocol):
         ...
 
 
+def ai_acts_next(game: Game) -> bool:
+    """An AI seat plays the game's next step (someone must drive it; a page may share this turn's render)."""
+    return kind_of(game).next_step(game).actor is Actor.AI
+
+
 class UnknownKind(LookupError):
     def __init__(self, name: str) -> None:
         self.name = name

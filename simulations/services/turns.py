@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from simulations import faults
-from simulations.kinds import Actor, Advance, get_kind, kind_of
+from simulations.kinds import Advance, ai_acts_next, get_kind, kind_of
 from simulations.models import (
     Checkpoint,
     Event,
@@ -270,9 +270,7 @@ def _commit(
 def _announce(game: Game) -> None:
     """After the commit (not under the game's row lock): pages show a turn the user must answer, or the end, at
     once; a turn an AI seat follows may share its render with the next (simulations/consumers.py)."""
-    notify_game_advanced(
-        game.pk, version=game.version, ai_next=kind_of(game).next_step(game).actor is Actor.AI
-    )
+    notify_game_advanced(game.pk, version=game.version, ai_next=ai_acts_next(game))
 
 
 def write_ledger(game: Game, advance: Advance) -> None:

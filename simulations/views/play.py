@@ -2,7 +2,7 @@
 its moves over the game's websocket, `simulations.consumers`).
 
 `game_page` and `move` are the kind-blind shell: they check the game is the user's, then hand it to its kind
-(`Kind.page`, `Kind.move`). The form checks every kind's moves share (`posted_version`, NUL bytes) live here."""
+(`Kind.page`, `Kind.move`). The form checks every kind's moves share (`form_version`, NUL bytes) live here."""
 
 from __future__ import annotations
 
@@ -52,11 +52,6 @@ class NulInForm(ValueError):
 
     def __init__(self) -> None:
         super().__init__(self.MESSAGE)
-
-
-def posted_version(request: HttpRequest) -> int:
-    """The game version the form was rendered at (see `form_version`)."""
-    return form_version(request.POST)
 
 
 def form_version(fields: Mapping[str, str]) -> int:
