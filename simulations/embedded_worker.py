@@ -49,9 +49,12 @@ task_enqueued.connect(_wake_workers, dispatch_uid="mercury-embedded-wake")
 
 
 class EmbeddedWorker(PooledWorker):
-    def _claim(self) -> DBTaskResult | None:
-        _queued.clear()  # before looking: a task queued while we look wakes the wait below
-        return super()._claim()
+    def _claim(self, *, look_first: bool = True) -> DBTaskResult | None:
+        # Woken by a task this process queued: claim without looking first (the look would find it, one statement
+        # more for each student's move). Cleared before claiming: a task queued meanwhile wakes the wait below.
+        woken = _queued.is_set()
+        _queued.clear()
+        return super()._claim(look_first=look_first and not woken)
 
     def idle(self) -> None:
         _queued.wait(POLL_INTERVAL)  # an enqueue in this process wakes it at once

@@ -58,7 +58,7 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     due = timezone.now() + timedelta(seconds=delay)
     if task_statements.drive_queued(DBTaskResult.objects.db, drive_game_task.module_path, game_id, due):
         return False
-    drive_game_task.using(run_after=due if delay > 0 else None).enqueue(game_id=game_id)
+    task_statements.enqueue(drive_game_task.using(run_after=due if delay > 0 else None), game_id=game_id)
     logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
     return True
 

@@ -21,6 +21,7 @@ from django_tasks_db.utils import exclusive_transaction, is_locked_database_exce
 
 from simulations import task_statements
 from simulations.models import ClaimedTask
+from simulations.services.rows import models_from_rows
 
 
 class PooledWorker(Worker):
@@ -68,9 +69,11 @@ class PooledWorker(Worker):
                     self.idle()  # nothing else was ready: look again at the next enqueue or poll, not at once
             # asked to stop: the pool's drives finish their current step (they see `stopping`) and return
 
-    def _claim(self) -> DBTaskResult | None:
+    def _claim(self, *, look_first: bool = True) -> DBTaskResult | None:
+        """The next ready task, claimed for this worker, or None. `look_first`: see whether one is ready before
+        taking the claim's transaction (False when a task was just queued: the look would find it)."""
         close_old_connections()
-        if not self._any_ready():
+        if look_first and not self._any_ready():
             self.more_ready = False
             return None
         alias = DBTaskResult.objects.db
@@ -82,7 +85,9 @@ class PooledWorker(Worker):
                 # The library's get_locked() and claim(), built once (see task_statements), and two rows instead
                 # of one: whether another task is ready too, so that after a claim the loop looks again at once
                 # only then (looking at once every time found nothing about half the time).
-                found = list(ClaimedTask.objects.raw(sql, params))
+                with connections[alias].cursor() as cursor:
+                    cursor.execute(sql, params)
+                    found = models_from_rows(ClaimedTask, alias, cursor.fetchall())
                 self.more_ready = len(found) > 1
                 task_result = found[0] if found else None
                 if task_result is not None:

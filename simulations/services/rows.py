@@ -109,6 +109,21 @@ def row_by_pk(model: type[M], pk: Any) -> M | None:
     return model.from_db(alias, names, values)
 
 
+def models_from_rows(model: type[M], alias: str, rows: Sequence[Sequence[Any]]) -> list[M]:
+    """Objects of `model` from rows of every concrete field's column in the model's order (a statement built once
+    selects them), each value converted as a query's results are, and built as the ORM builds them (`from_db`)."""
+    connection = connections[alias]
+    _, names, converters = _row_parts(model, alias)
+    return [
+        model.from_db(
+            alias,
+            names,
+            [converted(v, convert, connection) for v, convert in zip(row, converters, strict=True)],
+        )
+        for row in rows
+    ]
+
+
 def rows_after(
     model: type[Model], names: Sequence[str], *, game_id: int, after: int
 ) -> list[tuple[Any, ...]]:
@@ -191,7 +206,8 @@ def _count_sql(model: type[Model], names: tuple[str, ...], alias: str) -> str:
 @cache
 def _insert_parts(model: type[Model], alias: str) -> tuple[list[Field[Any, Any]], str, str]:
     quote = connections[alias].ops.quote_name
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    # A key the database makes (an auto-increment id) is left to it; one the model makes (a UUID) is written.
+    fields = [f for f in model._meta.concrete_fields if not (f.primary_key and f.db_returning)]
     columns = ", ".join(quote(str(f.column)) for f in fields)
     head = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "
     return fields, head, "(" + ", ".join(["%s"] * len(fields)) + ")"

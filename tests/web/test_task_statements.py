@@ -14,6 +14,7 @@ from django.utils import timezone
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
+from simulations import embedded_worker, task_statements
 from simulations.models import ClaimedTask
 from simulations.services.turns import create_game
 from simulations.task_statements import drive_queued
@@ -100,7 +101,11 @@ def test_a_claim_takes_the_task_the_librarys_get_locked_would_and_writes_what_it
         assert row.status == TaskResultStatus.RUNNING
         assert row.started_at is not None and row.started_at >= before
         assert row.worker_ids == [*expected.worker_ids, "w-1"]
-        assert row.args_kwargs == expected.args_kwargs and task.args_kwargs == expected.args_kwargs
+        assert row.args_kwargs == expected.args_kwargs
+        for field in DBTaskResult._meta.concrete_fields:  # the claimed object, built as the ORM builds it
+            if field.name not in ("status", "started_at", "worker_ids"):  # what the claim changes
+                assert getattr(task, field.attname) == getattr(expected, field.attname), field.name
+        assert (task.status, task.started_at, task.worker_ids) == (row.status, row.started_at, row.worker_ids)
         claimed.append(task.args_kwargs["kwargs"]["game_id"])
     assert claimed == [3, 2, 1, 5]  # priority, then the earlier due; the one due later stays queued
     assert DBTaskResult.objects.get(status=TaskResultStatus.READY).args_kwargs["kwargs"]["game_id"] == 4
@@ -200,3 +205,42 @@ def test_the_pool_records_a_driven_games_task_as_successful() -> None:
     worker.run_task(task)
     row = DBTaskResult.objects.get(pk=task.pk)
     assert row.status == TaskResultStatus.SUCCESSFUL and row.return_value == "human"
+
+
+@pytest.mark.parametrize("delay", [0.0, 90.0])
+def test_a_queued_drives_row_is_the_one_the_librarys_enqueue_writes(delay: float) -> None:
+    """enqueue_drive writes its row with a statement built once: every column must read back as the library's own
+    `enqueue` leaves a twin row (its id and time of queueing aside), and the library's signal must go out (it wakes
+    the embedded worker)."""
+    due = timezone.now() + timedelta(seconds=delay) if delay else None
+    theirs = DBTaskResult.objects.get(pk=drive_game_task.using(run_after=due).enqueue(game_id=7).id)
+    embedded_worker._queued.clear()
+    before = timezone.now()
+    written = task_statements.enqueue(drive_game_task.using(run_after=due), game_id=8)
+    assert embedded_worker._queued.is_set()
+    ours = DBTaskResult.objects.get(pk=written.pk)
+    for field in DBTaskResult._meta.concrete_fields:
+        if field.name not in ("id", "enqueued_at", "args_kwargs"):
+            assert getattr(ours, field.attname) == getattr(theirs, field.attname), field.name
+    assert ours.args_kwargs == {"args": [], "kwargs": {"game_id": 8}} and theirs.args_kwargs["kwargs"] == {
+        "game_id": 7
+    }
+    assert ours.enqueued_at >= before and ours.task_result.task.func is drive_game_task.func
+    assert ours.run_after == (due or get_date_max())
+
+
+def test_a_worker_woken_by_a_queued_drive_claims_it_without_looking_first(monkeypatch: Any) -> None:
+    """The embedded worker's claim skips the idle look when this process has just queued a task (one statement
+    fewer after each move), and still looks first when it was not woken."""
+    worker = embedded_worker.EmbeddedWorker(
+        slots=1, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=0.1, batch=False,
+        backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None, worker_id="w",
+        excluded_queue_names=[],
+    )  # fmt: skip
+    looks: list[bool] = []
+    looked = PooledWorker._any_ready
+    monkeypatch.setattr(PooledWorker, "_any_ready", lambda self: looks.append(True) or looked(self))
+    enqueue_drive(game_id=3)  # wakes it
+    task = worker._claim()
+    assert task is not None and task.args_kwargs["kwargs"]["game_id"] == 3 and looks == []
+    assert worker._claim() is None and looks == [True]  # not woken: it looks, and finds nothing
