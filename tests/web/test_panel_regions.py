@@ -15,6 +15,7 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.presenters import game_context, render_update
 from simulations.models import Game
+from simulations.services.region_memo import forget_all
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
 
@@ -74,6 +75,8 @@ def _same_page(html: str) -> str:
 
 
 def _full(game: Game) -> dict[str, str]:
+    """A full render with no kept region (services/region_memo.py): what the game shows, rendered afresh."""
+    forget_all()
     html, _ = render_update(game, since_seq=game.version, full=True)
     return _regions(html)
 
@@ -82,7 +85,7 @@ def test_partial_updates_always_leave_the_page_as_a_full_render_would() -> None:
     game = create_game(scenario_version=mercury_version(), seed=4)
     shown: dict[str, str] = {}
     page: dict[str, str] = {}
-    counts = {"full": 0, "partial": 0, "left_out": 0, "decided": 0, "decided_in_dialog": 0}
+    counts = {"full": 0, "partial": 0, "left_out": 0, "decided": 0, "decided_in_dialog": 0, "placement": 0}
 
     def update(played: Game, what: str) -> None:
         played = Game.objects.select_related("scenario").get(pk=played.pk)
@@ -105,7 +108,17 @@ def test_partial_updates_always_leave_the_page_as_a_full_render_would() -> None:
         assert set(page) == set(REGIONS) == set(fresh)
         for region in REGIONS:
             assert _same_page(page[region]) == _same_page(fresh[region]), (played.version, what, region)
-        decided = game_context(played)["just_decided"]
+        context = game_context(played)
+        # The issue's dialog opens by itself when the student places a speech, and the progress card names the
+        # issue on the table (both read a value of their own, not `action` and `issue` whole: kept regions).
+        placing = context["action"]["kind"] == "placement"
+        assert ("data-autoshow" in page["issue-slot"]) == placing, (played.version, what)
+        counts["placement"] += placing
+        if context["issue"]:
+            assert f"On the table: <strong>{escape(context['issue']['title'])}</strong>" in page["progress"]
+        else:
+            assert "On the table" not in page["progress"]
+        decided = context["just_decided"]
         if decided:  # the vote just decided is told in its own card and atop the issue's dialog alike
             told = escape(
                 f"The vote on issue {decided['number']} ({decided['title']}) is over: {decided['proposal']} "
@@ -120,4 +133,5 @@ def test_partial_updates_always_leave_the_page_as_a_full_render_would() -> None:
 
     play_game(game_id=game.pk, policy=make_policy("advocate", "CHN"), on_progress=update)
     assert counts["partial"] > 50 and counts["full"] > 10 and counts["decided_in_dialog"] > 0, counts
+    assert counts["placement"] > 0, counts
     assert counts["left_out"] > 3 * counts["partial"], counts  # most regions stay as they were, most turns

@@ -328,6 +328,7 @@ def game_context(game: Game) -> dict[str, Any]:
     step = machine.next_step(scenario, state)
     human = state.human_role
     rows = outcomes(scenario, state)
+    action, issue = _action(scenario, state, step), _issue(scenario, state)
     return {
         "game": game,
         "scenario": scenario,
@@ -339,9 +340,14 @@ def game_context(game: Game) -> dict[str, Any]:
         "idem": new_form_key(),
         "human": {"id": human, "name": scenario.display_name(human)} if human else None,
         "step": step,
-        "action": _action(scenario, state, step),
+        "action": action,
         "talk": _talk(scenario, state),
-        "issue": _issue(scenario, state),
+        "issue": issue,
+        # What the progress card and the issue's dialog read of those two (services/region_memo.py keeps a region's
+        # render while what it read is unchanged): `action` changes at every turn and `issue` with every stance
+        # and ballot, and reading them whole re-rendered the dialog at every update and the card at most.
+        "issue_title": issue["title"] if issue else "",
+        "issue_dialog_opens": action["kind"] == "placement",
         "round1": {"done": state.round1.cursor, "total": len(state.round1.speaker_order)}
         if state.status == Status.ROUND_1_OPENING_STATEMENTS
         else None,
