@@ -69,6 +69,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlparse
 
 import aiohttp
 
@@ -292,9 +293,11 @@ class Student:
             raise RuntimeError(f"new game answered {status} at {url}")
         self.game = int(found.group(1))
         _, setup, _ = await self._request(session, "GET", f"/games/{self.game}/?role={self.seat}")
-        await self._request(session, "POST", f"/games/{self.game}/move/", headers=referer,
-                            data=dict(HIDDEN.findall(setup)) | _radios(setup))  # fmt: skip
-        _, page, _ = await self._request(session, "GET", f"/games/{self.game}/")
+        # The setup's post redirects to the game page, which the client then has, as a browser does.
+        status, page, url = await self._request(session, "POST", f"/games/{self.game}/move/", headers=referer,
+                                                data=dict(HIDDEN.findall(setup)) | _radios(setup))  # fmt: skip
+        if status != 200 or urlparse(url).path != f"/games/{self.game}/":
+            raise RuntimeError(f"setup answered {status} at {url}")
         self._take(page)
         hx_token = HX_CSRF.search(page).group(1)  # type: ignore[union-attr]
         latest = _panels(page)
