@@ -32,7 +32,9 @@ the same game played headless in the same run.
    --profile FILE: CPU by thread kind, a sampling profile and cProfiles of the embedded worker threads, the requests,
    the pages' renders of committed turns and the event loop per level;
    with --profile-threads only the CPU by thread kind and by code path, which the others inflate (the report's
-   first block is the warm-up game with the log-ins, the next ones the levels).
+   first block is the warm-up game with the log-ins, the next ones the levels). Each block's `overhead` line: the
+   server's CPU outside the game's own work (its AI turns and the moves' commits, as a headless game does them)
+   per unit of that work, the steadiest reading of what playing over HTTP adds (printed at the end too).
 
 Reported per level: wall time per game (new-game post to review panel), games per minute, server CPU per game
 (/proc utime+stime of the server process, all threads), the clients' CPU per game (this process: it shares the
@@ -909,6 +911,11 @@ def render(report: dict[str, Any]) -> str:
             f"pairs (headless, then over HTTP), s: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in report['pairs'])}; "
             f"ratios {', '.join(f'{r:.2f}' for r in ratios)}; median {statistics.median(ratios):.2f}"
         )
+    if report.get("overhead"):  # the warm-up's block first (log-ins, first renders), then each level's
+        lines.append(
+            "overhead (server CPU outside the game's work, per unit of it), warm-up then levels: "
+            + ", ".join(f"{o:.3f}" for o in report["overhead"])
+        )
     return "\n".join(lines)
 
 
@@ -952,6 +959,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def overheads(profile: Path, start: int) -> list[float]:
+    """The `overhead` of each block the server wrote to the profile in this run (the warm-up's first, then each
+    level's; bench/http_server.py)."""
+    if not profile.exists():
+        return []
+    with profile.open("rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    return [float(m) for m in re.findall(r"^overhead: ([\d.]+) of the game's work", text, re.M)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     Browser.moves = args.moves
@@ -979,6 +997,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else Server(env, tmp, args.profile, args.server, threads_only=args.profile_threads)
         )
         pg = PgProbe(args.database_url) if args.db == "postgres" else None
+        profiled_from = args.profile.stat().st_size if args.profile and args.profile.exists() else 0
         asyncio.run(play_level(server, 1, 1))  # warm-up: imports, first renders, the workers start
         results = [asdict(measure(server, pg, c, args.rounds)) for c in levels if c]
         pairs = paired(server, version, args.paired, headless_cpu) if args.paired else []
@@ -987,6 +1006,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "python": platform.python_version(), "headless_s": headless_s, "levels": results,
             "headless_cpu": headless_cpu, "server_cpus": cpus_of(server.pids()), "pairs": pairs,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "overhead": overheads(args.profile, profiled_from) if args.profile else [],
         }  # fmt: skip
         print(render(report))
         if args.json:

@@ -118,6 +118,23 @@ def time_drive_paths() -> None:
     time_calls(drive.StreamRelay, "close", "drive: relay close")
 
 
+GAME_WORK = (
+    "drive: AI turn (prompt, model, commit)",
+    "request: the move's commit",
+)  # what a headless game does too
+
+
+def overhead(threads: dict[str, float], spans: dict[str, tuple[float, int]]) -> str:
+    """The server's CPU outside the game's own work (its AI turns and the moves' commits, which cost what they
+    cost headless), per unit of that work: what the HTTP game adds to the headless one, read from CPU rather than
+    from wall times, which these machines' changing speed makes noisy (docs/benchmarks.md)."""
+    work = sum(spans.get(label, (0.0, 0))[0] for label in GAME_WORK)
+    total = sum(cpu for kind, cpu in threads.items() if not kind.startswith("bench"))
+    if work <= 0:
+        return "overhead: no game work timed"
+    return f"overhead: {(total - work) / work:.3f} of the game's work ({total - work:.2f} s outside {work:.2f} s)"
+
+
 def profile_report(kind: str, top: int = 45) -> str:
     import io
     import pstats
@@ -227,10 +244,12 @@ def main() -> None:
 
             if sampler:
                 profile_event_loop()  # the level's loop profile is filed; the next level's starts
+            threads, spans = thread_cpu.report(), thread_cpu.spans_report()
             with args.profile.open("a") as out:
                 out.write(
-                    f"--- level {data['serial']}\ncpu by thread: {thread_cpu.report()}\n"
-                    f"cpu by code path (s, calls): {thread_cpu.spans_report()}\n{sampler.report() if sampler else ''}\n"
+                    f"--- level {data['serial']}\ncpu by thread: {threads}\n"
+                    f"cpu by code path (s, calls): {spans}\n{overhead(threads, spans)}\n"
+                    f"{sampler.report() if sampler else ''}\n"
                 )
                 for kind in _profiles:
                     out.write(f"{kind} (cProfile):\n{profile_report(kind)}\n")
