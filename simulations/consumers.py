@@ -359,6 +359,14 @@ class GameConsumer(AsyncWebsocketConsumer):
             context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
         await self.send(text_data=render_to_string("game/_stream.html", context))
 
+    async def panels_drawn(self, event: dict[str, Any]) -> None:
+        """A post's answer drew this game's panels in a page of this session (the page posts a move while its socket
+        is not open, as when it has just opened): what the kind remembers of the page's regions may no longer be
+        what it shows, and the next update sends the panels whole. A new memory, not the old one emptied: a render
+        under way in a page thread fills the one it was given."""
+        if event.get("game") == self.game_id:
+            self.shown = {}
+
     async def session_ended(self, event: dict[str, Any]) -> None:
         """Its user logged out (in any tab): this page shows and drives nothing more."""
         await self._logged_out()

@@ -65,6 +65,13 @@ def notify_session_ended(session_key: str) -> None:
     _send(session_group(session_key), {"type": "session.ended"})
 
 
+def notify_panels_drawn(session_key: str, game_id: int) -> None:
+    """The game's panels were drawn in a page of this session by a post's answer, not by its websocket: the page's
+    consumer forgets which regions it last sent (their next update sends the panels whole)."""
+    if settings.MERCURY_BROADCAST and session_key:
+        _send(session_group(session_key), {"type": "panels.drawn", "game": game_id})
+
+
 def send_to_game(game_id: int, message: dict[str, Any]) -> None:
     """Best effort: a page that misses a message re-renders from the database when the next one arrives."""
     if settings.MERCURY_BROADCAST:

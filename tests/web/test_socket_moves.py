@@ -64,8 +64,9 @@ async def _open(game: Game, session: str) -> tuple[WebsocketCommunicator, str]:
 
 def _talk_form(html: str) -> dict[str, str]:
     """The talk form's hidden fields as the page rendered them (event, version, idempotency key)."""
-    form = html[html.index('name="event" value="HUMAN_MESSAGE') - 600 :]
-    form = form[form.index("<form") : form.index("</form>")]
+    at = html.index('name="event" value="HUMAN_MESSAGE')
+    form = html[html.rindex("<form", 0, at) :]
+    form = form[: form.index("</form>")]
     return dict(HIDDEN.findall(form))
 
 
@@ -139,6 +140,51 @@ async def test_a_move_sent_within_a_blink_of_the_last_render_shares_the_answers_
     assert "fund monitoring in small island states" in render
     assert f'data-version="{int(fields["version"]) + 1}"' not in render
     assert len(re.findall(r'<li id="entry-\d+"', render)) >= 2  # the move and the answer, in one render
+    await comm.disconnect()
+
+
+async def _render_offering_a_talk_message(comm: WebsocketCommunicator) -> str:
+    """The next frame that offers the student a message in the talk (the partner has answered)."""
+    async with asyncio.timeout(20):
+        while True:
+            frame = await comm.receive_from(timeout=20)
+            if 'name="event" value="HUMAN_MESSAGE' in frame:
+                return frame
+
+
+async def test_a_move_over_the_socket_is_followed_by_the_regions_that_changed_a_posted_one_by_the_panels_whole(
+    settings: Any,
+) -> None:
+    """The panels are the consumer's to update while its page sends moves over the socket: the render after such a
+    move sends only the regions that changed (and the move). A move the page posted (its socket not open yet) had
+    its answer redraw the panels whole, and the consumer's next update sends them whole too
+    (broadcast.notify_panels_drawn): what it remembered of the page's regions no longer holds."""
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
+    comm, page = await _open(game, session)
+    assert 'id="panels"' in page  # the first render: the panels whole
+    fields = _talk_form(page) | {"text": "Canada asks for a monitoring fund for small island states."}
+    await comm.send_to(text_data=json.dumps({"move": fields}))
+    assert (await _answer(comm))[1] == "1"
+    render = await comm.receive_from(timeout=10)
+    assert (
+        'id="actions"' in render and 'id="panels"' not in render
+    )  # the move's render: the regions that changed
+    offering = await _render_offering_a_talk_message(comm)  # the partner answered: a message to write again
+    assert 'id="panels"' not in offering
+    posted = _talk_form(offering) | {"text": "And a date for the fund's first report."}
+
+    def post() -> int:
+        client = Client()
+        client.cookies["sessionid"] = session
+        return client.post(f"/games/{game.pk}/move/", posted, headers={"HX-Request": "true"}).status_code
+
+    assert await database_sync_to_async(post)() == 200
+    async with asyncio.timeout(20):
+        while 'id="actions"' not in (frame := await comm.receive_from(timeout=20)):
+            pass
+    assert 'id="panels"' in frame  # the update after the posted move: the panels whole
+    assert await database_sync_to_async(_student_messages)(game) == [fields["text"], posted["text"]]
     await comm.disconnect()
 
 

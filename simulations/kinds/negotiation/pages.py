@@ -20,6 +20,7 @@ from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game
 from simulations.services import page_threads
+from simulations.services.broadcast import notify_panels_drawn
 from simulations.services.fragments import fragment
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
@@ -103,6 +104,9 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     # websocket a moment later does not wipe the sentence before it is read (the next move clears it).
     panels = render_panels(context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
+    # These panels replace the page's whole: its websocket's consumer must not take the regions it sent last for
+    # what the page shows (a move sent over the socket redraws nothing but through the consumer).
+    notify_panels_drawn(request.session.session_key or "", game.pk)
     return HttpResponse(panels + notice, status=outcome.status)
 
 

@@ -493,9 +493,9 @@ def render_update(
 
     `shown`: the page's memory of its panels' regions (a fingerprint of each region's HTML), kept by its consumer.
     When it holds the page's regions, only those that changed are sent (with the move, always); else the whole
-    panels. It is emptied after a render that offers the student a move: the move's own response redraws the
-    panels behind the consumer's back, so the next update sends them whole (a region could otherwise be left as
-    the move's response drew it)."""
+    panels. A move sent over the page's websocket leaves the panels to the consumer's next update, so the memory
+    holds across it; a posted move's answer redraws them behind the consumer's back, and the consumer then empties
+    it (`pages.move`, broadcast.notify_panels_drawn), so that its next update sends them whole."""
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
     oob = _region_oob(game.version)
@@ -511,8 +511,7 @@ def render_update(
         parts.append(_region("actions", context | {"region_oob": oob}))
     if shown is not None:
         shown.clear()
-        if "event" not in context["action"]:  # nothing to post from this render: the page's panels stay ours
-            shown.update(regions)
+        shown.update(regions)
     template = "negotiation/_transcript.html" if full else "negotiation/_new_entries.html"
     if full or entries:
         parts.append(fragment(template, context))
