@@ -181,15 +181,16 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     started = loop.time()
     for _ in range(3):  # three turns committed in a burst (skipped turns, votes)
         await layer.group_send(group, ai_turn)
+    # A render sends the move's section always (the panels whole, or the regions that changed and the move).
     first = await comm.receive_from(timeout=10)  # the first renders at once
     second = await comm.receive_from(timeout=10)  # the other two share the next render, a window later
-    assert 'id="panels"' in first and 'id="panels"' in second
+    assert 'id="actions"' in first and 'id="actions"' in second
     assert loop.time() - started >= window * 0.9
     assert await comm.receive_nothing(timeout=0.5)
     # Inside the window: a turn the student must answer renders at once all the same.
     started = loop.time()
     await layer.group_send(group, {"type": "game.advanced", "ai_next": False})
-    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert 'id="actions"' in await comm.receive_from(timeout=10)
     assert loop.time() - started < window / 2
     # Two turns inside the window wait for the next render, and so do the next speaker's words that arrive
     # meanwhile: the render goes out a window later (it empties the stream box), then the newest words; words
@@ -202,8 +203,8 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     await layer.group_send(group, words | {"text": "Canada opens the talk."})
     await layer.group_send(group, words | {"text": "Old words.", "slot": "b", "version": game.version - 1})
     rendered, streamed = await comm.receive_from(timeout=10), await comm.receive_from(timeout=10)
-    assert 'id="panels"' in rendered and loop.time() - started >= window * 0.9
-    assert "Canada opens the talk." in streamed and 'id="panels"' not in streamed
+    assert 'id="actions"' in rendered and loop.time() - started >= window * 0.9
+    assert "Canada opens the talk." in streamed and 'id="actions"' not in streamed
     assert await comm.receive_nothing(timeout=window + 0.5)
     # With no render waiting, words go out at once, unless their turn is already shown committed.
     started = loop.time()
@@ -216,14 +217,14 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     # window from that render, not until the replaced render's time.
     await asyncio.sleep(window)  # out of the last window: the next turn renders at once
     await layer.group_send(group, ai_turn)
-    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert 'id="actions"' in await comm.receive_from(timeout=10)
     await layer.group_send(group, ai_turn)  # waits for the window's end
     await asyncio.sleep(window / 2)
     await layer.group_send(group, {"type": "game.advanced", "ai_next": False})
-    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert 'id="actions"' in await comm.receive_from(timeout=10)
     student_rendered = loop.time()
     await layer.group_send(group, ai_turn)
-    assert 'id="panels"' in await comm.receive_from(timeout=10)
+    assert 'id="actions"' in await comm.receive_from(timeout=10)
     assert loop.time() - student_rendered >= window * 0.9
     assert await comm.receive_nothing(timeout=0.5)
     await comm.disconnect()
