@@ -28,7 +28,7 @@ from django.utils import timezone
 from mercury.processes import read_quietly as _read
 from mercury.processes import started as _started
 from simulations.models import Game
-from simulations.services.rows import quoted_column
+from simulations.services.rows import columns_by_pk, quoted_column
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def _when(moment: datetime) -> Any:
 
 def lease_expires_in(*, game_id: int) -> float:
     """Seconds until the holder's lease lapses: 0 when nobody holds it, or when its holder is known dead."""
-    row = Game.objects.filter(pk=game_id).values_list("driver", "driver_until").first()
+    row = columns_by_pk(Game, ("driver", "driver_until"), game_id)
     return lease_left(*row) if row else 0.0
 
 

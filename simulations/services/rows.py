@@ -109,6 +109,25 @@ def row_by_pk(model: type[M], pk: Any) -> M | None:
     return model.from_db(alias, names, values)
 
 
+def columns_by_pk(model: type[Model], names: Sequence[str], pk: Any) -> tuple[Any, ...] | None:
+    """The named columns of the row with this primary key, each converted as the ORM's `values_list` converts it
+    (dates made aware, JSON decoded), or None: `filter(pk=...).values_list(...).first()` from a statement built
+    once. A move's answer reads the game's lease this way (tasks.queue_drive_after_move), and the ORM's compiling
+    of that query was a fifth of a game page's thread time (bench/runs/2026-12-04-twenty-sixth.md)."""
+    alias = router.db_for_read(model)
+    connection = connections[alias]
+    sql, converters = _by_pk_parts(model, tuple(names), alias)
+    key = model._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [key])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return tuple(
+        converted(value, convert, connection) for value, convert in zip(row, converters, strict=True)
+    )
+
+
 def models_from_rows(model: type[M], alias: str, rows: Sequence[Sequence[Any]]) -> list[M]:
     """Objects of `model` from rows of every concrete field's column in the model's order (a statement built once
     selects them), each value converted as a query's results are, and built as the ORM builds them (`from_db`)."""
@@ -171,6 +190,18 @@ def _rows_after_parts(model: type[Model], names: tuple[str, ...], alias: str) ->
     sql = (
         f"SELECT {columns} FROM {connection.ops.quote_name(model._meta.db_table)}"
         f" WHERE {quoted_column(model, 'game', alias)} = %s AND {seq} > %s ORDER BY {seq}"
+    )
+    return sql, [column_converters(model, n, alias) for n in names]
+
+
+@cache
+def _by_pk_parts(model: type[Model], names: tuple[str, ...], alias: str) -> tuple[str, list[Converters]]:
+    meta = model._meta
+    assert meta.pk is not None
+    columns = ", ".join(quoted_column(model, n, alias) for n in names)
+    sql = (
+        f"SELECT {columns} FROM {connections[alias].ops.quote_name(meta.db_table)}"
+        f" WHERE {quoted_column(model, meta.pk.name, alias)} = %s"
     )
     return sql, [column_converters(model, n, alias) for n in names]
 

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.rows import EncodesItself, count_rows, insert_rows, rows_after, update_row
+from simulations.services.rows import (
+    EncodesItself,
+    columns_by_pk,
+    count_rows,
+    insert_rows,
+    rows_after,
+    update_row,
+)
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -83,6 +90,26 @@ def test_a_games_rows_after_a_seq_read_as_the_orms_values_list_reads_them() -> N
     rows = rows_after(Event, names, game_id=first.pk, after=1000)
     assert [r[0] for r in rows] == [1001, 1002, 1003] and rows[0][1]["text"] == "Ça va — «quoted»"
     assert rows[0][3].tzinfo is not None and rows[0][2][0]["firmness"] == 0.25
+
+
+def test_a_rows_columns_by_its_key_read_as_the_orms_values_list_reads_them() -> None:
+    """Times aware, JSON decoded, None for a key with no row: the lease's read (services/lease.py)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from simulations.services.turns import create_game
+
+    game = create_game(scenario_version=mercury_version(), seed=1)
+    Game.objects.filter(pk=game.pk).update(driver="w:1", driver_until=timezone.now() + timedelta(seconds=9))
+    names = ("driver", "driver_until", "state", "version")
+    by_orm = Game.objects.filter(pk=game.pk).values_list(*names).first()
+    read = columns_by_pk(Game, names, game.pk)
+    assert read == by_orm and read is not None
+    assert read[1].tzinfo is not None and isinstance(read[2], dict)
+    Game.objects.filter(pk=game.pk).update(driver="", driver_until=None)
+    assert columns_by_pk(Game, ("driver", "driver_until"), game.pk) == ("", None)
+    assert columns_by_pk(Game, ("driver",), 10**9) is None
 
 
 def test_a_game_read_by_its_built_statement_equals_the_orms_read() -> None:
