@@ -193,11 +193,12 @@ def test_two_tabs_a_sleeping_tab_and_drafts(server: str) -> None:
 def test_a_moves_late_answer_does_not_replace_the_turn_the_websocket_brought_first(server: str) -> None:
     """The delegations may answer a move before the move's own response reaches the page (quick decisions, a
     busy server): the response's panels, older than what the websocket brought meanwhile, must not replace them.
-    They do not, because the first update after a render that offered a move sends the panels whole
-    (presenters.render_update empties the page's memory): the post's target is then no longer in the page. The
-    response is held back here (Playwright's request routing) until the partner has answered. A page posts its
-    move while its socket is not open (opening, reconnecting); here the form is made to post by taking its
-    data-socket-move mark away (a move sent over the socket is answered on it, in order, and cannot arrive late)."""
+    They do not: every update over the socket sends the move's section (presenters.render_update), so the form
+    that posted is no longer in the page when its answer comes, and htmx swaps nothing for a request whose element
+    it has taken out (not even its swap events fire; a listener on the form saw none). The response is held back
+    here (Playwright's request routing) until the partner has answered. A page posts its move while its socket is
+    not open (opening, reconnecting); here the form is made to post by taking its data-socket-move mark away (a
+    move sent over the socket is answered on it, in order, and cannot arrive late)."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
