@@ -97,16 +97,9 @@ def row_by_pk(model: type[M], pk: Any) -> M | None:
     websocket connection, and the ORM compiled that query anew each time (0.15 ms alone, 0.4 in a loaded server,
     against 0.02 for this)."""
     alias = router.db_for_read(model)
-    connection = connections[alias]
     sql, names, converters = _row_parts(model, alias)
-    key = model._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [key])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    values = [converted(value, convert, connection) for value, convert in zip(row, converters, strict=True)]
-    return model.from_db(alias, names, values)
+    values = _row_by_pk(model, alias, sql, converters, pk)
+    return None if values is None else model.from_db(alias, names, values)
 
 
 def columns_by_pk(model: type[Model], names: Sequence[str], pk: Any) -> tuple[Any, ...] | None:
@@ -115,17 +108,23 @@ def columns_by_pk(model: type[Model], names: Sequence[str], pk: Any) -> tuple[An
     once. A move's answer reads the game's lease this way (tasks.queue_drive_after_move), and the ORM's compiling
     of that query was a fifth of a game page's thread time (bench/runs/2026-12-04-twenty-sixth.md)."""
     alias = router.db_for_read(model)
-    connection = connections[alias]
     sql, converters = _by_pk_parts(model, tuple(names), alias)
+    values = _row_by_pk(model, alias, sql, converters, pk)
+    return None if values is None else tuple(values)
+
+
+def _row_by_pk(
+    model: type[Model], alias: str, sql: str, converters: list[Converters], pk: Any
+) -> list[Any] | None:
+    """The one row a built statement selects by primary key, each value converted; None when there is none."""
+    connection = connections[alias]
     key = model._meta.pk.get_db_prep_value(pk, connection)  # type: ignore[union-attr]
     with connection.cursor() as cursor:
         cursor.execute(sql, [key])
         row = cursor.fetchone()
     if row is None:
         return None
-    return tuple(
-        converted(value, convert, connection) for value, convert in zip(row, converters, strict=True)
-    )
+    return [converted(value, convert, connection) for value, convert in zip(row, converters, strict=True)]
 
 
 def models_from_rows(model: type[M], alias: str, rows: Sequence[Sequence[Any]]) -> list[M]:
