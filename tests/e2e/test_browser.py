@@ -63,6 +63,21 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": width, "height": height})
         page.set_default_timeout(30_000)
+        # Moves posted and sent over the websocket, counted once the game has begun (`counting`). Listened for
+        # from the start: the game page opens its socket before then, and a listener added later never hears it.
+        posted: list[str] = []
+        sent_over_socket: list[str] = []
+        counting: list[bool] = []
+        page.on(
+            "request",
+            lambda r: posted.append(r.url) if counting and r.method == "POST" and "/move/" in r.url else None,
+        )
+        page.on(
+            "websocket",
+            lambda ws: ws.on(
+                "framesent", lambda f: sent_over_socket.append(f) if counting and '"move"' in str(f) else None
+            ),
+        )
 
         def shot(name: str) -> None:
             if name not in seen:
@@ -99,17 +114,7 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
         assert in_viewport(page, ".sticky-actions button.primary"), "the set-up's button is below the fold"
         page.click("text=Confirm and begin")
         # From here on the page's moves travel over its open websocket, not as posts (app.js, data-socket-move).
-        posted: list[str] = []
-        sent_over_socket: list[str] = []
-        page.on(
-            "request", lambda r: posted.append(r.url) if r.method == "POST" and "/move/" in r.url else None
-        )
-        page.on(
-            "websocket",
-            lambda ws: ws.on(
-                "framesent", lambda f: sent_over_socket.append(f) if '"move"' in str(f) else None
-            ),
-        )
+        counting.append(True)
         spoke = voted = talked = 0
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
