@@ -207,16 +207,10 @@ def _by_pk_parts(model: type[Model], names: tuple[str, ...], alias: str) -> tupl
 
 @cache
 def _row_parts(model: type[Model], alias: str) -> tuple[str, list[str], list[Converters]]:
-    connection = connections[alias]
-    meta = model._meta
-    fields = list(meta.concrete_fields)
-    assert meta.pk is not None
-    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
-    sql = (
-        f"SELECT {columns} FROM {connection.ops.quote_name(meta.db_table)}"
-        f" WHERE {connection.ops.quote_name(str(meta.pk.column))} = %s"
-    )
-    return sql, [f.attname for f in fields], [column_converters(model, f.name, alias) for f in fields]
+    """`_by_pk_parts` for every concrete field, and the fields' attribute names (`from_db` takes those)."""
+    fields = list(model._meta.concrete_fields)
+    sql, converters = _by_pk_parts(model, tuple(f.name for f in fields), alias)
+    return sql, [f.attname for f in fields], converters
 
 
 def quoted_column(model: type[Model], name: str, alias: str) -> str:
