@@ -360,9 +360,10 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render_to_string("game/_stream.html", context))
 
     async def panels_drawn(self, event: dict[str, Any]) -> None:
-        """A post's answer drew this game's panels in a page of this session (the page posts a move while its socket
-        is not open, as when it has just opened): what the kind remembers of the page's regions may no longer be
-        what it shows, and the next update sends the panels whole. A new memory, not the old one emptied: a render
+        """A post's answer is drawing this game's panels in a page of this session (the page posts a move while its
+        socket is not open, as when it has just opened; the post says so before its move commits, so this comes
+        before the commit's own message): what the kind remembers of the page's regions may no longer be what it
+        shows, and the next update sends the panels whole. A new memory, not the old one emptied: a render
         under way in a page thread fills the one it was given."""
         if event.get("game") == self.game_id:
             self.shown = {}

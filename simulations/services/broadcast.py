@@ -66,8 +66,9 @@ def notify_session_ended(session_key: str) -> None:
 
 
 def notify_panels_drawn(session_key: str, game_id: int) -> None:
-    """The game's panels were drawn in a page of this session by a post's answer, not by its websocket: the page's
-    consumer forgets which regions it last sent (their next update sends the panels whole)."""
+    """The game's panels are drawn in a page of this session by a post's answer, not by its websocket: the page's
+    consumer forgets which regions it last sent (their next update sends the panels whole). Sent before the move
+    commits, so that the consumer hears it before the commit's `game.advanced`."""
     if settings.MERCURY_BROADCAST and session_key:
         _send(session_group(session_key), {"type": "panels.drawn", "game": game_id})
 

@@ -85,6 +85,12 @@ def take_move(*, game: Game, user_id: int, fields: Mapping[str, str]) -> MoveOut
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
+    if request.htmx:  # type: ignore[attr-defined]
+        # The answer redraws the page's panels whole (taken or refused): its websocket's consumer must not take the
+        # regions it sent last for what the page shows. Told before the move commits, so that the commit's own
+        # message reaches the consumer after this one (on the same socket's queue, by Redis too) and the update it
+        # brings sends the panels whole. (A move sent over the socket redraws nothing but through the consumer.)
+        notify_panels_drawn(request.session.session_key or "", game.pk)
     outcome = take_move(game=game, user_id=int(request.user.pk or 0), fields=request.POST)
     game, error = outcome.game, outcome.error
     if not request.htmx:  # type: ignore[attr-defined]
@@ -104,9 +110,6 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     # websocket a moment later does not wipe the sentence before it is read (the next move clears it).
     panels = render_panels(context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
-    # These panels replace the page's whole: its websocket's consumer must not take the regions it sent last for
-    # what the page shows (a move sent over the socket redraws nothing but through the consumer).
-    notify_panels_drawn(request.session.session_key or "", game.pk)
     return HttpResponse(panels + notice, status=outcome.status)
 
 
