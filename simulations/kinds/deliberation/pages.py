@@ -25,6 +25,7 @@ from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario
 from simulations.services.turns import StaleTurn, create_game
+from simulations.views.play import MissingVersion, form_version
 from simulations.views.review import share_link
 
 from . import checks, forms, machine
@@ -46,7 +47,6 @@ class MoveRefused(Exception):
     """A move the person cannot make now; the message is a sentence for them."""
 
     NOT_YOUR_TURN = "That move is not open now: the committee has moved on. The page shows where it stands."
-    MISSING_VERSION = "This move did not say which turn it answers; reload the page and try again."
     NO_VETO_RIGHT = "Your seat holds no veto: object or abstain instead."
     NO_CRITICAL_FLAW = (
         "A veto needs a critical finding in the verification results: object or abstain instead."
@@ -207,13 +207,6 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
 # --- moves ----------------------------------------------------------------------------------------------------
 
 
-def _posted_version(request: HttpRequest) -> int:
-    raw = request.POST.get("version", "").strip()
-    if not raw.isdigit():
-        raise MoveRefused(MoveRefused.MISSING_VERSION)
-    return int(raw)
-
-
 def amended_filename(scenario: DeliberationScenario, state: DeliberationState) -> str:
     """Pasted amended code keeps the first submission's file name, so the tools read it as the same file."""
     first = state.submissions[0]
@@ -282,7 +275,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return page(request, game, error=str(exc), status=400)  # the body is not read, so nothing can be kept
     try:
         check_rate(user_id=int(request.user.pk or 0), action="move")
-        version = _posted_version(request)
+        version = form_version(request.POST)
         if version != game.version:
             raise StaleTurn()  # a page (or a double click) older than the game: say so before anything else
         try:
@@ -303,9 +296,10 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return page(request, game, error=str(exc), status=409)
     except checks.CheckError as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=400)
+    except MissingVersion as exc:
+        return page(request, game, error=str(exc), kept=_kept(request), status=400)
     except MoveRefused as exc:
-        status = 400 if str(exc) == MoveRefused.MISSING_VERSION else 409
-        return page(request, game, error=str(exc), kept=_kept(request), status=status)
+        return page(request, game, error=str(exc), kept=_kept(request), status=409)
     except MachineError as exc:
         return page(request, game, error=str(MoveRefused.from_machine(exc)), kept=_kept(request), status=409)
     if getattr(request, "htmx", False):

@@ -26,6 +26,7 @@ from simulations.models import Event, Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.scenarios import load_scenarios
 from simulations.services.turns import StaleTurn
+from simulations.views.play import MissingVersion
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
@@ -362,7 +363,7 @@ def test_moves_out_of_turn_or_without_a_version_are_refused(client: Client, vers
     response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text="Me first.")
     assert response.status_code == 409 and MoveRefused.NOT_YOUR_TURN in response.content.decode()
     response = client.post(f"/games/{game.pk}/move/", {"event": "AMENDMENT_DECLINED", "text": "no"})
-    assert response.status_code == 400 and MoveRefused.MISSING_VERSION in response.content.decode()
+    assert response.status_code == 400 and MissingVersion.MESSAGE in response.content.decode()
     response = move(client, game, "NO_SUCH_EVENT")
     assert response.status_code == 409
     assert Game.objects.get(pk=game.pk).version == game.version
