@@ -205,3 +205,24 @@ def test_how_the_words_are_split_into_chunks_does_not_change_what_the_stream_sen
     whole = sent([text])
     assert len(whole) >= 6 and not any("closed" in piece for piece in whole)
     assert sent([text[i : i + size] for i in range(0, len(text), size)]) == whole
+
+
+def test_a_remembered_sentence_is_screened_as_a_fresh_screen_screens_it_and_the_memory_stays_bounded(
+    scenario: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screen remembers each sentence's screening (the stream and the stored turn's `clean` ask for the same
+    sentences): asked again, by the same screen or after other sentences filled its memory, it answers as a screen
+    built afresh does."""
+    role = scenario.role_ids[0]
+    red = scenario.role(role).confidential_brief.red_lines[0]
+    sentences = ["We welcome this.", f"Japan (Chair): {FORGED}.", f"Our red line: {red}.", "China: We agree."]
+    remembering = output_guard.SeatScreen(scenario, role)
+    first = [remembering.sentence(s) for s in sentences]
+    assert first == [output_guard.SeatScreen(scenario, role).sentence(s) for s in sentences]
+    assert [remembering.sentence(s) for s in sentences] == first
+    assert first[1] == ("", True) and first[2] == ("", False) and first[0][0] == "We welcome this."
+    monkeypatch.setattr(output_guard, "SCREENED_KEPT", 8)
+    for n in range(50):
+        remembering.sentence(f"Sentence number {n}.")
+        assert len(remembering._screened) <= 8
+    assert [remembering.sentence(s) for s in sentences] == first

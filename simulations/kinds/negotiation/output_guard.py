@@ -27,6 +27,8 @@ OFFICES = ["Chair", "Chairman", "Chairwoman", "Chairperson", "President", "Presi
 LEAK_RUN = 7
 # Shorter brief items (a terse red line) leak when repeated whole, if they have at least this many words.
 SHORT_ITEM_MIN = 4
+# Sentences a seat's screen remembers the screening of, at most (a few hundred bytes each, nine seats a scenario).
+SCREENED_KEPT = 2048
 
 
 def _label(names: list[str]) -> re.Pattern[str]:
@@ -123,6 +125,7 @@ class SeatScreen:
             for n in (r, scenario.display_name(r))
         ]
         self.own, self.other = _label(own_names), _label([*others, *OFFICES])
+        self._screened: dict[str, tuple[str, bool]] = {}  # sentence -> its screening (see `sentence`)
         self.secret_runs: set[tuple[str, ...]] = set()
         # Short brief items that must not be quoted whole, by their length in words: a text's runs of each length
         # are made once for all the items of that length.
@@ -149,7 +152,18 @@ class SeatScreen:
         return any(not items.isdisjoint(_runs(words, n)) for n, items in self.short_items.items())
 
     def sentence(self, raw: str) -> tuple[str, bool]:
-        """One sentence: (what may be shown, whether the rest of its line is someone else's voice)."""
+        """One sentence: (what may be shown, whether the rest of its line is someone else's voice).
+
+        Remembered: a streamed turn screens each sentence as it arrives (ScreenedStream) and `clean` screens the
+        stored turn again, sentence by sentence; the screen never changes, so the second look is a lookup."""
+        found = self._screened.get(raw)
+        if found is None:
+            if len(self._screened) >= SCREENED_KEPT:
+                self._screened.clear()  # a bound, not an LRU: a turn's sentences are looked up moments apart
+            found = self._screened[raw] = self._sentence(raw)
+        return found
+
+    def _sentence(self, raw: str) -> tuple[str, bool]:
         raw = _visible(raw)
         probe = _MARKUP.sub("", raw)
         if self.other.match(probe):
