@@ -36,6 +36,7 @@ from simulations.kinds import TakesSocketMoves, ai_acts_next, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
+from simulations.services.fragments import fragment
 from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import game_with_scenario, load_game, stored_version
@@ -357,7 +358,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             # layer took the message, when this page received it and when the frame went to the socket.
             stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
             context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
-        await self.send(text_data=render_to_string("game/_stream.html", context))
+        await self.send(text_data=fragment("game/_stream.html", context))
 
     async def panels_drawn(self, event: dict[str, Any]) -> None:
         """A post's answer is drawing this game's panels in a page of this session (the page posts a move while its

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods
 from simulations.engine.errors import IllegalEvent, MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive
+from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario
@@ -198,9 +199,7 @@ def _live_parts(context: dict[str, Any], *, request: HttpRequest | None, oob_pan
 def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
     """Every live part of the page, swapped out of band (a deliberation's log is short: each update redraws it
     whole), and an empty stream box: the turn that streamed is now in the rounds."""
-    html = _live_parts(_context(game), request=None, oob_panels=True) + render_to_string(
-        "game/_stream.html", {}
-    )
+    html = _live_parts(_context(game), request=None, oob_panels=True) + fragment("game/_stream.html", {})
     return html, len(state_of(game).log)
 
 

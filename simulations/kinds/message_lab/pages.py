@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods
 from simulations.engine.errors import MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive
+from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario
@@ -203,11 +204,11 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
     html = render_to_string("message_lab/_board.html", context | {"oob": True})
     writing = {u.persona for u in next_step(context["state"]).units}
     boxes = [
-        render_to_string("game/_stream.html", {"slot": persona})
+        fragment("game/_stream.html", {"slot": persona})
         for persona, _ in context["panel"]
         if persona not in writing
     ]
-    return html + render_to_string("game/_stream.html", {}) + "".join(boxes), len(state_of(game).transcript)
+    return html + fragment("game/_stream.html", {}) + "".join(boxes), len(state_of(game).transcript)
 
 
 class MoveRefused(Exception):

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from simulations.engine.visibility import visible_to
@@ -515,6 +514,6 @@ def render_update(
     template = "negotiation/_transcript.html" if full else "negotiation/_new_entries.html"
     if full or entries:
         parts.append(fragment(template, context))
-    parts.append(render_to_string("game/_stream.html", {}))
+    parts.append(fragment("game/_stream.html", {}))
     last = entries[-1].seq if entries else since_seq
     return "".join(parts), last

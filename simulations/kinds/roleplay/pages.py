@@ -14,6 +14,7 @@ from simulations.engine.errors import InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive
 from simulations.services.form_keys import new_form_key
+from simulations.services.fragments import fragment
 from simulations.services.message_text import UnreadableText, normalise_message
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
@@ -62,7 +63,7 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
     showed is now in the conversation)."""
     context = _context(game) | {"oob": True}
     html = render_to_string("roleplay/_updates.html", context)
-    return html + render_to_string("game/_stream.html", {}), len(state_of(game).messages)
+    return html + fragment("game/_stream.html", {}), len(state_of(game).messages)
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
