@@ -226,3 +226,9 @@ def test_a_remembered_sentence_is_screened_as_a_fresh_screen_screens_it_and_the_
         remembering.sentence(f"Sentence number {n}.")
         assert len(remembering._screened) <= 8
     assert [remembering.sentence(s) for s in sentences] == first
+    long = "We support 1.1 " + "and we say so again " * 40 + "."
+    assert len(long) > output_guard.SCREENED_LONGEST
+    assert remembering.sentence(long) == output_guard.SeatScreen(scenario, role).sentence(long)
+    assert (
+        long not in remembering._screened
+    )  # screened, not remembered: a model's long sentence costs no memory

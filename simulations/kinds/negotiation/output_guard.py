@@ -27,8 +27,9 @@ OFFICES = ["Chair", "Chairman", "Chairwoman", "Chairperson", "President", "Presi
 LEAK_RUN = 7
 # Shorter brief items (a terse red line) leak when repeated whole, if they have at least this many words.
 SHORT_ITEM_MIN = 4
-# Sentences a seat's screen remembers the screening of, at most (a few hundred bytes each, nine seats a scenario).
-SCREENED_KEPT = 2048
+# Sentences a seat's screen remembers the screening of, at most, and the longest it remembers (characters): at most
+# about a megabyte a seat, nine seats a scenario, whatever a model writes.
+SCREENED_KEPT, SCREENED_LONGEST = 2048, 500
 
 
 def _label(names: list[str]) -> re.Pattern[str]:
@@ -156,6 +157,8 @@ class SeatScreen:
 
         Remembered: a streamed turn screens each sentence as it arrives (ScreenedStream) and `clean` screens the
         stored turn again, sentence by sentence; the screen never changes, so the second look is a lookup."""
+        if len(raw) > SCREENED_LONGEST:
+            return self._sentence(raw)
         found = self._screened.get(raw)
         if found is None:
             if len(self._screened) >= SCREENED_KEPT:
