@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import cast
+
 import jinja2
 from django.conf import settings
 
@@ -12,9 +15,10 @@ from simulations.services.fragments import environment, fragment
 def test_a_name_a_fragment_lacks_prints_nothing_even_where_django_would_print_it_for_debugging() -> None:
     """Django's Jinja2 back-end passes DebugUndefined with DEBUG on: a move form drawn over the websocket (no request,
     so no CSRF token) then posted the text `{{ csrf_token }}` as its token, and was refused."""
-    folder = settings.TEMPLATES[1]["DIRS"][0]
+    # The engine's folders: the shared fragments' (the stream box) and the negotiation's.
+    folders = cast("list[Path]", settings.TEMPLATES[1]["DIRS"])
     env = environment(
-        loader=jinja2.FileSystemLoader(folder), autoescape=True, undefined=jinja2.DebugUndefined
+        loader=jinja2.FileSystemLoader(folders), autoescape=True, undefined=jinja2.DebugUndefined
     )
     html = env.get_template("negotiation/_move.html").render(game={"pk": 7}, version=3, idem="k")
     assert 'name="csrfmiddlewaretoken" value=""' in html
