@@ -33,3 +33,22 @@ def test_what_a_fragment_prints_is_escaped() -> None:
     html = fragment("negotiation/_entries.html", {"entries": [entry]})
     assert "<script>" not in html and "&lt;script&gt;x&lt;/script&gt;<br>next line" in html
     assert "USA &lt;b&gt;" in html
+
+
+def test_an_address_a_fragment_prints_is_remembered_per_script_prefix() -> None:
+    """`url` remembers its answers; a page served under another prefix (a school's `/mercury/`, SCRIPT_NAME) must
+    not get the address remembered for the root, nor the other way round."""
+    from django.urls import get_script_prefix, reverse, set_script_prefix
+
+    from simulations.services.fragments import url
+
+    before = get_script_prefix()
+    try:
+        assert url("move", 7) == reverse("move", args=(7,)) == "/games/7/move/"
+        set_script_prefix("/mercury/")
+        assert url("move", 7) == reverse("move", args=(7,)) == "/mercury/games/7/move/"
+        html = fragment("negotiation/_move.html", {"game": {"pk": 8}, "version": 3, "idem": "k"})
+        assert 'hx-post="/mercury/games/8/move/"' in html
+    finally:
+        set_script_prefix(before)
+    assert url("move", 7) == "/games/7/move/"
