@@ -232,6 +232,8 @@ class Student:
     lags: list[tuple[float, float, float]] = field(default_factory=list)  # (at, newest lag, oldest lag)
     hops: list[tuple[float, tuple[float, ...]]] = field(default_factory=list)  # (at, seconds in each of HOPS)
     gaps: list[tuple[float, float]] = field(default_factory=list)  # (at, seconds without anything new)
+    # (at, the newest transcript entry seen then): where in the game a stall began (`stalls`)
+    newest: list[tuple[float, int]] = field(default_factory=list)
     last_news: float = 0.0
     think: float = 0.0  # mean seconds the student takes over each move (--think; 0: answers at once)
     rng: random.Random = field(default_factory=random.Random)
@@ -250,6 +252,7 @@ class Student:
         if self.last_news and not self.thinking:  # a student over a move waits on nobody (--think)
             self.gaps.append((now, now - self.last_news))
         self.last_news = now
+        self.newest.append((now, max(self.seen, default=0)))
 
     def _take(self, text: str) -> None:
         new, full = _entries(text)
@@ -438,6 +441,28 @@ def longest_wait(student: Student, opened: float, closed: float) -> float:
     return max([*waits, 0.0 if student.thinking else closed - max(last, opened)])
 
 
+def stalls(students: list[Student], opened: float, closed: float) -> list[dict[str, Any]]:
+    """The students not sustained for a wait (not an error): their seat, the longest wait, when it ended (seconds
+    into the window; the window's end for a wait still open) and the phase of the newest entry they had seen as it
+    began, so that a stall can be told from a phase that shows a seat nothing for a while."""
+    from simulations.models import TranscriptEntry
+
+    found = []
+    for s in students:
+        wait = longest_wait(s, opened, closed)
+        if s.errors or not s.game or wait < STALL_LIMIT:
+            continue
+        ended = next((at for at, gap in s.gaps if opened <= at <= closed and gap == wait), closed)
+        seq = max((n for at, n in s.newest if at <= ended - wait + 1e-3), default=0)
+        phase = (
+            TranscriptEntry.objects.filter(game_id=s.game, seq=seq).values_list("phase", flat=True).first()
+        )
+        found.append({"seat": s.seat, "game": s.game, "wait_s": round(wait, 2),
+                      "ended_s": round(ended - opened, 1), "after_entry": seq, "phase": phase or "",
+                      "doing": s.doing})  # fmt: skip
+    return found
+
+
 def _timers_folder(args: argparse.Namespace, tmp: Path, clients: int) -> Path | None:
     """Where the processes' timers report (`--profile-web`, `--profile-workers`; scaled set-up only), emptied for
     this level."""
@@ -571,6 +596,7 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         "clients": clients,
         "window_s": span,
         "games_sustained": sustained,
+        "stalls": stalls(students, opened, closed),
         "games_streamed": sum(1 for s in students if any(inside(at) for at, _, _ in s.lags)),
         "chunk_to_frame_ms": {
             "newest_p50": 1000 * percentile([n for n, _ in lags], 50),
@@ -658,6 +684,12 @@ def render(report: dict[str, Any]) -> str:
             lines.append(
                 f"  K={r['clients']} a frame's way, p50 / p99 ms: {hops}; the client's loop late "
                 f"{lag.get('p50', 0):.0f} / {lag.get('p99', 0):.0f}"
+            )
+        for stall in r.get("stalls") or ():
+            lines.append(
+                f"  K={r['clients']} not sustained: {stall['seat']} (game {stall['game']}) waited "
+                f"{stall['wait_s']:.1f} s, to {stall['ended_s']:.0f} s into the window, after entry "
+                f"{stall['after_entry']} ({stall['phase'] or 'none'}), while {stall['doing']}"
             )
         if r.get("cpu_ms_per_turn"):
             split = ", ".join(f"{role} {ms:.1f}" for role, ms in r["cpu_ms_per_turn"].items())
