@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -309,31 +311,49 @@ GAME_FIELDS_A_COMMIT_WRITES = (
 )
 
 
+@contextmanager
+def _sent_together(alias: str) -> Iterator[None]:
+    """On PostgreSQL, the block's statements go to the server one after another without waiting for each answer
+    (psycopg's pipeline mode), and the block waits once, at its end; their errors are raised there, as Django's
+    own (`wrap_database_errors`), so a caller catching IntegrityError still does. Nothing in the block may read a
+    result. Under load a drive thread waited for Python's lock after every answer, and a commit's five inserts
+    one at a time held the game's row, and one of the process's few connections, for about a tenth of a second
+    at the median (bench/load.py at 200 students, bench/runs/2026-12-04-twenty-eighth.md). Elsewhere (SQLite, a
+    connection without pipelines) the statements run as they come."""
+    connection = connections[alias]
+    raw = connection.connection
+    if connection.vendor != "postgresql" or raw is None or not hasattr(raw, "pipeline"):
+        yield
+        return
+    with connection.wrap_database_errors, raw.pipeline():
+        yield
+
+
 def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...]) -> None:
-    """The commit's rows, as plain statements (services/rows.py): the ledger, the model calls, the checkpoint and
-    the game's row."""
-    write_ledger(game, advance)
+    """The commit's rows, as plain statements (services/rows.py): the ledger, the model calls, the checkpoint
+    (sent together, `_sent_together`) and the game's row."""
     first = advance.events[0]
-    if model_calls:
-        first_seq = count_rows(ModelCall, game=game.pk) + 1
+    first_seq = count_rows(ModelCall, game=game.pk) + 1 if model_calls else 0
+    with _sent_together(router.db_for_write(Game)):
+        write_ledger(game, advance)
         insert_rows(
             [
                 ModelCall(game=game, seq=first_seq + n, event_seq=first.seq, phase=first.source, **vars(call))
                 for n, call in enumerate(model_calls)
             ]
         )  # fmt: skip
-    insert_rows(
-        [
-            Checkpoint(
-                game=game,
-                seq=game.version + 1,
-                after_event=advance.events[-1].seq,
-                transcript_seq=advance.transcript_seq,
-                schema_version=advance.schema_version,
-                **stored_fields(seq=game.version + 1, before=game.state or None, after=advance.state),
-            )
-        ]
-    )
+        insert_rows(
+            [
+                Checkpoint(
+                    game=game,
+                    seq=game.version + 1,
+                    after_event=advance.events[-1].seq,
+                    transcript_seq=advance.transcript_seq,
+                    schema_version=advance.schema_version,
+                    **stored_fields(seq=game.version + 1, before=game.state or None, after=advance.state),
+                )
+            ]
+        )
     game.state = advance.state
     game.phase = advance.phase
     game.human_role = advance.human_role
