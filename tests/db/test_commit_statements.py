@@ -22,9 +22,8 @@ def test_a_commit_whose_rows_collide_is_refused_whole_and_keeps_nothing() -> Non
         game=game, seq=game.version + 1, after_event=0, transcript_seq=0, schema_version=1, state={"x": 1}
     )
     entries, events = TranscriptEntry.objects.count(), Event.objects.count()
-    with pytest.raises(
-        StaleTurn
-    ):  # commit_event's answer to an IntegrityError: the turn was played elsewhere
+    # StaleTurn: commit_event's answer to an IntegrityError (the turn was played elsewhere).
+    with pytest.raises(StaleTurn):
         commit_event(
             game_id=game.pk, expected_version=game.version, event="ROLE_CONFIRMED", payload={"role": "EU"}
         )

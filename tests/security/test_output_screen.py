@@ -229,6 +229,5 @@ def test_a_remembered_sentence_is_screened_as_a_fresh_screen_screens_it_and_the_
     long = "We support 1.1 " + "and we say so again " * 40 + "."
     assert len(long) > output_guard.SCREENED_LONGEST
     assert remembering.sentence(long) == output_guard.SeatScreen(scenario, role).sentence(long)
-    assert (
-        long not in remembering._screened
-    )  # screened, not remembered: a model's long sentence costs no memory
+    # Screened, not remembered: a model's long sentence costs no memory.
+    assert long not in remembering._screened
