@@ -86,7 +86,8 @@ GAME_TIMEOUT = 600.0
 TALK_TEXT = "We have listened carefully and will reflect on what you said before the plenary."
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_speed"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"  # a Redis database of this benchmark's own (it is flushed)
-WORKER_THREADS = 100  # a scaled set-up's drive_worker threads, as the Procfile's default
+WORKER_THREADS = 150  # a scaled set-up's drive_worker threads, as the Procfile's default
+DRIVE_WORKER_READY = "drive_worker ready:"  # what a drive_worker prints once it takes drives (its READY)
 # What a scaled set-up's processes do not count (see ScaledServer): no transactions timed, connections unknown.
 UNCOUNTED: dict[str, Any] = {
     "transactions_s": [], "connections": None, "gc_s": None, "gc_full": None, "connections_by_thread": {},
@@ -330,14 +331,27 @@ class SetUp:
             for n in range(workers):
                 self._start(f"worker-{n}", [sys.executable, launcher, "drive_worker", "--no-reload",
                                             "--interval", "0.1", "--threads", str(worker_threads)])  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    break
+        deadline = time.monotonic() + 120
+        while not self._ready(web, workers):
             if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
                 raise SystemExit(f"the {name} set-up did not start; see {tmp}")
             time.sleep(0.1)
+
+    def _ready(self, web: int, workers: int) -> bool:
+        """The port answers and, scaled, every process has said it is ready: each uvicorn process started and each
+        drive_worker loaded (tens of seconds on a busy machine: students who came before then found one worker
+        taking every drive, and the other none, for up to 17 s; bench/runs/2026-12-04-twenty-ninth.md)."""
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", self.port)) != 0:
+                return False
+        if self.name == "embedded":
+            return True
+        started = (self.tmp / "web.log").read_text(errors="replace").count("Started server process")
+        loaded = sum(
+            DRIVE_WORKER_READY in (self.tmp / f"worker-{n}.log").read_text(errors="replace")
+            for n in range(workers)
+        )
+        return started >= web and loaded == workers
 
     def _start(self, name: str, argv: list[str]) -> None:
         self.roles.append(name.split("-")[0])

@@ -2,7 +2,7 @@
 offline model streaming about 30 words a second, on one machine.
 
     .venv/bin/python bench/load.py --setup embedded|scaled [--levels 10,50,100,200] [--window 60] [--ramp 20]
-                                   [--token-rate 30] [--worker-threads 100] [--database-url URL]
+                                   [--token-rate 30] [--worker-threads 150] [--database-url URL]
                                    [--redis-url URL] [--think T] [--json FILE] [--note TEXT]
                                    [--web N] [--workers M] [--profile-web] [--profile-workers]
                                    [--moves socket|post]
@@ -718,7 +718,7 @@ def main() -> int:
     parser.add_argument("--ramp", type=float, default=20.0)
     parser.add_argument("--token-rate", type=float, default=30.0, help="the offline model's words a second")
     parser.add_argument(
-        "--worker-threads", type=int, default=100, help="scaled: threads of each drive_worker"
+        "--worker-threads", type=int, default=150, help="scaled: threads of each drive_worker"
     )
     parser.add_argument(
         "--web", type=int, default=2, help="scaled: web (uvicorn) processes, as MERCURY_WEB_PROCESSES"

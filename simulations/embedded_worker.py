@@ -49,12 +49,12 @@ task_enqueued.connect(_wake_workers, dispatch_uid="mercury-embedded-wake")
 
 
 class EmbeddedWorker(PooledWorker):
-    def _claim(self, *, look_first: bool = True) -> DBTaskResult | None:
+    def _claim(self, *, most: int = 1, look_first: bool = True) -> list[DBTaskResult]:
         # Woken by a task this process queued: claim without looking first (the look would find it, one statement
         # more for each student's move). Cleared before claiming: a task queued meanwhile wakes the wait below.
         woken = _queued.is_set()
         _queued.clear()
-        return super()._claim(look_first=look_first and not woken)
+        return super()._claim(most=most, look_first=look_first and not woken)
 
     def idle(self) -> None:
         _queued.wait(POLL_INTERVAL)  # an enqueue in this process wakes it at once

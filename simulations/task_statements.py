@@ -93,7 +93,7 @@ def _any_ready_sql(alias: str, queues: int, excluded: int) -> str:
 
 @cache
 def claim_sql(alias: str, queues: int, excluded: int) -> str:
-    """Up to two ready tasks in the library's order (`DBTaskResult.Meta.ordering`), whole rows for the model,
+    """Ready tasks in the library's order, as many as the last parameter says (`DBTaskResult.Meta.ordering`), whole rows for the model,
     locked and skipping rows another worker holds where the database can (`get_locked()`; SQLite has no row
     locks, its exclusive transaction serialises claims)."""
     connection = connections[alias]
@@ -101,7 +101,7 @@ def claim_sql(alias: str, queues: int, excluded: int) -> str:
     order = (
         f"{_column('priority', alias)} DESC, {_column('run_after', alias)}, {_column('enqueued_at', alias)}"
     )
-    sql = f"SELECT {columns} FROM {_table(alias)} WHERE {_ready_where(alias, queues, excluded)} ORDER BY {order} LIMIT 2"
+    sql = f"SELECT {columns} FROM {_table(alias)} WHERE {_ready_where(alias, queues, excluded)} ORDER BY {order} LIMIT %s"
     if connection.features.has_select_for_update:
         sql += " " + connection.ops.for_update_sql(
             skip_locked=connection.features.has_select_for_update_skip_locked

@@ -1,8 +1,13 @@
 """Background driving with django-tasks (database backend): "drive game N" is a queued task.
 
 The consumer enqueues it when a page connects, and a student's move right after its answer (the consumer's render
-of the move queues it too, should that have failed); the task drives the game until a human must act. A task that finds the game's lease held (another worker is driving it, or died doing so) queues itself
-again for when that lease lapses, so a dead worker's game is taken over without anyone watching.
+of the move queues it too, should that have failed); the task drives the game until a human must act.
+
+A task that finds the game's lease held by another queued drive leaves the game to it: that drive's row says
+"running" while it drives, and should its worker die, the workers' sweep (`drive_recovery`) queues the game again.
+A lease held by another driver (the `play` command, a kind's own loop) is watched instead: the task queues itself
+again for when that lease lapses, so a dead driver's game is taken over without anyone watching. (Every queued
+drive used to watch; at 200 students that was a task run every 15 s for each game being driven, bench/load.py.)
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from simulations import task_statements
 from simulations.kinds import ai_acts_next
 from simulations.models import Game
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import lease_expires_in, lease_left
+from simulations.services.lease import held_by_queued_drive, lease_expires_in, lease_left, new_holder
+from simulations.services.rows import columns_by_pk
 
 from . import embedded_worker
 
@@ -38,14 +44,19 @@ def drive_game_task(game_id: int) -> str:
     """Drive one game in the background (see `simulations.services.drive`)."""
     try:
         drive = drive_game(
-            game_id=game_id, max_steps=STEPS_PER_TASK, should_stop=embedded_worker.stopping.is_set
-        )
+            game_id=game_id, holder=new_holder(queued_drive=True), max_steps=STEPS_PER_TASK,
+            should_stop=embedded_worker.stopping.is_set,
+        )  # fmt: skip
     except Game.DoesNotExist:
         return "gone"
     except Exception:
         _queue_again_after_error(game_id)
         raise  # recorded on this drive's row
     if drive.outcome is Outcome.HELD:
+        lease = columns_by_pk(Game, ("driver", "driver_until"), game_id)
+        # Gone, or the holder's worker carries on (or, should it die, the workers' sweep queues the game again).
+        if lease is None or held_by_queued_drive(*lease):
+            return drive.outcome.value
         enqueue_drive(game_id=game_id, delay=drive.retry_in + TAKEOVER_MARGIN)
     elif drive.outcome is Outcome.PAUSED:
         enqueue_drive(game_id=game_id)
@@ -67,8 +78,11 @@ def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
     """Queue "drive game N" when an AI seat acts next and nobody drives the game. A driver's lease means it
     carries on by itself (it is read first, as it is cheaper than the next step); a queued drive that finds the
     lease taken by the time it runs only looks again when it lapses. `even_if_driven`: its holder may be dead (a
-    page connecting), and the queued drive waits for the lease to lapse."""
-    if not even_if_driven and lease_left(game.driver, game.driver_until) > 0:
+    page connecting), and the queued drive waits for the lease to lapse; unless the holder is a queued drive,
+    whose death the workers' sweep notices."""
+    if lease_left(game.driver, game.driver_until) > 0 and (
+        not even_if_driven or held_by_queued_drive(game.driver, game.driver_until)
+    ):
         return
     if ai_acts_next(game):
         enqueue_drive(game_id=game.pk)
@@ -81,7 +95,10 @@ def queue_drive_after_move(game: Game) -> None:
     the lease after committing: one of the two sees the other, and the game is never left waiting on nobody."""
     if lease_expires_in(game_id=game.pk) > 0:
         return
-    queue_drive_if_ai_next(game, even_if_driven=True)
+    if ai_acts_next(
+        game
+    ):  # not `queue_drive_if_ai_next`: the lease in `game` is the one read before the commit
+        enqueue_drive(game_id=game.pk)
 
 
 def _queue_again_after_error(game_id: int) -> None:

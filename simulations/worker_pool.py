@@ -23,6 +23,11 @@ from simulations import task_statements
 from simulations.models import ClaimedTask
 from simulations.services.rows import models_from_rows
 
+# At most this many ready tasks are claimed in one transaction (as many as slots are free). Claiming them one
+# transaction each, at 200 students a drive waited seconds to be claimed while slots were free (bench/load.py):
+# each claim a look, a lock, a select, an update and a commit, in a process of 100-odd threads.
+CLAIM_AT_MOST = 16
+
 
 class PooledWorker(Worker):
     def __init__(self, *, slots: int, **kwargs: Any) -> None:
@@ -53,9 +58,13 @@ class PooledWorker(Worker):
             while self.running:
                 if not free.acquire(timeout=0.5):
                     continue  # every slot is driving: look again (and at `running`) shortly
-                task_result = self._claim()
-                if task_result is None:
+                held = 1  # and as many more free slots as one claim may fill
+                while held < CLAIM_AT_MOST and free.acquire(blocking=False):
+                    held += 1
+                claimed = self._claim(most=held)
+                for _ in range(held - len(claimed)):
                     free.release()
+                if not claimed:
                     with lock:
                         idle = busy == 0
                     if self.batch and idle:
@@ -63,40 +72,42 @@ class PooledWorker(Worker):
                     self.idle()
                     continue
                 with lock:
-                    busy += 1
-                pool.submit(drive, task_result)
+                    busy += len(claimed)
+                for task_result in claimed:
+                    pool.submit(drive, task_result)
                 if not self.more_ready:
                     self.idle()  # nothing else was ready: look again at the next enqueue or poll, not at once
             # asked to stop: the pool's drives finish their current step (they see `stopping`) and return
 
-    def _claim(self, *, look_first: bool = True) -> DBTaskResult | None:
-        """The next ready task, claimed for this worker, or None. `look_first`: see whether one is ready before
-        taking the claim's transaction (False when a task was just queued: the look would find it)."""
+    def _claim(self, *, most: int = 1, look_first: bool = True) -> list[DBTaskResult]:
+        """Up to `most` ready tasks, claimed for this worker in one transaction (none: nothing ready).
+        `look_first`: see whether one is ready before taking the claim's transaction (False when a task was
+        just queued: the look would find it)."""
         close_old_connections()
         if look_first and not self._any_ready():
             self.more_ready = False
-            return None
+            return []
         alias = DBTaskResult.objects.db
         queues, excluded = self._queues()
         sql = task_statements.claim_sql(alias, len(queues), len(excluded))
         params = task_statements.ready_params(alias, self.backend_name, queues, excluded)
         try:
             with exclusive_transaction(alias):
-                # The library's get_locked() and claim(), built once (see task_statements), and two rows instead
-                # of one: whether another task is ready too, so that after a claim the loop looks again at once
-                # only then (looking at once every time found nothing about half the time).
+                # The library's get_locked() and claim(), built once (see task_statements), for several rows and
+                # one more: whether yet another task is ready, so that after a claim the loop looks again at
+                # once only then (looking at once every time found nothing about half the time).
                 with connections[alias].cursor() as cursor:
-                    cursor.execute(sql, params)
+                    cursor.execute(sql, [*params, most + 1])
                     found = models_from_rows(ClaimedTask, alias, cursor.fetchall())
-                self.more_ready = len(found) > 1
-                task_result = found[0] if found else None
-                if task_result is not None:
+                self.more_ready = len(found) > most
+                claimed = found[:most]
+                for task_result in claimed:
                     task_statements.claim(task_result, self.worker_id)
-                return task_result
+                return list(claimed)
         except OperationalError as exc:
             if is_locked_database_exception(exc):
                 self.more_ready = False
-                return None  # SQLite busy: look again after the interval
+                return []  # SQLite busy: look again after the interval
             raise
 
     def _queues(self) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -50,11 +50,25 @@ def _own_start(pid: int) -> str | None:
     return _started(pid)
 
 
-def new_holder() -> str:
+# A queued drive's instance starts with this letter (never a hex digit): its task's row says "running" while it
+# drives, so should its worker die, the workers' sweep (drive_recovery) queues the game again. Nobody else need
+# watch such a holder for its death.
+QUEUED_DRIVE_MARK = "q"
+
+
+def new_holder(*, queued_drive: bool = False) -> str:
     """An id naming this process and this driver instance: host:machine:pid:start:instance (64 characters at
-    most, the column's width)."""
+    most, the column's width). `queued_drive`: the holder is a queued drive's (`held_by_queued_drive`)."""
     pid = os.getpid()
-    return f"{_host()}:{_machine()}:{pid}:{_own_start(pid) or ''}:{uuid.uuid4().hex[:10]}"
+    instance = QUEUED_DRIVE_MARK + uuid.uuid4().hex[:9] if queued_drive else uuid.uuid4().hex[:10]
+    return f"{_host()}:{_machine()}:{pid}:{_own_start(pid) or ''}:{instance}"
+
+
+def held_by_queued_drive(driver: str, driver_until: datetime | None) -> bool:
+    """Whether a live queued drive holds this lease (a game row's `driver` and `driver_until`): its death is the
+    workers' sweep's to notice, so no other drive need be queued to watch for it."""
+    parts = driver.rsplit(":", 4)
+    return len(parts) == 5 and parts[4].startswith(QUEUED_DRIVE_MARK) and lease_left(driver, driver_until) > 0
 
 
 @cache

@@ -105,6 +105,41 @@ def test_a_driver_finding_the_lease_held_plays_nothing_and_says_when_it_lapses()
     assert _seqs(game.pk) == before
 
 
+def test_a_queued_drive_leaves_a_game_to_another_queued_drive_and_watches_other_holders() -> None:
+    """A queued drive (or a page's connect) finding a live queued drive holding the game queues nothing: that
+    drive's row says running, and the workers' sweep queues the game again should its worker die. Any other
+    holder (the `play` command, a kind's own loop), or a queued drive's lease that lapsed, is watched: a drive is
+    queued for when the lease lapses, or at once."""
+    from simulations.tasks import drive_game_task, queue_drive_if_ai_next
+
+    game = game_at_first_ai_turn(seed=5)
+    queued_drive = new_holder(queued_drive=True)
+    assert acquire_lease(game_id=game.pk, holder=queued_drive)
+    assert drive_game_task.call(game_id=game.pk) == "held"
+    queue_drive_if_ai_next(Game.objects.get(pk=game.pk), even_if_driven=True)  # a page connecting
+    assert _queued(game.pk) == 0
+
+    release_lease(game_id=game.pk, holder=queued_drive)
+    other = new_holder()
+    assert acquire_lease(game_id=game.pk, holder=other)
+    assert drive_game_task.call(game_id=game.pk) == "held"
+    watch = DBTaskResult.objects.get(status=TaskResultStatus.READY, args_kwargs__kwargs__game_id=game.pk)
+    lapses_at = Game.objects.get(pk=game.pk).driver_until
+    assert lapses_at is not None and lapses_at < watch.run_after < lapses_at + timedelta(seconds=2)
+    watch.delete()
+    queue_drive_if_ai_next(Game.objects.get(pk=game.pk), even_if_driven=True)
+    assert _queued(game.pk) == 1  # due at once: it too waits for the lease
+    DBTaskResult.objects.filter(args_kwargs__kwargs__game_id=game.pk).delete()
+
+    release_lease(game_id=game.pk, holder=other)
+    assert acquire_lease(game_id=game.pk, holder=queued_drive)
+    lapsed = Game.objects.get(pk=game.pk).driver_until - timedelta(hours=1)
+    Game.objects.filter(pk=game.pk).update(driver_until=lapsed)
+    # Its lease lapsed: no longer live.
+    queue_drive_if_ai_next(Game.objects.get(pk=game.pk), even_if_driven=True)
+    assert _queued(game.pk) == 1
+
+
 def _die_mid_turn(game_id: int) -> None:
     """The child: a worker that is killed (SIGKILL) while the model streams, holding the game's lease."""
     try:
@@ -308,6 +343,9 @@ def test_a_drive_worker_with_threads_drives_several_games_at_once() -> None:
     at the same time, and each game stops at its student's turn."""
     import subprocess
 
+    from bench.http_games import DRIVE_WORKER_READY
+    from simulations.management.commands.drive_worker import READY
+
     games = [game_at_first_ai_turn(seed=n) for n in (1, 2, 3)]
     for game in games:
         enqueue_drive(game_id=game.pk)
@@ -321,6 +359,8 @@ def test_a_drive_worker_with_threads_drives_several_games_at_once() -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"{READY} 3 games at once")  # what bench/http_games.py waits for
+    assert READY == DRIVE_WORKER_READY
     assert [_next_kind(g.pk) for g in games] == ["human"] * 3
     rows = list(DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).order_by("started_at"))
     assert len(rows) == 3 and len({r.worker_ids[-1] for r in rows}) == 1  # one process claimed them
@@ -343,8 +383,8 @@ def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_wa
     calls: list[str] = []
 
     class Recorded(PooledWorker):
-        def _claim(self) -> DBTaskResult | None:
-            claimed = super()._claim()
+        def _claim(self, *, most: int = 1, look_first: bool = True) -> list[DBTaskResult]:
+            claimed = super()._claim(most=1, look_first=look_first)  # one a claim, to see the look again
             calls.append("claimed" if claimed else "nothing")
             return claimed
 

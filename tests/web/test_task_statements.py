@@ -91,7 +91,9 @@ def test_a_claim_takes_the_task_the_librarys_get_locked_would_and_writes_what_it
                 DBTaskResult.objects.ready().filter(backend_name=DEFAULT_TASK_BACKEND_ALIAS).get_locked()
             )
         before = timezone.now()
-        task = worker._claim()
+        found = worker._claim()
+        assert len(found) <= 1  # one, unless asked for more
+        task = found[0] if found else None
         if task is None:
             assert expected is None
             break
@@ -109,6 +111,30 @@ def test_a_claim_takes_the_task_the_librarys_get_locked_would_and_writes_what_it
         claimed.append(task.args_kwargs["kwargs"]["game_id"])
     assert claimed == [3, 2, 1, 5]  # priority, then the earlier due; the one due later stays queued
     assert DBTaskResult.objects.get(status=TaskResultStatus.READY).args_kwargs["kwargs"]["game_id"] == 4
+
+
+def test_a_claim_of_several_takes_the_first_ready_tasks_in_the_librarys_order_in_one_transaction() -> None:
+    """With free slots, the worker claims up to as many tasks as it has slots in one transaction: the ones the
+    library's claims, one after another, would have taken first, each marked running by this worker; and it knows
+    whether yet another is ready."""
+    for game_id, priority in ((1, 0), (2, 5), (3, 0), (4, -3), (5, 0)):
+        _queue(game_id, priority=priority)
+    _queue(6, run_after=timedelta(seconds=120))  # not due
+    with transaction.atomic():
+        order = [t.args_kwargs["kwargs"]["game_id"] for t in DBTaskResult.objects.ready().select_for_update()]
+    worker = _worker("w-1")
+    before = timezone.now()
+    first = worker._claim(most=3)
+    assert [t.args_kwargs["kwargs"]["game_id"] for t in first] == order[:3] == [2, 1, 3]
+    assert worker.more_ready
+    for task in first:
+        row = DBTaskResult.objects.get(pk=task.pk)
+        assert row.status == TaskResultStatus.RUNNING and row.worker_ids == ["w-1"]
+        assert row.started_at is not None and row.started_at >= before
+    rest = worker._claim(most=3)  # two left that are due
+    assert [t.args_kwargs["kwargs"]["game_id"] for t in rest] == [5, 4] and not worker.more_ready
+    assert worker._claim(most=3) == []
+    assert DBTaskResult.objects.get(status=TaskResultStatus.READY).args_kwargs["kwargs"]["game_id"] == 6
 
 
 def test_the_idle_polls_check_finds_a_task_exactly_when_the_librarys_ready_query_does() -> None:
@@ -167,7 +193,7 @@ def test_a_claimed_tasks_outcome_is_written_as_the_librarys_orm_save_writes_it(m
     read back exactly as the library's ORM save leaves a twin row."""
     rows = [_queue(n) for n in (1, 2, 3, 4)]
     worker = _worker("w-1")
-    claimed = [worker._claim() for _ in rows]
+    claimed = [task for _ in rows for task in worker._claim()]
     assert all(isinstance(task, ClaimedTask) for task in claimed)
     ours = {task.args_kwargs["kwargs"]["game_id"]: task for task in claimed if task is not None}
     library = {r.args_kwargs["kwargs"]["game_id"]: DBTaskResult.objects.get(pk=r.pk) for r in rows}
@@ -200,8 +226,7 @@ def test_the_pool_records_a_driven_games_task_as_successful() -> None:
     game = create_game(scenario_version=mercury_version(), seed=3)
     enqueue_drive(game_id=game.pk)
     worker = _worker()
-    task = worker._claim()
-    assert task is not None
+    [task] = worker._claim()
     worker.run_task(task)
     row = DBTaskResult.objects.get(pk=task.pk)
     assert row.status == TaskResultStatus.SUCCESSFUL and row.return_value == "human"
@@ -241,6 +266,6 @@ def test_a_worker_woken_by_a_queued_drive_claims_it_without_looking_first(monkey
     looked = PooledWorker._any_ready
     monkeypatch.setattr(PooledWorker, "_any_ready", lambda self: looks.append(True) or looked(self))
     enqueue_drive(game_id=3)  # wakes it
-    task = worker._claim()
-    assert task is not None and task.args_kwargs["kwargs"]["game_id"] == 3 and looks == []
-    assert worker._claim() is None and looks == [True]  # not woken: it looks, and finds nothing
+    [task] = worker._claim()
+    assert task.args_kwargs["kwargs"]["game_id"] == 3 and looks == []
+    assert worker._claim() == [] and looks == [True]  # not woken: it looks, and finds nothing

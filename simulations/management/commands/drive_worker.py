@@ -23,6 +23,8 @@ from simulations.drive_recovery import Sweeper
 from simulations.services.lease import new_holder
 from simulations.worker_pool import PooledWorker
 
+READY = "drive_worker ready:"
+
 
 class Command(db_worker.Command):
     help = (
@@ -38,8 +40,8 @@ class Command(db_worker.Command):
             "--threads",
             type=int,
             # A drive waits on its model most of the time: a process drives a class's games, not a core's.
-            default=int(os.environ.get("MERCURY_WORKER_THREADS", "100")),
-            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 100)",
+            default=int(os.environ.get("MERCURY_WORKER_THREADS", "150")),
+            help="games this process drives at once (default: MERCURY_WORKER_THREADS or 150)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -48,6 +50,10 @@ class Command(db_worker.Command):
         keep_startup_objects_out_of_gc(drives_games=True)
         sweeper = Sweeper()
         sweeper.start()
+        # Loading Django, the app and the model library takes seconds (tens on a busy machine): this line says
+        # the worker now takes drives (bench/load.py waits for it before its students come).
+        self.stdout.write(f"{READY} {max(1, threads)} games at once")
+        self.stdout.flush()
         try:
             if threads <= 1:
                 options["worker_id"] = options["worker_id"] or new_holder()
