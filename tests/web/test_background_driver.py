@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -403,3 +404,27 @@ def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_wa
     connections.close_all()
     assert calls == ["claimed", "claimed", "idle", "nothing", "idle"]
     assert all(_next_kind(game.pk) != "ai" for game in games)  # both played
+
+
+def test_a_pooled_worker_starts_every_drive_thread_before_it_says_it_is_ready() -> None:
+    """Its threads start before the first claim (a thread started at a claim waited its turn among a hundred busy
+    ones, bench/runs/2026-12-04-twenty-ninth.md): when it says it is ready, all are there."""
+    from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
+
+    from simulations.worker_pool import PooledWorker
+
+    seen: list[int] = []
+
+    def ready() -> None:
+        seen.append(sum(t.name.startswith("mercury-drive") for t in threading.enumerate()))
+        worker.running = False
+
+    worker = PooledWorker(
+        slots=7, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=0.05, batch=False, on_ready=ready,
+        backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,
+        worker_id=new_holder(), excluded_queue_names=[],
+    )  # fmt: skip
+    before = sum(t.name.startswith("mercury-drive") for t in threading.enumerate())
+    worker.run()
+    connections.close_all()
+    assert seen == [before + 7]

@@ -50,13 +50,10 @@ class Command(db_worker.Command):
         keep_startup_objects_out_of_gc(drives_games=True)
         sweeper = Sweeper()
         sweeper.start()
-        # Loading Django, the app and the model library takes seconds (tens on a busy machine): this line says
-        # the worker now takes drives (bench/load.py waits for it before its students come).
-        self.stdout.write(f"{READY} {max(1, threads)} games at once")
-        self.stdout.flush()
         try:
             if threads <= 1:
                 options["worker_id"] = options["worker_id"] or new_holder()
+                self._say_ready(1)
                 super().handle(*args, **options)
             else:
                 self.configure_logging(options["verbosity"])
@@ -70,6 +67,7 @@ class Command(db_worker.Command):
             batch=options["batch"], backend_name=options["backend_name"], startup_delay=options["startup_delay"],
             max_tasks=options["max_tasks"], worker_id=options["worker_id"] or new_holder(),
             excluded_queue_names=options["exclude_queues"].split(",") if options["exclude_queues"] else [],
+            on_ready=lambda: self._say_ready(count),
         )  # fmt: skip
 
         def stop(signum: int, frame: Any) -> None:
@@ -80,3 +78,9 @@ class Command(db_worker.Command):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), stop)
         worker.run()
+
+    def _say_ready(self, games: int) -> None:
+        """Loading Django, the app and the model library, and starting the drive threads, take seconds (tens on
+        a busy machine): this line says the worker now takes drives (bench/load.py waits for it)."""
+        self.stdout.write(f"{READY} {games} games at once")
+        self.stdout.flush()
