@@ -95,9 +95,8 @@ def queue_drive_after_move(game: Game) -> None:
     the lease after committing: one of the two sees the other, and the game is never left waiting on nobody."""
     if lease_expires_in(game_id=game.pk) > 0:
         return
-    if ai_acts_next(
-        game
-    ):  # not `queue_drive_if_ai_next`: the lease in `game` is the one read before the commit
+    # Not `queue_drive_if_ai_next`: the lease in `game` is the one read before the commit.
+    if ai_acts_next(game):
         enqueue_drive(game_id=game.pk)
 
 
