@@ -63,11 +63,11 @@ class PooledWorker(Worker):
             while self.running:
                 if not free.acquire(timeout=0.5):
                     continue  # every slot is driving: look again (and at `running`) shortly
-                held = 1  # and as many more free slots as one claim may fill
-                while held < CLAIM_AT_MOST and free.acquire(blocking=False):
-                    held += 1
-                claimed = self._claim(most=held)
-                for _ in range(held - len(claimed)):
+                slots = 1  # taken, and as many more free ones as one claim may fill
+                while slots < CLAIM_AT_MOST and free.acquire(blocking=False):
+                    slots += 1
+                claimed = self._claim(most=slots)
+                for _ in range(slots - len(claimed)):  # the slots no task was claimed for
                     free.release()
                 if not claimed:
                     with lock:
@@ -108,7 +108,7 @@ class PooledWorker(Worker):
                 claimed = found[:most]
                 for task_result in claimed:
                     task_statements.claim(task_result, self.worker_id)
-                return list(claimed)
+                return list(claimed)  # as a list of the base model (lists are invariant)
         except OperationalError as exc:
             if is_locked_database_exception(exc):
                 self.more_ready = False
