@@ -608,7 +608,7 @@ class RelayRun:
 def analyse(
     rec: Recorder, token_delay: float, wall: float, received: dict[str, int], probes: Any
 ) -> RelayRun:
-    from simulations.services.drive import FRAME_INTERVAL
+    from simulations.services.frame_pacing import FRAME_INTERVAL, FramePacer
 
     turns = [t for t in rec.turns if t.ended]
     cumulative: list[
@@ -631,7 +631,7 @@ def analyse(
     per_frame: list[int] = []
     included: dict[int, int] = {}  # chunks of each turn already in a frame
     last_out: dict[int, float] = {}
-    last_handed: dict[int, float] = {}
+    pacers: dict[int, FramePacer] = {}  # each turn's pacing as its relay kept it, replayed from the hand-offs
     gaps_in: list[float] = []
     gaps_across: list[float] = []
     unmatched = 0
@@ -671,15 +671,16 @@ def analyse(
             to_layer.append(handed - newest)
             to_out.append(frame.out - handed)
         # What is left once coalescing is taken out: the frame could leave when its newest chunk had arrived and
-        # the interval since the turn's previous frame had passed; anything later is the server's own delay.
-        ready = max(newest, last_handed[i] + FRAME_INTERVAL) if i in last_handed else newest
+        # the turn's pacing allowed a frame; anything later is the server's own delay.
+        pacer = pacers.setdefault(i, FramePacer())
+        ready = newest + pacer.wait(newest)
         overhead.append(frame.out - ready)
         if any(start < frame.out and end > newest and gen == 2 for start, end, gen in rec.gc_pauses):
             gc_hit.append(len(relay) - 1)
         if k == len(turn.chunks):
             final.append(len(relay) - 1)
         if handed is not None:
-            last_handed[i] = handed
+            pacer.took(handed)
         if i in last_out:
             gaps_in.append(frame.out - last_out[i])
         elif previous_out:

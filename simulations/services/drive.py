@@ -20,6 +20,7 @@ from simulations.models import Game
 
 from .broadcast import notify_error, notify_stream
 from .deadlines import Scheduled, frames
+from .frame_pacing import FRAME_BURST, FRAME_INTERVAL, FramePacer
 from .lease import (
     LeaseHeartbeat,
     acquire_lease,
@@ -29,8 +30,6 @@ from .lease import (
     renew_lease_at,
 )
 from .turns import StaleTurn, load_game, stored_version
-
-FRAME_INTERVAL = 0.2  # seconds between streamed frames: at most 5 a second
 
 
 class Outcome(StrEnum):
@@ -51,15 +50,17 @@ class Drive:
 
 
 class StreamRelay:
-    """Coalesces a streaming turn's chunks into frames for the game's group, at most one per FRAME_INTERVAL;
-    words that arrive too soon go out with the next frame, or on a timer if the model pauses (a slow or
-    stalling model still shows what it said so far; one thread per process runs those timers, `deadlines`)."""
+    """Coalesces a streaming turn's chunks into frames for the game's group, paced by `frame_pacing` (one per
+    FRAME_INTERVAL on average, a few back to back); words that arrive too soon go out with the next frame, or on
+    a timer if the model pauses (a slow or stalling model still shows what it said so far; one thread per process
+    runs those timers, `deadlines`)."""
 
     def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "", version: int = -1) -> None:
         # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box.
         # `version`: the game's version the turn starts from (broadcast.notify_stream), -1 for a parallel stage.
         self.game_id, self.speaker, self.kind, self.slot, self.version = game_id, speaker, kind, slot, version
-        self.text, self.sent_at = "", 0.0
+        self.text = ""
+        self.pacer = FramePacer(FRAME_INTERVAL, FRAME_BURST)
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
         self._timer: Scheduled | None = None
@@ -72,7 +73,7 @@ class StreamRelay:
             self.text += text
             self.newest_at = said_at
             self.oldest_at = self.oldest_at or said_at
-            wait = FRAME_INTERVAL - (time.monotonic() - self.sent_at)
+            wait = self.pacer.wait(time.monotonic())
             if wait <= 0:
                 self._send()
             elif self._timer is None:
@@ -105,7 +106,7 @@ class StreamRelay:
         shown = self.kind.stream_view(self.text)
         if not shown:
             return  # nothing to show yet, or a decision (a seat's PASS) rather than words
-        self.sent_at = time.monotonic()
+        self.pacer.took(time.monotonic())
         notify_stream(
             self.game_id,
             speaker=self.speaker,

@@ -1,16 +1,18 @@
-"""The relay's frames: coalesced to one per FRAME_INTERVAL, the held-back words sent after a pause, none after
-close or for a voided attempt; the timers behind it all run on one thread."""
+"""The relay's frames: paced to one per FRAME_INTERVAL on average with a few back to back, the held-back words
+sent after a pause, none after close or for a voided attempt; the timers behind it all run on one thread."""
 
 from __future__ import annotations
 
 import threading
 import time
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
 from simulations.services import deadlines, drive
 from simulations.services.deadlines import Deadlines
+from simulations.services.frame_pacing import FramePacer
 
 
 class _Kind:
@@ -36,29 +38,70 @@ def _relay() -> drive.StreamRelay:
     return drive.StreamRelay(game_id=1, speaker="Canada", kind=_Kind())  # type: ignore[arg-type]
 
 
-def test_words_that_come_too_soon_go_out_together_after_the_interval(frames: list[tuple[float, str]]) -> None:
+def test_a_few_frames_go_at_once_then_words_that_come_too_soon_go_out_together_after_the_interval(
+    frames: list[tuple[float, str]],
+) -> None:
     relay = _relay()
     start = time.monotonic()
-    for word in ("Canada ", "supports ", "a ", "binding "):
+    words = ["Canada ", "supports ", "a ", "binding ", "phase-out ", "date "]
+    for word in words:
         relay.chunk(word)
-    assert [text for _, text in frames] == ["Canada "]  # the first at once, the rest held back
+    burst = drive.FRAME_BURST
+    assert len(frames) == burst  # the allowance, at once: each frame the text so far
+    assert [text for _, text in frames] == ["".join(words[: n + 1]) for n in range(burst)]
     time.sleep(0.5)
-    assert [text for _, text in frames] == ["Canada ", "Canada supports a binding "]
-    assert frames[1][0] - start >= 0.19  # not before the interval
+    assert [text for _, text in frames][burst:] == ["".join(words)]  # the rest held back, then together
+    assert frames[burst][0] - start >= 0.19  # not before a frame's share of the allowance came back
     relay.close()
 
 
+def test_a_word_by_word_stream_settles_at_one_frame_per_interval(frames: list[tuple[float, str]]) -> None:
+    relay = _relay()
+    start = time.monotonic()
+    while time.monotonic() - start < 1.0:  # a model saying 50 words a second for a second
+        relay.chunk("word ")
+        time.sleep(0.02)
+    relay.close()
+    # The burst, then one frame per 0.2 s: never the 50 a second the words came at.
+    assert drive.FRAME_BURST + 2 <= len(frames) <= drive.FRAME_BURST + 1.0 / 0.2 + 1
+    gaps = [b - a for (a, _), (b, _) in pairwise(frames[drive.FRAME_BURST :])]
+    assert min(gaps) >= 0.15
+
+
+def test_the_pacer_allows_a_burst_then_one_frame_per_interval_and_refills_while_idle() -> None:
+    pacer = FramePacer(interval=0.2, burst=3)
+    for _ in range(3):
+        assert pacer.wait(10.0) == 0
+        pacer.took(10.0)
+    assert pacer.wait(10.0) == pytest.approx(0.2)  # the allowance is spent: a whole interval to wait
+    assert pacer.wait(10.15) == pytest.approx(0.05)
+    pacer.took(10.2)
+    assert pacer.wait(10.2) == pytest.approx(0.2)
+    assert pacer.wait(11.0) == 0  # a pause refills it, up to the burst and no more
+    for _ in range(3):
+        pacer.took(11.0)
+    assert pacer.wait(11.0) == pytest.approx(0.2)
+    unpaced = FramePacer(interval=0.0, burst=3)
+    for _ in range(10):
+        assert unpaced.wait(5.0) == 0
+        unpaced.took(5.0)
+
+
 def test_close_and_restart_drop_the_held_back_words(frames: list[tuple[float, str]]) -> None:
+    burst = drive.FRAME_BURST
     closed = _relay()
-    closed.chunk("First ")
-    closed.chunk("words ")
+    for n in range(burst):
+        closed.chunk(f"w{n} ")  # sent at once: the allowance
+    closed.chunk("held ")
     closed.close()
     retried = _relay()
-    retried.chunk("A void ")
-    retried.chunk("attempt ")
+    for n in range(burst):
+        retried.chunk(f"r{n} ")
+    retried.chunk("void ")
     retried.restart()
     time.sleep(0.4)
-    assert [text for _, text in frames] == ["First ", "A void "]
+    sent = [text for _, text in frames]
+    assert len(sent) == 2 * burst and not any("held" in text or "void" in text for text in sent)
 
 
 def test_timers_run_in_order_on_one_thread_and_a_cancelled_one_never_runs() -> None:
@@ -82,11 +125,11 @@ def test_the_relays_share_one_timer_thread(frames: list[tuple[float, str]]) -> N
     before = threading.active_count()
     relays = [_relay() for _ in range(20)]
     for relay in relays:
-        relay.chunk("Opening ")
-        relay.chunk("words ")
+        for word in ("Opening ", "words ", "of ", "the ", "delegation "):  # more than the burst: a timer each
+            relay.chunk(word)
     assert threading.active_count() <= before + 1  # at most the shared thread, if it was not running yet
     time.sleep(0.4)
-    assert len(frames) == 40
+    assert len(frames) == 20 * (drive.FRAME_BURST + 1)
     assert {t.name for t in threading.enumerate()} >= {deadlines.frames.name}
 
 
