@@ -25,7 +25,7 @@ seconds after the last client started, a window of --window seconds is measured:
 
 - chunk to frame: for every streamed frame a client receives, the time from the model's words to the frame's
   arrival, from the newest words in the frame (transport: worker, channel layer, server, socket) and from the
-  oldest (adds the relay's coalescing, at most 5 frames a second by design); the server stamps each streamed
+  oldest (adds the relay's coalescing: at most 5 frames a second on average, by design); the server stamps each streamed
   frame with both times (MERCURY_STREAM_TIMESTAMPS; all processes share this machine's clock);
 - a frame's way, hop by hop (p50/p99): the server stamps it again as the worker hands it to the channel layer,
   as the page's consumer gets it and as it is written to the socket, so the delay splits into worker, layer,
@@ -47,7 +47,8 @@ seconds after the last client started, a window of --window seconds is measured:
 - commits per second (turns committed: the games' versions; on PostgreSQL also its transaction count) and the
   database's growth per game and minute.
 
-MERCURY_CHANNEL_LAYER (the scaled set-up's channel layer class), MERCURY_DB_MAX_CONNECTIONS, MERCURY_EMBEDDED_WORKERS, MERCURY_PIN_CPU and
+MERCURY_CHANNEL_LAYER (the scaled set-up's channel layer class), MERCURY_DB_MAX_CONNECTIONS,
+MERCURY_WORKER_DB_MAX_CONNECTIONS, MERCURY_EMBEDDED_WORKERS, MERCURY_PIN_CPU and
 MERCURY_SWITCH_INTERVAL_MS, when set, are passed to the set-up's processes (a control run sets one of them).
 Raw results go to --json (one line per run); docs/benchmarks.md keeps the method and current figures.
 """
@@ -123,6 +124,7 @@ PASSED_ON = (
     "MERCURY_CHANNEL_LAYER",
     "MERCURY_DB_MAX_CONNECTIONS",
     "MERCURY_EMBEDDED_WORKERS",
+    "MERCURY_WORKER_DB_MAX_CONNECTIONS",
     "MERCURY_PIN_CPU",
     "MERCURY_SWITCH_INTERVAL_MS",
 )
@@ -566,6 +568,11 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     inside = lambda at: opened <= at <= closed  # noqa: E731
     lags = [(new, old) for s in students for at, new, old in s.lags if inside(at)]
     hops = [way for s in students for at, way in s.hops if inside(at)]
+    if args.frames:  # when in the run the tail came: each frame's time into the window and its hops
+        with args.frames.open("w") as out:
+            for s in students:
+                for at, way in s.hops:
+                    out.write(json.dumps([s.game, round(at - opened, 3), *(round(w, 4) for w in way)]) + "\n")
     http = [sec for s in students for at, sec in s.http if inside(at)]
     moves = [sec for s in students for at, sec in s.moves if inside(at)]
     lost = 0
@@ -737,6 +744,10 @@ def main() -> int:
         "0, the default: answers at once)",
     )  # fmt: skip
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--frames", type=Path, help="write every streamed frame as a JSON line: [game, seconds into the window, "
+        "each hop's seconds] (the ramp's frames too, at negative times; with several levels, the last one's)"
+    )  # fmt: skip
     parser.add_argument(
         "--moves", choices=("socket", "post"), default="socket",
         help="how each page sends its moves: over its open websocket (as it does) or as HTMX posts",

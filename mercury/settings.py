@@ -168,6 +168,12 @@ POOLED_ENGINES = {
 }
 
 
+# Connections a process opens at most on PostgreSQL, by what it does (see `_database`; README: "Running Mercury for
+# a school"). The scaled set-up's defaults, 2 web processes and 2 workers, open at most 80 of PostgreSQL's 100.
+WEB_DB_MAX_CONNECTIONS = 10
+WORKER_DB_MAX_CONNECTIONS = int(os.environ.get("MERCURY_WORKER_DB_MAX_CONNECTIONS") or 30)
+
+
 def _database() -> dict[str, object]:
     url = os.environ.get("DATABASE_URL", "")
     if url:
@@ -181,8 +187,15 @@ def _database() -> dict[str, object]:
         engine = str(database["ENGINE"])
         # A process opens at most this many connections and a thread that needs one more waits for one to come
         # back (mercury/db/pool.py): PostgreSQL refuses clients past its max_connections (100 by default), and a
-        # school's web and worker processes together must stay under it.
-        limit = int(os.environ.get("MERCURY_DB_MAX_CONNECTIONS", "20" if "postgresql" in engine else "0"))
+        # school's web and worker processes together must stay under it. A process that drives games needs more
+        # than one that only serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS): with
+        # 20 each, a worker's drive threads queued for a connection after each model call and whole classes' games
+        # went seconds without a word (bench/runs/2026-12-04-thirtieth.md); a web process's 10 were never all busy.
+        drives = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower() == "embedded"
+        default = (
+            (WORKER_DB_MAX_CONNECTIONS if drives else WEB_DB_MAX_CONNECTIONS) if "postgresql" in engine else 0
+        )
+        limit = int(os.environ.get("MERCURY_DB_MAX_CONNECTIONS") or default)
         # With a limit, keep as many idle as may be open: the busy moments of 16 games at once had more than 8 in
         # use, and every one given back past 8 was closed and opened again (5.2 connections a game).
         pool = int(os.environ.get("MERCURY_DB_POOL_SIZE") or (limit or DB_POOL_SIZE))

@@ -8,7 +8,8 @@ game). Persistent connections (CONN_MAX_AGE > 0) do not help the per-request thr
 pile up until the garbage collector finds them. Here a thread that closes its connection hands it to the pool
 instead, and the next thread to connect takes it back: the same rule for requests, consumers and workers.
 
-With `MAX_CONNECTIONS` (MERCURY_DB_MAX_CONNECTIONS, 20 a process on PostgreSQL) a process never has more
+With `MAX_CONNECTIONS` (on PostgreSQL MERCURY_DB_MAX_CONNECTIONS, 10 a web process and 30 one that drives games,
+MERCURY_WORKER_DB_MAX_CONNECTIONS for a `drive_worker`: `limit_connections`) a process never has more
 connections open than that: a thread that needs one more waits for another thread to give one back (and fails
 with PoolExhausted after `POOL_WAIT` seconds). Under load a school's processes otherwise went past PostgreSQL's
 own limit of 100 clients, and requests failed ("too many clients already").
@@ -68,7 +69,7 @@ class IdleConnections:
                 if remaining <= 0:
                     raise PoolExhausted(
                         f"all {self.limit} database connections of this process stayed in use for {self.wait:g} s"
-                        " (MERCURY_DB_MAX_CONNECTIONS)"
+                        " (MERCURY_DB_MAX_CONNECTIONS; in a drive_worker, MERCURY_WORKER_DB_MAX_CONNECTIONS)"
                     )
                 self._cond.wait(remaining)
 
@@ -80,6 +81,11 @@ class IdleConnections:
             self._idle.append((raw, time.monotonic()))
             self._cond.notify()
             return True
+
+    def set_limit(self, limit: int, *, size: int) -> None:
+        with self._cond:
+            self.limit, self.size = limit, size
+            self._cond.notify_all()  # room for more, perhaps: waiting threads look again
 
     def closed(self) -> None:
         """A connection opened through this pool was really closed (or failed to open): room for another."""
@@ -115,6 +121,24 @@ def pool_for(vendor: str, name: str, size: int, limit: int = 0, wait: float = 30
         if pool is None:
             pool = _pools[(vendor, name)] = IdleConnections(size, limit, wait)
         return pool
+
+
+def limit_connections(limit: int) -> None:
+    """From now on this process opens at most `limit` connections to each database that has a limit (PostgreSQL's;
+    SQLite's has none), and keeps as many idle: a `drive_worker` raises the web processes' default this way before
+    its threads start, since settings cannot tell a worker from a web process. A pool made already follows, and
+    threads waiting on it look again."""
+    for alias in connections:
+        settings_dict = connections.settings[alias]
+        if not int(settings_dict.get("MAX_CONNECTIONS", 0) or 0):
+            continue
+        if int(settings_dict.get("POOL_SIZE", 0) or 0) == int(settings_dict["MAX_CONNECTIONS"]):
+            settings_dict["POOL_SIZE"] = limit  # idle as many as may be open (settings.py), unless set apart
+        settings_dict["MAX_CONNECTIONS"] = limit
+        with _pools_lock:
+            made = [p for (_, name), p in _pools.items() if name == str(settings_dict["NAME"])]
+        for made_pool in made:
+            made_pool.set_limit(limit, size=int(settings_dict.get("POOL_SIZE", 0) or 0))
 
 
 def close_idle(name: str | None = None) -> None:

@@ -206,3 +206,69 @@ def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(l
         for t in holders:
             t.join()
     assert in_thread(lambda: Game.objects.count()) >= 0  # one came back: served again
+
+
+@pytest.fixture
+def capped(limited: Any) -> Any:
+    """The `limited` pool (2 connections), with this database's settings saying so, as PostgreSQL's do."""
+    settings_dict = connection.settings_dict
+    saved = settings_dict.get("MAX_CONNECTIONS"), settings_dict.get("POOL_SIZE")
+    settings_dict["MAX_CONNECTIONS"] = settings_dict["POOL_SIZE"] = 2
+    yield limited
+    settings_dict["MAX_CONNECTIONS"], settings_dict["POOL_SIZE"] = saved
+
+
+def test_raising_the_limit_lets_a_waiting_thread_connect_at_once(capped: Any) -> None:
+    """A drive_worker raises the web processes' limit (`limit_connections`): the pool made already follows, and
+    a thread waiting for one of the two connections opens a third instead of waiting for one to come back."""
+    release, held = threading.Event(), threading.Barrier(3)
+
+    def hold() -> None:
+        try:
+            Game.objects.count()
+            held.wait(5)
+            release.wait(10)
+        finally:
+            connections.close_all()
+
+    holders = [threading.Thread(target=hold) for _ in range(2)]
+    for t in holders:
+        t.start()
+    held.wait(5)  # both connections in use
+    served = threading.Event()
+    waiter = threading.Thread(target=lambda: in_thread(lambda: (Game.objects.count(), served.set())))
+    try:
+        waiter.start()
+        assert not served.wait(0.3)  # waiting for one of the two
+        pool.limit_connections(3)
+        assert served.wait(5)  # a third was opened, while both others are still held
+        assert (capped.limit, capped.size) == (3, 3)
+        assert (connection.settings_dict["MAX_CONNECTIONS"], connection.settings_dict["POOL_SIZE"]) == (3, 3)
+    finally:
+        release.set()
+        for t in holders:
+            t.join()
+        waiter.join()
+
+
+def test_a_drive_worker_opens_as_many_connections_as_the_worker_setting_allows(
+    capped: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from simulations.management.commands import drive_worker
+
+    ran: list[int] = []
+    monkeypatch.setattr(drive_worker.PooledWorker, "run", lambda self: ran.append(self.slots))
+    monkeypatch.setattr(drive_worker.Sweeper, "start", lambda self: None)
+    monkeypatch.setattr(drive_worker, "pin_to_one_cpu", lambda: None)  # the test process's own: left alone
+    monkeypatch.setattr(drive_worker, "keep_startup_objects_out_of_gc", lambda **_: None)
+    monkeypatch.setattr(drive_worker.signal, "signal", lambda *_: None)
+    monkeypatch.setattr(settings, "WORKER_DB_MAX_CONNECTIONS", 7)
+    out = io.StringIO()
+    call_command("drive_worker", threads=4, stdout=out)
+    assert ran == [4]
+    assert capped.limit == connection.settings_dict["MAX_CONNECTIONS"] == 7

@@ -14,9 +14,11 @@ import os
 import signal
 from typing import Any
 
+from django.conf import settings
 from django_tasks_db.management.commands import db_worker
 
 from mercury.cpu_placement import pin_to_one_cpu
+from mercury.db.pool import limit_connections
 from mercury.startup import keep_startup_objects_out_of_gc
 from simulations import embedded_worker
 from simulations.drive_recovery import Sweeper
@@ -46,6 +48,8 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         threads = int(options.pop("threads"))
+        # Each drive thread needs a connection for its commits, a web process's threads far fewer (settings.py).
+        limit_connections(settings.WORKER_DB_MAX_CONNECTIONS)
         pin_to_one_cpu()  # before its threads start (mercury/cpu_placement.py)
         keep_startup_objects_out_of_gc(drives_games=True)
         sweeper = Sweeper()
