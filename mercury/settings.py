@@ -190,7 +190,7 @@ def _database() -> dict[str, object]:
         # school's web and worker processes together must stay under it. A process that drives games needs more
         # than one that only serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS): with
         # 20 each, a worker's drive threads queued for a connection after each model call and whole classes' games
-        # went seconds without a word (bench/runs/2026-12-04-thirtieth.md); a web process's 10 were never all busy.
+        # went seconds without a word (bench/runs/2026-12-04-thirtieth.md).
         drives = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower() == "embedded"
         default = (
             (WORKER_DB_MAX_CONNECTIONS if drives else WEB_DB_MAX_CONNECTIONS) if "postgresql" in engine else 0

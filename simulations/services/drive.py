@@ -75,6 +75,7 @@ class StreamRelay:
             self.oldest_at = self.oldest_at or said_at
             wait = self.pacer.wait(time.monotonic())
             if wait <= 0:
+                self._cancel()  # a timer set for the words held so far would send them again
                 self._send()
             elif self._timer is None:
                 self._timer = frames.call_later(wait, self._flush)

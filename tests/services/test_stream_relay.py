@@ -178,3 +178,25 @@ def test_frames_are_stamped_with_when_the_words_left_the_model_not_when_they_rea
     assert second_at == pytest.approx((said[1], said[1]), abs=0.01)  # its words' time, not the relay's
     assert second_sent - second_at[1] >= 0.15  # the wait in the drive's queue is inside the measured delay
     assert gateway.words_left_model_at() is None  # outside a relay, nothing
+
+
+def test_words_sent_at_once_cancel_the_timer_set_for_the_words_held_before(
+    frames: list[tuple[float, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word that finds the allowance back before the held words' timer ran sends them all; the timer must not
+    send the same text again (the timer here never runs by itself: only its cancellation is seen)."""
+    timers: list[deadlines.Scheduled] = []
+
+    def call_later(delay: float, callback: Any) -> deadlines.Scheduled:
+        timers.append(deadlines.Scheduled(time.monotonic() + delay, callback))
+        return timers[-1]
+
+    monkeypatch.setattr(drive.frames, "call_later", call_later)
+    relay = _relay()
+    for n in range(drive.FRAME_BURST + 1):
+        relay.chunk(f"w{n} ")
+    assert len(frames) == drive.FRAME_BURST and len(timers) == 1  # the last word held, a timer set for it
+    time.sleep(0.25)
+    relay.chunk("more ")
+    assert frames[-1][1].endswith(f"w{drive.FRAME_BURST} more ") and timers[0].cancelled
+    relay.close()
