@@ -60,7 +60,7 @@ class StreamRelay:
         # `version`: the game's version the turn starts from (broadcast.notify_stream), -1 for a parallel stage.
         self.game_id, self.speaker, self.kind, self.slot, self.version = game_id, speaker, kind, slot, version
         self.text = ""
-        self.pacer = FramePacer(FRAME_INTERVAL, FRAME_BURST)
+        self.pacer = FramePacer(FRAME_INTERVAL, FRAME_BURST)  # read from here: the tests set drive's values
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
         self._lock = threading.Lock()
         self._timer: Scheduled | None = None

@@ -4,7 +4,8 @@ own back-end (SQLite here, PostgreSQL when DATABASE_URL names it); only clean co
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -167,24 +168,35 @@ def test_with_a_limit_threads_wait_for_a_connection_instead_of_opening_more(limi
     assert sorted(done) == list(range(6)) and most <= 2 and limited.open <= 2
 
 
-def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(limited: Any) -> None:
-    from django.db import OperationalError
-
-    limited.wait = 0.3
+@contextmanager
+def both_connections_held() -> Iterator[None]:
+    """Two threads each holding a connection of the `limited` pool (its two) for the block, then giving it back."""
     release, held = threading.Event(), threading.Barrier(3)
 
     def hold() -> None:
         try:
             Game.objects.count()
             held.wait(5)
-            release.wait(5)
+            release.wait(10)
         finally:
             connections.close_all()
 
     holders = [threading.Thread(target=hold) for _ in range(2)]
     for t in holders:
         t.start()
-    held.wait(5)  # both connections in use
+    held.wait(5)
+    try:
+        yield
+    finally:
+        release.set()
+        for t in holders:
+            t.join()
+
+
+def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(limited: Any) -> None:
+    from django.db import OperationalError
+
+    limited.wait = 0.3
     failures: list[BaseException] = []
 
     def third() -> None:
@@ -195,16 +207,12 @@ def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(l
         finally:
             connections.close_all()
 
-    try:
+    with both_connections_held():
         waiter = threading.Thread(target=third)
         waiter.start()
         waiter.join()
         assert len(failures) == 1 and isinstance(failures[0], OperationalError)
         assert "MERCURY_DB_MAX_CONNECTIONS" in str(failures[0])
-    finally:
-        release.set()
-        for t in holders:
-            t.join()
     assert in_thread(lambda: Game.objects.count()) >= 0  # one came back: served again
 
 
@@ -221,34 +229,16 @@ def capped(limited: Any) -> Any:
 def test_raising_the_limit_lets_a_waiting_thread_connect_at_once(capped: Any) -> None:
     """A drive_worker raises the web processes' limit (`limit_connections`): the pool made already follows, and
     a thread waiting for one of the two connections opens a third instead of waiting for one to come back."""
-    release, held = threading.Event(), threading.Barrier(3)
-
-    def hold() -> None:
-        try:
-            Game.objects.count()
-            held.wait(5)
-            release.wait(10)
-        finally:
-            connections.close_all()
-
-    holders = [threading.Thread(target=hold) for _ in range(2)]
-    for t in holders:
-        t.start()
-    held.wait(5)  # both connections in use
     served = threading.Event()
     waiter = threading.Thread(target=lambda: in_thread(lambda: (Game.objects.count(), served.set())))
-    try:
+    with both_connections_held():
         waiter.start()
         assert not served.wait(0.3)  # waiting for one of the two
         pool.limit_connections(3)
         assert served.wait(5)  # a third was opened, while both others are still held
         assert (capped.limit, capped.size) == (3, 3)
         assert (connection.settings_dict["MAX_CONNECTIONS"], connection.settings_dict["POOL_SIZE"]) == (3, 3)
-    finally:
-        release.set()
-        for t in holders:
-            t.join()
-        waiter.join()
+    waiter.join()
 
 
 def test_a_drive_worker_opens_as_many_connections_as_the_worker_setting_allows(

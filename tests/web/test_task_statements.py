@@ -195,7 +195,7 @@ def test_a_claimed_tasks_outcome_is_written_as_the_librarys_orm_save_writes_it(m
     worker = _worker("w-1")
     claimed = [task for _ in rows for task in worker._claim()]
     assert all(isinstance(task, ClaimedTask) for task in claimed)
-    ours = {task.args_kwargs["kwargs"]["game_id"]: task for task in claimed if task is not None}
+    ours = {task.args_kwargs["kwargs"]["game_id"]: task for task in claimed}
     library = {r.args_kwargs["kwargs"]["game_id"]: DBTaskResult.objects.get(pk=r.pk) for r in rows}
     before = timezone.now()
     library[2].set_successful("human")  # django-tasks-db's own, through the ORM
