@@ -31,7 +31,10 @@ seconds after the last client started, a window of --window seconds is measured:
   as the page's consumer gets it and as it is written to the socket, so the delay splits into worker, layer,
   consumer and socket (the client's read); with MERCURY_CHANNEL_LAYER=bench.layers.StampedRedisChannelLayer
   the layer hop splits further into Redis (up to the serving process taking the message off Redis) and the
-  consumer's own queue; the client's event loop is watched too (a late client is not a slow server);
+  consumer's own queue, and with bench.layers.StampedBatchedRedisChannelLayer (the default layer, stamped) the
+  sender's own send comes apart from Redis too; the client's event loop is watched too (a late client is not a
+  slow server), and the clients collect no garbage cycles while they play (a full collection paused them for up
+  to a quarter of a second, and every frame read meanwhile looked late);
 - HTTP: every request's time (pages; moves too with --moves post), p50/p99; a move over the socket: from sending
   it to the notice that answers it, p50/p99; errors (a status other than 200/409, a socket closed, an exception)
   by kind;
@@ -57,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -110,6 +114,8 @@ HOPS = ("worker", "layer", "consumer", "socket")
 # With bench/layers.py's layer, the process that serves the page stamps the message as it takes it off Redis:
 # the layer hop splits in two (Redis and the receive loop; then waiting in the consumer's own queue).
 HOPS_SPLIT = ("worker", "redis", "queue", "consumer", "socket")
+# With bench/layers.py's batched layer, also as the sender writes it for Redis: the sender's own send, then Redis.
+HOPS_SEND = ("worker", "send", "redis", "queue", "consumer", "socket")
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/bench_load"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 
@@ -388,7 +394,7 @@ class Student:
             times = [float(t) for t in stamp.group(1).split()] if stamp else []
             if len(times) >= 2 and times[1] > 0:
                 self.lags.append((now, now - times[1], now - times[0]))
-            if len(times) in (5, 6) and times[2] > 0:
+            if len(times) in (5, 6, 7) and times[2] > 0:
                 way = (*times[1:], now)
                 self.hops.append((now, tuple(b - a for a, b in zip(way, way[1:], strict=False))))
             self._take(text)
@@ -431,7 +437,31 @@ async def watch_loop(lags: list[tuple[float, float]]) -> None:
 
 def client_lag(lags: list[tuple[float, float]], inside: Any) -> dict[str, float]:
     late = [lag for at, lag in lags if inside(at)]
-    return {"p50": 1000 * percentile(late, 50), "p99": 1000 * percentile(late, 99)} if late else {}
+    if not late:
+        return {}
+    return {"p50": 1000 * percentile(late, 50), "p99": 1000 * percentile(late, 99), "max": 1000 * max(late)}
+
+
+class CollectorPauses:
+    """The clients' own garbage collections of the older generations (time, generation, seconds): a pause of the
+    clients' loop delays every frame it reads meanwhile, which is not the server's delay."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[float, int, float]] = []
+        self._began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] < 1:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.pauses.append((time.time(), info["generation"], time.perf_counter() - self._began))
+
+    def within(self, inside: Any) -> dict[str, float]:
+        taken = [(gen, s) for at, gen, s in self.pauses if inside(at)]
+        return {"collections": len(taken), "full": sum(1 for gen, _ in taken if gen == 2),
+                "max_ms": 1000 * max((s for _, s in taken), default=0.0)}  # fmt: skip
 
 
 def longest_wait(student: Student, opened: float, closed: float) -> float:
@@ -530,6 +560,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
         worker_launcher=ROOT / "bench" / "process_timers.py" if timers is not None and args.profile_workers else None,
     )  # fmt: skip
     pg = PgProbe(args.database_url) if args.setup == "scaled" else None
+    pauses = CollectorPauses()
+    gc.callbacks.append(pauses)
     try:
         students = [
             Student(setup.base, key, SEATS[n % len(SEATS)], think=args.think, rng=random.Random(n))
@@ -556,13 +588,22 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             watch.cancel()
             return window
 
-        opened, closed = asyncio.run(main())
+        # The clients collect no garbage cycles while they play: their process's full collections paused its
+        # event loop for up to 272 ms (12 in a window of 200 students), and every frame read meanwhile counted
+        # as late, though the server had sent it in time. Their cycles are few; they are collected after the run.
+        gc.collect()
+        gc.disable()
+        try:
+            opened, closed = asyncio.run(main())
+        finally:
+            gc.enable()
         cpu, rss, client_cpu = setup.cpu(), setup.rss(), time.process_time()
         roles, redis_after = setup.cpu_by_role(), redis_cpu()
         timed = _process_timers(timers) if timers is not None else {}
         pg_after = pg.snapshot() if pg else None
         after = database_figures(args, tmp)
     finally:
+        gc.callbacks.remove(pauses)
         setup.stop()
     span = closed - opened
     inside = lambda at: opened <= at <= closed  # noqa: E731
@@ -617,11 +658,12 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
                 "p50": 1000 * percentile([w[n] for w in hops], 50),
                 "p99": 1000 * percentile([w[n] for w in hops], 99),
             }
-            for n, hop in enumerate(HOPS if len(hops[0]) == len(HOPS) else HOPS_SPLIT)
+            for n, hop in enumerate(next(h for h in (HOPS, HOPS_SPLIT, HOPS_SEND) if len(h) == len(hops[0])))
         }
         if hops
         else {},
         "client_loop_lag_ms": client_lag(loop_lags, inside),
+        "client_gc": pauses.within(inside),
         "http_ms": {
             "p50": 1000 * percentile(http, 50),
             "p99": 1000 * percentile(http, 99),
@@ -690,7 +732,9 @@ def render(report: dict[str, Any]) -> str:
             lag = r.get("client_loop_lag_ms") or {}
             lines.append(
                 f"  K={r['clients']} a frame's way, p50 / p99 ms: {hops}; the client's loop late "
-                f"{lag.get('p50', 0):.0f} / {lag.get('p99', 0):.0f}"
+                f"{lag.get('p50', 0):.0f} / {lag.get('p99', 0):.0f} (max {lag.get('max', 0):.0f}); its collections "
+                f"of older objects {(r.get('client_gc') or {}).get('collections', 0)}, longest "
+                f"{(r.get('client_gc') or {}).get('max_ms', 0):.0f} ms"
             )
         for stall in r.get("stalls") or ():
             lines.append(

@@ -356,7 +356,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         if settings.MERCURY_STREAM_TIMESTAMPS:
             # For bench/load.py: when the frame's oldest and newest words left the model, when the channel
             # layer took the message, when this page received it and when the frame went to the socket.
-            stamps = [float(t) for t in event.get("at") or ()][:4]  # (oldest, newest, sent[, arrived])
+            # (oldest, newest, sent[, written for Redis][, arrived]): bench/layers.py's layers add the last two
+            stamps = [float(t) for t in event.get("at") or ()][:5]
             context["chunk_at"] = " ".join(f"{t:.6f}" for t in (*stamps, got, time.time()))
         await self.send(text_data=fragment("game/_stream.html", context))
 
