@@ -37,11 +37,13 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import threading
 import time
 from collections import defaultdict, deque
 from copy import deepcopy
-from typing import Any
+from typing import Any, Literal
 
+import redis
 from channels.exceptions import ChannelFull
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
@@ -115,6 +117,7 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         self._taken: defaultdict[str, deque[tuple[Any, dict[str, Any]]]] = defaultdict(deque)
         self._taking: dict[str, asyncio.Future[None]] = {}
         self._members: dict[str, list[str]] = {}  # group -> its members as this layer's last send found them
+        self._blocking = threading.local()  # .clients: the thread's blocking clients (group_send_blocking)
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         """channels_redis's group send in one round trip to a group whose members this layer knows, two otherwise
@@ -161,22 +164,83 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         """The message to each of `known` if they are the group's members now (True); else the members found
         (nothing sent). False: not sent, some of `known` have their queues on another Redis server than the group's
         (the script reaches one server only)."""
+        call = self._known_call(key, index, known, message)
+        if call is None:
+            return False
+        result = await _run_script(
+            self.connection(index), GROUP_SEND_TO_KNOWN_LUA, GROUP_SEND_TO_KNOWN_SHA, *call
+        )
+        return self._known_result(group, known, result)
+
+    def _known_call(
+        self, key: str, index: int, known: list[str], message: dict[str, Any]
+    ) -> tuple[list[str], list[Any]] | None:
+        """GROUP_SEND_TO_KNOWN_LUA's keys and arguments; None if some of `known` have their queues on another Redis
+        server than the group's."""
         by_connection, message_of, capacity_of = self._map_channel_keys_to_connection(known, message)
         keys = by_connection.get(index, [])
         if len(keys) != sum(len(k) for k in by_connection.values()):
-            return False
+            return None
         args = [
             int(time.time()) - self.group_expiry, len(known), *known,
             *(message_of[k] for k in keys), *(capacity_of[k] for k in keys), time.time(), int(self.expiry),
         ]  # fmt: skip
-        result = await _run_script(
-            self.connection(index), GROUP_SEND_TO_KNOWN_LUA, GROUP_SEND_TO_KNOWN_SHA, [key, *keys], args
-        )
+        return [key, *keys], args
+
+    @staticmethod
+    def _known_result(group: str, known: list[str], result: Any) -> Literal[True] | list[bytes]:
         if result[0] == -1:
             return list(result[1])
         if result[0] > 0:
             logger.info("%s of %s channels over capacity in group %s", result[0], len(known), group)
         return True
+
+    def group_send_blocking(self, group: str, message: dict[str, Any]) -> bool:
+        """`group_send` from a thread that runs no event loop (a worker process's drive thread), over a blocking
+        connection of the thread's own: the same script, one round trip to members this layer knows, two to a
+        group it does not (the script, told of no members, returns them and adds nothing). False: nothing was
+        sent, `group_send` must do it (members' queues on several Redis servers, a Sentinel set-up, or members
+        that changed twice in a row).
+
+        Why not the coroutine on a loop kept by the thread: `run_until_complete` polls the loop's selector before
+        the first step of the send, and that poll lets go of Python's lock. In a worker of a hundred drive threads
+        taking turns at the lock, getting it back took 100 ms to over a second under load, with the frame not yet
+        written to Redis (bench/runs/2026-12-05-thirty-first.md). Here nothing lets go of the lock before the
+        socket write."""
+        assert self.require_valid_group_name(group), "Group name not valid"
+        client = self._blocking_client(self.consistent_hash(group))
+        if client is None:
+            return False
+        key, index = self._group_key(group), self.consistent_hash(group)
+        known = self._members.get(group, [])
+        for _ in range(3):  # the members known, those the script found, those found if they changed meanwhile
+            call = self._known_call(key, index, known, message)
+            if call is None:
+                return False
+            keys, args = call
+            try:
+                result = client.evalsha(GROUP_SEND_TO_KNOWN_SHA, len(keys), *keys, *args)
+            except NoScriptError:
+                result = client.eval(GROUP_SEND_TO_KNOWN_LUA, len(keys), *keys, *args)
+            found = self._known_result(group, known, result)
+            if found is True:
+                return True
+            known = self._remember(group, [x.decode("utf8") for x in found])
+        return False
+
+    def _blocking_client(self, index: int) -> redis.Redis | None:
+        """This thread's blocking client of Redis server `index` (one connection; kept while the thread lives)."""
+        clients: dict[int, redis.Redis | None] = self._blocking.__dict__.setdefault("clients", {})
+        if index not in clients:
+            host = dict(self.hosts[index])
+            address = host.pop("address", None)
+            if "master_name" in host:
+                clients[index] = None  # Sentinel: channels_redis's own pools only
+            elif address is not None:
+                clients[index] = redis.Redis.from_url(address, single_connection_client=True, **host)
+            else:
+                clients[index] = redis.Redis(single_connection_client=True, **host)
+        return clients[index]
 
     def _remember(self, group: str, names: list[str]) -> list[str]:
         if len(self._members) >= KNOWN_GROUPS and group not in self._members:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -36,9 +37,9 @@ async def test_a_receive_that_waits_through_several_blocking_pops_gets_the_messa
 
 
 def test_a_worker_threads_messages_arrive_in_order_over_one_redis_connection() -> None:
-    """A driver in a worker process sends from plain threads (no event loop): each thread keeps one loop for its
-    messages, so they reuse channels_redis's connection instead of opening one each (about 3 ms of CPU a
-    streamed frame), and arrive in the order they were sent."""
+    """A driver in a worker process sends from plain threads (no event loop): each thread keeps one connection
+    for its messages (`group_send_blocking`) instead of opening one each (async_to_sync's fresh loop: about 3 ms
+    of CPU a streamed frame), and they arrive in the order they were sent."""
     import threading
 
     import redis
@@ -238,12 +239,16 @@ def test_a_group_send_reaches_every_member_in_two_round_trips_and_keeps_channels
     assert queued == 2  # the full page's two fillers and nothing more: the group's message did not fit
 
 
-def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_change() -> None:
+@pytest.mark.parametrize("sender_kind", ["coroutine", "blocking thread"])
+def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_change(sender_kind: str) -> None:
     """Once a layer has read a group's members, its next send to the group is one round trip (a script that adds
     the message only if the members are still those). A page that joins or leaves meanwhile, in another process,
     is seen by the next send, which reaches exactly the members then (in two round trips); a full queue is
-    skipped on that path as on the other."""
+    skipped on that path as on the other. The same from a thread without an event loop (a worker's drive thread,
+    `group_send_blocking`), sending from one of two threads in turn (each has its own connection)."""
     from asgiref.sync import async_to_sync
+
+    threads = [ThreadPoolExecutor(max_workers=1) for _ in range(2)]
 
     async def watch() -> tuple[list[int], list[int], list[Any], list[Any]]:
         sender, first, second = _batched_layer(), _batched_layer(), _batched_layer()  # three processes
@@ -257,9 +262,16 @@ def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_chang
                 await first.group_discard("game-10", change[1])
             elif change:
                 sender.capacity = 2  # the second page's queue holds two unread messages: no room for this one
-            sent.append(
-                await _round_trips(sender, sender.group_send("game-10", {"type": "game.advanced", "n": n}))
-            )
+            message = {"type": "game.advanced", "n": n}
+            if sender_kind == "coroutine":
+                sent.append(await _round_trips(sender, sender.group_send("game-10", message)))
+            else:
+                thread = threads[n % 2]
+                sent.append(
+                    await asyncio.wrap_future(
+                        thread.submit(_blocking_round_trips, sender, "game-10", message)
+                    )
+                )
         queued = [await first.connection(0).zcard(_process_key(first, one)),
                   await second.connection(0).zcard(_process_key(second, two))]  # fmt: skip
         got_one = [(await first.receive(one))["n"] for _ in range(3)]
@@ -269,6 +281,8 @@ def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_chang
         return sent, queued, got_one, got_two
 
     sent, queued, got_one, got_two = async_to_sync(watch)()
+    for thread in threads:
+        thread.shutdown()
     # the first send reads the members (two round trips); a change costs the send that finds it one more
     assert sent == [2, 1, 2, 2, 1]
     assert queued == [3, 2]  # nothing beyond what each got below: the left page's 4th, the full page's 5th
@@ -317,6 +331,44 @@ async def _round_trips(layer: Any, send: Any) -> int:
     finally:
         layer.connection = connect
     return calls
+
+
+def _blocking_round_trips(layer: Any, group: str, message: dict[str, Any]) -> int:
+    """Redis round trips `layer.group_send_blocking` takes in this thread (it must send: True)."""
+    calls = 0
+    clients = layer._blocking_client
+
+    class Counted:
+        def __init__(self, client: Any) -> None:
+            self.client = client
+
+        def __getattr__(self, name: str) -> Any:
+            found = getattr(self.client, name)
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                nonlocal calls
+                calls += 1
+                return found(*args, **kwargs)
+
+            return call
+
+    layer._blocking_client = lambda index: Counted(clients(index))
+    try:
+        assert layer.group_send_blocking(group, message) is True
+    finally:
+        del layer._blocking_client
+    return calls
+
+
+def test_a_blocking_group_send_to_a_group_without_members_sends_nothing() -> None:
+    """A drive's frames for a game nobody watches: one round trip, nothing queued anywhere."""
+    import redis
+
+    layer = _batched_layer()
+    server = redis.Redis.from_url(os.environ["REDIS_URL"])
+    assert _blocking_round_trips(layer, "game-unwatched", {"type": "game.stream", "n": 1}) == 1
+    assert _blocking_round_trips(layer, "game-unwatched", {"type": "game.stream", "n": 2}) == 1
+    assert server.keys(layer.prefix + "*") == []
 
 
 def _process_key(layer: Any, channel: str) -> str:
