@@ -87,7 +87,13 @@ class OutOfTime(Exception):
 def answer(messages: list[dict[str, Any]], *, streamed: bool, until: float | None = None) -> Iterator[str]:
     """The reply as a model sends it: after the call latency, streamed a word at a time with the typing delay
     (a few words a piece when there is none), or in one piece. `until`: a time.perf_counter() deadline; a wait
-    that would end after it ends there instead, with OutOfTime (the gateway's time-out)."""
+    that would end after it ends there instead, with OutOfTime (the gateway's time-out).
+
+    The words keep their own schedule (the n-th one due n typing delays after the first), as a real model's do:
+    its server sends them at its pace however busy the caller is, and a caller that reads late finds several
+    waiting. Waiting a whole delay after each word instead, a busy worker's late wake-ups added up: at 200
+    students a 60-word answer took 9 s instead of 2, and its student waited for it (bench/runs/
+    2026-12-06-thirty-second.md)."""
     if latency := call_latency():
         _wait(latency, until)
     text = write(messages)
@@ -95,17 +101,21 @@ def answer(messages: list[dict[str, Any]], *, streamed: bool, until: float | Non
         yield text
         return
     delay = token_delay()
+    due = time.perf_counter()
     for piece in pieces(text, WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE):
         if delay:
-            _wait(delay, until)
+            due += delay
+            _wait(due - time.perf_counter(), until)
         yield piece
 
 
 def _wait(seconds: float, until: float | None) -> None:
+    """Sleep `seconds` (none if not positive: a word already due)."""
     if until is not None and time.perf_counter() + seconds > until:
         time.sleep(max(0.0, until - time.perf_counter()))
         raise OutOfTime()
-    time.sleep(seconds)
+    if seconds > 0:
+        time.sleep(seconds)
 
 
 def _chunks(messages: list[dict[str, Any]], words_per_chunk: int = 1) -> Iterator[GenericStreamingChunk]:
@@ -168,9 +178,12 @@ class OfflineLLM(CustomLLM):
         size = WORDS_PER_CHUNK_TYPING if delay else WORDS_PER_CHUNK_AT_ONCE
         if latency := call_latency():
             await asyncio.sleep(latency)
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         for chunk in _chunks(kwargs["messages"], size):
-            if delay:
-                await asyncio.sleep(delay)
+            if delay:  # on the words' own schedule, as `answer`
+                due += delay
+                await asyncio.sleep(max(0.0, due - loop.time()))
             yield chunk
 
 

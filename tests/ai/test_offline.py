@@ -69,6 +69,36 @@ def test_offline_model_streams_deterministically_and_litellm_answers_the_same(
 
 
 @pytest.mark.django_db
+def test_the_offline_models_words_keep_their_schedule_when_the_caller_reads_late(settings: Any) -> None:
+    """As a real model's server does, it sends each word when it is due, however late the caller reads: a caller
+    busy for a while finds the words of that while waiting, and the answer ends when its typing time is over (a
+    delay after each word read would add the caller's busy time to it, as it did for a busy worker)."""
+    import time
+
+    from simulations.ai import offline
+
+    game = _game_at_first_ai_turn()
+    prompt = prompts.build_prompt(
+        scenario_of_version(game.scenario), state_of(game), step_of(game), seen_entries(game), []
+    )
+    delay = settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.01
+    words = len(offline.pieces(offline.write(prompt.messages), offline.WORDS_PER_CHUNK_TYPING))
+    assert words >= 40
+    typing, busy = words * delay, words * delay / 2
+    read_at: list[float] = []
+    started = time.perf_counter()
+    for _piece in offline.answer(prompt.messages, streamed=True):
+        read_at.append(time.perf_counter() - started)
+        if len(read_at) == 1:
+            time.sleep(busy)  # the caller is busy after the first word
+    took = time.perf_counter() - started
+    assert len(read_at) == words
+    assert typing <= took < typing + busy / 2  # one word at a time after each read: typing + busy
+    caught_up = [at for at in read_at[1:] if at < busy + delay + 0.05]
+    assert len(caught_up) >= words / 4  # the words due while the caller was busy, read at once after it
+
+
+@pytest.mark.django_db
 def test_the_offline_model_answers_in_the_calling_thread_and_keeps_the_deadline_between_its_words(
     settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
