@@ -376,8 +376,10 @@ def _process_key(layer: Any, channel: str) -> str:
     return str(layer.prefix + channel.split("!")[0] + "!")
 
 
-def test_a_group_send_works_after_redis_forgot_its_scripts() -> None:
-    """A restarted Redis knows no scripts: the group send sends the script whole once, then by its hash again."""
+@pytest.mark.parametrize("sender_kind", ["coroutine", "blocking thread"])
+def test_a_group_send_works_after_redis_forgot_its_scripts(sender_kind: str) -> None:
+    """A restarted Redis knows no scripts: the group send sends the script whole once, then by its hash again
+    (from a drive thread's blocking connection too)."""
     import redis
     from asgiref.sync import async_to_sync
 
@@ -386,8 +388,12 @@ def test_a_group_send_works_after_redis_forgot_its_scripts() -> None:
         page = await layer.new_channel()
         await layer.group_add("game-8", page)
         redis.Redis.from_url(os.environ["REDIS_URL"]).script_flush()
-        await layer.group_send("game-8", {"type": "game.advanced", "n": 1})
-        await layer.group_send("game-8", {"type": "game.advanced", "n": 2})
+        for n in (1, 2):
+            message = {"type": "game.advanced", "n": n}
+            if sender_kind == "coroutine":
+                await layer.group_send("game-8", message)
+            else:
+                assert await asyncio.to_thread(layer.group_send_blocking, "game-8", message)
         got = [(await layer.receive(page))["n"], (await layer.receive(page))["n"]]
         await layer.flush()
         return got
