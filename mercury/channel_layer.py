@@ -208,10 +208,10 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         written to Redis (bench/runs/2026-12-05-thirty-first.md). Here nothing lets go of the lock before the
         socket write."""
         assert self.require_valid_group_name(group), "Group name not valid"
-        client = self._blocking_client(self.consistent_hash(group))
+        key, index = self._group_key(group), self.consistent_hash(group)
+        client = self._blocking_client(index)
         if client is None:
             return False
-        key, index = self._group_key(group), self.consistent_hash(group)
         known = self._members.get(group, [])
         for _ in range(3):  # the members known, those the script found, those found if they changed meanwhile
             call = self._known_call(key, index, known, message)

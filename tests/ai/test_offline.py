@@ -81,7 +81,9 @@ def test_the_offline_models_words_keep_their_schedule_when_the_caller_reads_late
     prompt = prompts.build_prompt(
         scenario_of_version(game.scenario), state_of(game), step_of(game), seen_entries(game), []
     )
-    delay = settings.MERCURY_OFFLINE_TOKEN_DELAY = 0.01
+    delay = settings.MERCURY_OFFLINE_TOKEN_DELAY = (
+        0.02  # long enough that a loaded machine's late sleeps are small
+    )
     words = len(offline.pieces(offline.write(prompt.messages), offline.WORDS_PER_CHUNK_TYPING))
     assert words >= 40
     typing, busy = words * delay, words * delay / 2
@@ -94,7 +96,7 @@ def test_the_offline_models_words_keep_their_schedule_when_the_caller_reads_late
     took = time.perf_counter() - started
     assert len(read_at) == words
     assert typing <= took < typing + busy / 2  # one word at a time after each read: typing + busy
-    caught_up = [at for at in read_at[1:] if at < busy + delay + 0.05]
+    caught_up = [at for at in read_at[1:] if at < busy + 3 * delay]
     assert len(caught_up) >= words / 4  # the words due while the caller was busy, read at once after it
 
 

@@ -290,74 +290,68 @@ def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_chang
     assert got_two == [3, 4]
 
 
-async def _round_trips(layer: Any, send: Any) -> int:
-    """Redis round trips `send` (a coroutine of `layer`) takes: each command or pipeline execution is one."""
-    calls = 0
-    connect = layer.connection
+class _Counted:
+    """A Redis client whose commands, and pipeline executions, each count one round trip in `tally[0]`
+    (`awaited`: an asyncio client's, whose commands are coroutines)."""
 
-    class Counted:
-        def __init__(self, connection: Any) -> None:
-            self.connection = connection
+    def __init__(self, client: Any, tally: list[int], *, awaited: bool) -> None:
+        self.client, self.tally, self.awaited = client, tally, awaited
 
-        def __getattr__(self, name: str) -> Any:
-            found = getattr(self.connection, name)
-            if name == "pipeline":
-                return lambda **kw: CountedPipe(found(**kw))
-            if not callable(found):
-                return found
-
-            async def call(*args: Any, **kwargs: Any) -> Any:
-                nonlocal calls
-                calls += 1
-                return await found(*args, **kwargs)
-
-            return call
-
-    class CountedPipe:
-        def __init__(self, pipe: Any) -> None:
-            self.pipe = pipe
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.pipe, name)
-
-        async def execute(self) -> Any:
-            nonlocal calls
-            calls += 1
-            return await self.pipe.execute()
-
-    layer.connection = lambda index: Counted(connect(index))
-    try:
-        await send
-    finally:
-        layer.connection = connect
-    return calls
-
-
-def _blocking_round_trips(layer: Any, group: str, message: dict[str, Any]) -> int:
-    """Redis round trips `layer.group_send_blocking` takes in this thread (it must send: True)."""
-    calls = 0
-    clients = layer._blocking_client
-
-    class Counted:
-        def __init__(self, client: Any) -> None:
-            self.client = client
-
-        def __getattr__(self, name: str) -> Any:
-            found = getattr(self.client, name)
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.client, name)
+        if name == "pipeline":
+            return lambda **kw: _CountedPipe(found(**kw), self.tally)
+        if not callable(found):
+            return found
+        if not self.awaited:
 
             def call(*args: Any, **kwargs: Any) -> Any:
-                nonlocal calls
-                calls += 1
+                self.tally[0] += 1
                 return found(*args, **kwargs)
 
             return call
 
-    layer._blocking_client = lambda index: Counted(clients(index))
+        async def call_awaited(*args: Any, **kwargs: Any) -> Any:
+            self.tally[0] += 1
+            return await found(*args, **kwargs)
+
+        return call_awaited
+
+
+class _CountedPipe:
+    def __init__(self, pipe: Any, tally: list[int]) -> None:
+        self.pipe, self.tally = pipe, tally
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.pipe, name)
+
+    async def execute(self) -> Any:
+        self.tally[0] += 1
+        return await self.pipe.execute()
+
+
+async def _round_trips(layer: Any, send: Any) -> int:
+    """Redis round trips `send` (a coroutine of `layer`) takes: each command or pipeline execution is one."""
+    tally = [0]
+    connect = layer.connection
+    layer.connection = lambda index: _Counted(connect(index), tally, awaited=True)
+    try:
+        await send
+    finally:
+        layer.connection = connect
+    return tally[0]
+
+
+def _blocking_round_trips(layer: Any, group: str, message: dict[str, Any]) -> int:
+    """Redis round trips `layer.group_send_blocking` takes in this thread (it must send: True)."""
+    tally = [0]
+    clients = layer._blocking_client
+    layer._blocking_client = lambda index: _Counted(clients(index), tally, awaited=False)
     try:
         assert layer.group_send_blocking(group, message) is True
     finally:
         del layer._blocking_client
-    return calls
+    return tally[0]
 
 
 def test_a_blocking_group_send_to_a_group_without_members_sends_nothing() -> None:
