@@ -290,6 +290,23 @@ def test_a_group_send_to_members_it_knows_is_one_round_trip_and_sees_every_chang
     assert got_two == [3, 4]
 
 
+def _counting(found: Any, tally: list[int], *, awaited: bool) -> Any:
+    """`found` wrapped to count one round trip in `tally[0]` a call (`awaited`: it is a coroutine function)."""
+    if not awaited:
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            tally[0] += 1
+            return found(*args, **kwargs)
+
+        return call
+
+    async def call_awaited(*args: Any, **kwargs: Any) -> Any:
+        tally[0] += 1
+        return await found(*args, **kwargs)
+
+    return call_awaited
+
+
 class _Counted:
     """A Redis client whose commands, and pipeline executions, each count one round trip in `tally[0]`
     (`awaited`: an asyncio client's, whose commands are coroutines)."""
@@ -300,34 +317,21 @@ class _Counted:
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.client, name)
         if name == "pipeline":
-            return lambda **kw: _CountedPipe(found(**kw), self.tally)
+            return lambda **kw: _CountedPipe(found(**kw), self.tally, awaited=self.awaited)
         if not callable(found):
             return found
-        if not self.awaited:
-
-            def call(*args: Any, **kwargs: Any) -> Any:
-                self.tally[0] += 1
-                return found(*args, **kwargs)
-
-            return call
-
-        async def call_awaited(*args: Any, **kwargs: Any) -> Any:
-            self.tally[0] += 1
-            return await found(*args, **kwargs)
-
-        return call_awaited
+        return _counting(found, self.tally, awaited=self.awaited)
 
 
 class _CountedPipe:
-    def __init__(self, pipe: Any, tally: list[int]) -> None:
-        self.pipe, self.tally = pipe, tally
+    """A pipeline whose `execute` counts one round trip; its queued commands cost none."""
+
+    def __init__(self, pipe: Any, tally: list[int], *, awaited: bool) -> None:
+        self.pipe = pipe
+        self.execute = _counting(pipe.execute, tally, awaited=awaited)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.pipe, name)
-
-    async def execute(self) -> Any:
-        self.tally[0] += 1
-        return await self.pipe.execute()
 
 
 async def _round_trips(layer: Any, send: Any) -> int:
