@@ -43,7 +43,7 @@ lint:
 	$(BIN)/ruff format --check .
 
 types:
-	$(BIN)/mypy mercury simulations bench scripts
+	$(BIN)/mypy mercury simulations bench scripts tests
 
 # The browser tests run beside the rest: they share nothing (each starts a server on a SQLite file of its own), and
 # alone after the rest they left one of CI's two cores idle for five minutes. Each one's output is printed whole.

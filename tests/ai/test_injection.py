@@ -232,7 +232,8 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, str]]:
 
 # --- checks -----------------------------------------------------------------------------------------------
 
-TABLE = {(t.source, t.event): t for t in machine.TRANSITIONS}
+# Status and Event are str enums: the stored rows' names find their transitions.
+TABLE: dict[tuple[str, str], Any] = {(t.source, t.event): t for t in machine.TRANSITIONS}
 CHAIR_VOICED = re.compile(r"^\s*(?:\[\d+\]\s*)?\**\s*(?:Japan|Chair|JPN)\s*\**\s*:", re.IGNORECASE)
 
 
@@ -241,7 +242,8 @@ def assert_legal_history(game: Game, scenario: Scenario, human: str) -> None:
     assert set(scenario.voters) == set(COUNTRIES)
     events = list(Event.objects.filter(game=game).order_by("seq"))
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    previous, ballots, completed = "BOOT", None, 0
+    previous, completed = "BOOT", 0
+    ballots: set[str] | None = None
     for e in events:
         t = TABLE.get((e.from_state, e.name))
         assert t is not None, f"illegal event {e.name} from {e.from_state} (#{e.seq})"

@@ -4,6 +4,7 @@ import json
 import os
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -25,8 +26,8 @@ def _run(*args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def _last_json(out: str) -> dict[str, object]:
-    result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
+def _last_json(out: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     return result
 
 

@@ -230,7 +230,12 @@ def test_raising_the_limit_lets_a_waiting_thread_connect_at_once(capped: Any) ->
     """A drive_worker raises the web processes' limit (`limit_connections`): the pool made already follows, and
     a thread waiting for one of the two connections opens a third instead of waiting for one to come back."""
     served = threading.Event()
-    waiter = threading.Thread(target=lambda: in_thread(lambda: (Game.objects.count(), served.set())))
+
+    def count() -> None:
+        Game.objects.count()
+        served.set()
+
+    waiter = threading.Thread(target=lambda: in_thread(count))
     with both_connections_held():
         waiter.start()
         assert not served.wait(0.3)  # waiting for one of the two

@@ -72,12 +72,12 @@ def test_a_student_plays_a_whole_game_in_the_browser(server: str, screen: tuple[
             "request",
             lambda r: posted.append(r.url) if counting and r.method == "POST" and "/move/" in r.url else None,
         )
-        page.on(
-            "websocket",
-            lambda ws: ws.on(
-                "framesent", lambda f: sent_over_socket.append(f) if counting and '"move"' in str(f) else None
-            ),
-        )
+
+        def frame_sent(frame: str | bytes) -> None:
+            if counting and '"move"' in str(frame):
+                sent_over_socket.append(str(frame))
+
+        page.on("websocket", lambda ws: ws.on("framesent", frame_sent))
 
         def shot(name: str) -> None:
             if name not in seen:

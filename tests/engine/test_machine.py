@@ -167,7 +167,7 @@ def test_talk_guards_and_mechanics(scenario: Scenario) -> None:
     _refused(scenario, game.state, "CONVO_2_STARTED", {"partner": "EU"}, InvalidMove.SAME_PARTNER)
     game.apply("CONVO_2_STARTED", {"partner": "BRA", "starter": "partner"})
     assert machine.next_step(scenario, game.state) == machine.Step(
-        "ai", ("AI_MESSAGE_COMMITTED",), "BRA", "talk_open"
+        "ai", (machine.Event.AI_MESSAGE_COMMITTED,), "BRA", "talk_open"
     )
 
 

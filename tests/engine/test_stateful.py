@@ -37,7 +37,8 @@ CHAIR = SCENARIO.chair.id
 VARIANTS = {role.id: [v.id for v in role.openings] for role in SCENARIO.roles}
 ALL_VARIANTS = sorted({v for ids in VARIANTS.values() for v in ids})
 RANK = machine.PHASE_ORDER
-ACTOR = {(t.source, t.event): t.actor for t in machine.TRANSITIONS}
+# Status and Event are str enums: a state's status finds its transitions.
+ACTOR: dict[tuple[str, str], str] = {(t.source, t.event): t.actor for t in machine.TRANSITIONS}
 SELF_LOOPS = frozenset(t.source for t in machine.TRANSITIONS if t.source == t.target)
 TEXT_EVENTS = frozenset(
     {

@@ -132,7 +132,7 @@ def test_a_refused_log_in_checks_no_password(settings: Any, monkeypatch: pytest.
     settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 2
     User.objects.create_user("alice", password=PASSWORD)
     checked: list[str] = []
-    real = auth_forms.authenticate
+    real = auth_forms.authenticate  # type: ignore[attr-defined]  # imported there from django.contrib.auth
 
     def counted(request: Any = None, **credentials: Any) -> Any:
         checked.append(credentials.get("password", ""))

@@ -65,7 +65,7 @@ def _allowed(game: Game) -> list[str]:
     from simulations.kinds.negotiation import machine
     from simulations.kinds.negotiation.games import state_of
 
-    return machine.allowed_events(state_of(game))
+    return list[str](machine.allowed_events(state_of(game)))  # Event is a str enum
 
 
 def _walk(tokens: list[Token]) -> list[tuple[int, Token]]:

@@ -3,6 +3,8 @@ turn as a commit that reads it, refuses a version that moved on, and leaves the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from simulations import faults
@@ -24,7 +26,7 @@ def _commit(game: Game, *, known: bool) -> Game:
     )  # fmt: skip
 
 
-def _written(game: Game) -> tuple[object, ...]:
+def _written(game: Game) -> tuple[Any, ...]:
     row = Game.objects.get(pk=game.pk)
     entries = list(TranscriptEntry.objects.filter(game=game).order_by("seq").values_list("speaker", "text"))
     checkpoint = (

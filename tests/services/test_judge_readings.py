@@ -88,7 +88,14 @@ def _payload_signals(data: dict[str, Any], event_seq: int) -> Any:
     return data["events"][event_seq - 1]["payload"]["signals"]
 
 
-EMPTY_SIGNALS = {"support": {}, "oppose": {}, "conditional": {}, "offers": [], "asks": [], "trades": []}
+EMPTY_SIGNALS: dict[str, Any] = {
+    "support": {},
+    "oppose": {},
+    "conditional": {},
+    "offers": [],
+    "asks": [],
+    "trades": [],
+}
 
 
 def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,7 +113,7 @@ def _judge_by_model(monkeypatch: pytest.MonkeyPatch, answers: list[str]) -> list
     real-model path through the gateway, minus the network). Returns the answers given, in order."""
     import litellm
 
-    original, given = litellm.completion, []
+    original, given = litellm.completion, list[str]()
 
     def completion(*args: Any, **kwargs: Any) -> Any:
         if not kwargs["messages"][0]["content"].startswith("You read one message"):

@@ -35,7 +35,8 @@ def test_a_lease_is_renewed_at_a_version_only_by_its_holder_and_only_while_nobod
     Game.objects.filter(pk=game.pk).update(driver_until=timezone.now())  # about to lapse
     assert not renew_lease_at(game_id=game.pk, holder="b", version=game.version)  # not b's
     assert renew_lease_at(game_id=game.pk, holder="a", version=game.version)
-    assert Game.objects.get(pk=game.pk).driver_until > timezone.now() + timedelta(seconds=1)  # renewed
+    until = Game.objects.get(pk=game.pk).driver_until
+    assert until is not None and until > timezone.now() + timedelta(seconds=1)  # renewed
     assert not renew_lease_at(game_id=game.pk, holder="a", version=game.version + 1)  # another state
     Game.objects.filter(pk=game.pk).update(version=game.version + 1)  # a move committed meanwhile
     assert not renew_lease_at(game_id=game.pk, holder="a", version=game.version)
@@ -161,7 +162,12 @@ def test_a_holder_of_this_process_is_known_alive_without_asking_proc(monkeypatch
     assert started  # Linux: /proc is there
     asked: list[int] = []
     real = lease._started
-    monkeypatch.setattr(lease, "_started", lambda p: asked.append(p) or real(p))
+
+    def started_asked(p: int) -> Any:
+        asked.append(p)
+        return real(p)
+
+    monkeypatch.setattr(lease, "_started", started_asked)
     assert not lease.holder_is_dead(me)
     assert lease.holder_is_dead(f"{host}:{machine}:{pid}:{int(started) - 1}:earlier")
     assert asked == []

@@ -134,7 +134,9 @@ def test_a_queued_drive_leaves_a_game_to_another_queued_drive_and_watches_other_
 
     release_lease(game_id=game.pk, holder=other)
     assert acquire_lease(game_id=game.pk, holder=queued_drive)
-    lapsed = Game.objects.get(pk=game.pk).driver_until - timedelta(hours=1)
+    until = Game.objects.get(pk=game.pk).driver_until
+    assert until is not None
+    lapsed = until - timedelta(hours=1)
     Game.objects.filter(pk=game.pk).update(driver_until=lapsed)
     # Its lease lapsed: no longer live.
     queue_drive_if_ai_next(Game.objects.get(pk=game.pk), even_if_driven=True)
@@ -365,7 +367,9 @@ def test_a_drive_worker_with_threads_drives_several_games_at_once() -> None:
     assert [_next_kind(g.pk) for g in games] == ["human"] * 3
     rows = list(DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL).order_by("started_at"))
     assert len(rows) == 3 and len({r.worker_ids[-1] for r in rows}) == 1  # one process claimed them
-    assert max(r.started_at for r in rows) < min(r.finished_at for r in rows)  # all three at once
+    started, finished = [r.started_at for r in rows], [r.finished_at for r in rows]
+    assert None not in started and None not in finished
+    assert max(filter(None, started)) < min(filter(None, finished))  # all three at once
 
 
 def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_was_ready() -> None:

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_progress_line_follows_a_whole_game(scenario: Scenario) -> None:
     game = new_pure_game(scenario, 3).play(Passive("USA"))
-    lines = {}
+    lines: dict[str, set[str]] = {}
     for state in game.states:
         lines.setdefault(state.status, set()).add(presenters.orientation(scenario, state))
     assert all(

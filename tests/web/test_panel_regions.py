@@ -31,7 +31,7 @@ class _Regions(HTMLParser):
 
     def __init__(self, html: str) -> None:
         super().__init__(convert_charrefs=False)
-        self.html, self.found = html, {}
+        self.html, self.found = html, dict[str, str]()
         self.lines = [0]
         for line in html.splitlines(keepends=True):
             self.lines.append(self.lines[-1] + len(line))

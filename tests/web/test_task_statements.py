@@ -264,7 +264,12 @@ def test_a_worker_woken_by_a_queued_drive_claims_it_without_looking_first(monkey
     )  # fmt: skip
     looks: list[bool] = []
     looked = PooledWorker._any_ready
-    monkeypatch.setattr(PooledWorker, "_any_ready", lambda self: looks.append(True) or looked(self))
+
+    def any_ready(self: PooledWorker) -> bool:
+        looks.append(True)
+        return looked(self)
+
+    monkeypatch.setattr(PooledWorker, "_any_ready", any_ready)
     enqueue_drive(game_id=3)  # wakes it
     [task] = worker._claim()
     assert task.args_kwargs["kwargs"]["game_id"] == 3 and looks == []

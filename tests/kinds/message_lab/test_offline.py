@@ -399,7 +399,7 @@ def _play(
     panel = [lab.persona(x) for x in lab.defaults.participants]
     alive: dict[str, tuple[str, str, str]] = {}  # id -> (persona, name, text)
     history: dict[str, list[float]] = {}
-    direction, names = "", []
+    direction, names = "", list[str]()
     for rn in range(1, rounds + 1):
         for p in panel:
             if rn < rounds and p.id not in {a for a, _, _ in alive.values()}:

@@ -81,7 +81,7 @@ def test_scrolling_sees_a_post_only_with_posts_and_rests_only_without() -> None:
     ],
 )
 def test_evaluating_decides_by_its_guards(
-    tendencies: dict[str, float], p: Post, expected: list[AgentState]
+    tendencies: dict[str, Any], p: Post, expected: list[AgentState]
 ) -> None:
     assert fire(agent(S.EVALUATING, **tendencies), "decides", p=p) == expected
 

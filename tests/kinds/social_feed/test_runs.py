@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -74,7 +75,7 @@ def test_a_choice_the_guards_did_not_offer_is_refused(town: ScenarioVersion) -> 
     scenario = get_kind("social_feed").parse_scenario(town.document)
     st = state_of(new_run(town))
     for _ in range(5):  # play until a block holds a reasoner's choice
-        block = {"rounds": machine.block_size(st), "at": "t"}
+        block: dict[str, Any] = {"rounds": machine.block_size(st), "at": "t"}
         rec = Recording(OfflineReasoner(st.seed))
         machine.play(scenario, st, block["rounds"], rec)
         if rec.choices:
