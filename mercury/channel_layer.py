@@ -110,6 +110,14 @@ async def _run_script(connection: Any, script: str, sha: str, keys: list[str], a
         return await connection.eval(script, len(keys), *keys, *args)
 
 
+def _run_script_blocking(client: Any, script: str, sha: str, keys: list[str], args: list[Any]) -> Any:
+    """`_run_script` for a blocking client (a drive thread's; see `group_send_blocking`)."""
+    try:
+        return client.evalsha(sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return client.eval(script, len(keys), *keys, *args)
+
+
 class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
     def __init__(self, *args: Any, receive_batch: int = RECEIVE_BATCH, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -218,10 +226,9 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
             if call is None:
                 return False
             keys, args = call
-            try:
-                result = client.evalsha(GROUP_SEND_TO_KNOWN_SHA, len(keys), *keys, *args)
-            except NoScriptError:
-                result = client.eval(GROUP_SEND_TO_KNOWN_LUA, len(keys), *keys, *args)
+            result = _run_script_blocking(
+                client, GROUP_SEND_TO_KNOWN_LUA, GROUP_SEND_TO_KNOWN_SHA, keys, args
+            )
             found = self._known_result(group, known, result)
             if found is True:
                 return True
