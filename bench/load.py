@@ -609,11 +609,12 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
     inside = lambda at: opened <= at <= closed  # noqa: E731
     lags = [(new, old) for s in students for at, new, old in s.lags if inside(at)]
     hops = [way for s in students for at, way in s.hops if inside(at)]
-    if args.frames:  # when in the run the tail came: each frame's time into the window and its hops
-        with args.frames.open("w") as out:
+    if args.frames:  # when in the run the tail came: each frame's level, time into the window and hops
+        with args.frames.open("a") as out:  # emptied once, as the run starts: every level's frames are kept
             for s in students:
                 for at, way in s.hops:
-                    out.write(json.dumps([s.game, round(at - opened, 3), *(round(w, 4) for w in way)]) + "\n")
+                    line = [len(students), s.game, round(at - opened, 3), *(round(w, 4) for w in way)]
+                    out.write(json.dumps(line) + "\n")
     http = [sec for s in students for at, sec in s.http if inside(at)]
     moves = [sec for s in students for at, sec in s.moves if inside(at)]
     lost = 0
@@ -789,8 +790,8 @@ def main() -> int:
     )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument(
-        "--frames", type=Path, help="write every streamed frame as a JSON line: [game, seconds into the window, "
-        "each hop's seconds] (the ramp's frames too, at negative times; with several levels, the last one's)"
+        "--frames", type=Path, help="write every streamed frame as a JSON line: [students at the level, game, "
+        "seconds into the window, each hop's seconds] (the ramp's frames too, at negative times; every level's)"
     )  # fmt: skip
     parser.add_argument(
         "--moves", choices=("socket", "post"), default="socket",
@@ -822,6 +823,8 @@ def main() -> int:
         "loadavg": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(), "python": platform.python_version(),
         "note": args.note, "levels": [],
     }  # fmt: skip
+    if args.frames:
+        args.frames.write_text("")
     for level in (int(x) for x in args.levels.split(",")):
         report["levels"].append(measure(args, env, tmp, level))
         print(render(report).splitlines()[-1], flush=True)
