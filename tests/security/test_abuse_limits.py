@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from django.contrib.auth import authenticate
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -132,7 +133,7 @@ def test_a_refused_log_in_checks_no_password(settings: Any, monkeypatch: pytest.
     settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 2
     User.objects.create_user("alice", password=PASSWORD)
     checked: list[str] = []
-    real = auth_forms.authenticate  # type: ignore[attr-defined]  # imported there from django.contrib.auth
+    real = authenticate  # the function the log-in form calls, by its own module's name
 
     def counted(request: Any = None, **credentials: Any) -> Any:
         checked.append(credentials.get("password", ""))
