@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import unicodedata
 from typing import Any
 
 from django import forms
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm, UsernameField
 from django.contrib.auth.models import User
 from django.contrib.auth.validators import ASCIIUsernameValidator
 from django.http import HttpRequest, HttpResponse
@@ -24,11 +25,28 @@ ASCII_NAMES = (
 TAKEN = "A user with that name already exists."
 
 
+def canonical_username(raw: str) -> str:
+    """A posted user name as sign-up stores it and log-in looks it up: outer white space (tabs, no-break spaces)
+    removed and compatibility forms folded ("ｐlainuser" is "plainuser"). The log-in limit counts this name, so a
+    guesser cannot pass it with spelling variants that authenticate as the same account."""
+    return unicodedata.normalize("NFKC", raw.strip()).strip()
+
+
+def limit_key(raw_name: str) -> str:
+    """The per-name log-in limit's subject: the canonical name, whatever its case."""
+    return f"name:{canonical_username(raw_name).casefold()}"
+
+
+class CanonicalUsernameField(UsernameField):
+    def to_python(self, value: Any) -> Any:
+        return canonical_username(value) if isinstance(value, str) else super().to_python(value)
+
+
 class SignupForm(UserCreationForm):  # type: ignore[type-arg]
     """User names are ASCII and unique whatever their case: "аlice" (Cyrillic а) or "Alice" cannot pose as alice."""
 
     def clean_username(self) -> str:
-        name = unicodedata.normalize("NFKC", self.cleaned_data.get("username", ""))
+        name = canonical_username(self.cleaned_data.get("username", ""))
         try:
             ASCIIUsernameValidator()(name)
         except forms.ValidationError as exc:
@@ -38,9 +56,23 @@ class SignupForm(UserCreationForm):  # type: ignore[type-arg]
         return name
 
 
+class LoginForm(AuthenticationForm):
+    """Django's log-in form, reading the name as sign-up stored it (`canonical_username`)."""
+
+    username = CanonicalUsernameField(widget=forms.TextInput(attrs={"autofocus": True}))
+
+
 def client_address(request: HttpRequest) -> str:
-    """The peer's address (behind a proxy, configure it to pass the client's as REMOTE_ADDR)."""
-    return str(request.META.get("REMOTE_ADDR", ""))
+    """The peer's address (behind a proxy, configure it to pass the client's as REMOTE_ADDR), in one spelling: an
+    IPv4 address mapped into IPv6 or an IPv6 address written out in full counts as the same address."""
+    raw = str(request.META.get("REMOTE_ADDR", ""))
+    try:
+        address = ipaddress.ip_address(raw)
+    except ValueError:
+        return raw
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -64,10 +96,12 @@ class LoginView(auth_views.LoginView):
     guessing many names is stopped. An attempt counts against its address before the password is checked and is
     given back when it succeeds, so parallel guesses cannot pass the limit while their passwords are checked."""
 
+    form_class = LoginForm
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             check_limit(action="login_failure", subject=self._address())  # given back if it succeeds
-            check_limit(action="login", subject=f"name:{request.POST.get('username', '').casefold()}")
+            check_limit(action="login", subject=limit_key(request.POST.get("username", "")))
         except RateLimited as exc:
             # An unbound form: the posted one would check the password as the page shows its errors, and whether
             # an error shows would tell a refused guesser that the password was right.

@@ -158,3 +158,50 @@ def test_a_name_that_looks_like_another_is_refused(name: str) -> None:
     body = response.content.decode()
     assert "English letters" in body or "already exists" in body
     assert (ASCII_NAMES.split(" (")[0] in body.replace("&#x27;", "'")) or TAKEN in body
+
+
+VARIANTS = [" alice", "alice ", "\talice", "\uff41lice", "alice\u00a0", "ALICE", "\u3000alice"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_spelling_variants_of_a_name_share_its_log_in_limit(settings: Any, variant: str) -> None:
+    """The limit counts the name that authentication looks up: once it holds for alice, no variant that logs in
+    as alice (white space, full-width letters, case) gets a guess or a log-in past it."""
+    settings.MERCURY_RATE_LOGINS_PER_15_MINUTES = 3
+    User.objects.create_user("alice", password=PASSWORD)
+    guesses = [
+        Client(REMOTE_ADDR=f"198.51.100.{n}").post(
+            "/accounts/login/", {"username": name, "password": "guess"}
+        )
+        for n, name in enumerate(["alice", variant, variant])
+    ]
+    assert [g.status_code for g in guesses] == [200, 200, 200]
+    refused = Client(REMOTE_ADDR="198.51.100.50").post(
+        "/accounts/login/", {"username": variant, "password": PASSWORD}
+    )
+    assert refused.status_code == 429 and b"Too many log-in attempts" in refused.content
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.casefold() != "alice"])
+def test_a_variant_logs_in_as_the_name_it_spells(variant: str) -> None:
+    """Authentication and the limit read one name: a variant with the right password is alice."""
+    User.objects.create_user("alice", password=PASSWORD)
+    client = Client()
+    assert client.post("/accounts/login/", {"username": variant, "password": PASSWORD}).status_code == 302
+    assert client.session["_auth_user_id"] == str(User.objects.get(username="alice").pk)
+
+
+def test_one_address_in_two_spellings_shares_its_failure_limit(settings: Any) -> None:
+    settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = 2
+    spellings = ["192.0.2.7", "::ffff:192.0.2.7", "::ffff:c000:207"]
+    tries = [
+        Client(REMOTE_ADDR=address).post("/accounts/login/", {"username": f"n{n}", "password": "x"})
+        for n, address in enumerate(spellings)
+    ]
+    assert [t.status_code for t in tries] == [200, 200, 429]
+
+
+def test_sign_up_stores_the_name_log_in_reads() -> None:
+    assert _signup(Client(), "\uff42ob\u00a0").status_code == 302
+    assert list(User.objects.values_list("username", flat=True)) == ["bob"]
+    assert Client().post("/accounts/login/", {"username": " bob", "password": PASSWORD}).status_code == 302
