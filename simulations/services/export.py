@@ -13,6 +13,7 @@ from simulations.kinds import kind_of
 from simulations.models import Game
 
 from . import export_schema as schema
+from .snapshot import one_snapshot
 
 FORMAT = schema.FORMAT
 
@@ -23,8 +24,10 @@ def export_game(*, game: Game) -> dict[str, Any]:
 
 
 def build_export(*, game: Game) -> schema.SimulationExport:
-    """Precondition: none. The export as its kind's schema model (what the file holds, typed)."""
-    return kind_of(game).export(game)
+    """Precondition: none. The export as its kind's schema model (what the file holds, typed), read in one
+    snapshot: a turn committed meanwhile is either wholly in it or not at all."""
+    with one_snapshot():
+        return kind_of(game).export(_reread(game))
 
 
 def reader_export(*, game: Game) -> dict[str, Any]:
@@ -34,7 +37,13 @@ def reader_export(*, game: Game) -> dict[str, Any]:
 
 def export_markdown(*, game: Game) -> str:
     """Precondition: none. The game for people to read (while it runs, only what its user may know)."""
-    return kind_of(game).export_markdown(game)
+    with one_snapshot():
+        return kind_of(game).export_markdown(_reread(game))
+
+
+def _reread(game: Game) -> Game:
+    """The game's row as the snapshot sees it (the caller's copy may be older than the events read next)."""
+    return Game.objects.select_related("scenario").get(pk=game.pk)
 
 
 def common_fields(*, game: Game) -> dict[str, Any]:

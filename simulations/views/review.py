@@ -26,6 +26,7 @@ from simulations.services.access import (
     share_link_live,
 )
 from simulations.services.export import export_markdown, reader_export
+from simulations.services.snapshot import one_snapshot
 from simulations.services.turns import games_with_scenario
 
 
@@ -92,8 +93,9 @@ def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
         raise Http404("No such format.")
     if not _may_try(request, game_id):
         return redirect_to_login(request.path)
-    game = _readable(request, game_id)
-    own = kind_of(game).download(game, fmt)
+    with one_snapshot():  # the file is read as of one moment, however the game advances meanwhile
+        game = _readable(request, game_id)
+        own = kind_of(game).download(game, fmt)
     if own is not None:
         body, kind, name = own
         response = HttpResponse(body, content_type=kind)
