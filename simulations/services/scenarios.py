@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.http import Http404
 
 from simulations.engine.errors import ScenarioError
 from simulations.kinds import Kind, ScenarioSource, all_kinds, get_kind
@@ -79,3 +80,14 @@ def parsed_scenario(version: ScenarioVersion) -> Any:
 def latest_version(*, slug: str) -> ScenarioVersion | None:
     """The version a new game of `slug` takes (only versions listed in the lobby)."""
     return ScenarioVersion.objects.filter(slug=slug, listed=True).order_by("-version").first()
+
+
+def playable_version(*, version_id: int, kind: str) -> ScenarioVersion:
+    """The version a set-up page at `version_id` may start: listed in the lobby and of `kind` (an admin's
+    unlisted rehearsal of a draft is played only in the admin). An older listed version gives way to its slug's
+    latest, as the lobby would. Raises Http404 otherwise."""
+    asked = ScenarioVersion.objects.filter(pk=version_id, kind=kind, listed=True).first()
+    latest = latest_version(slug=asked.slug) if asked is not None else None
+    if latest is None or latest.kind != kind:
+        raise Http404("No such scenario to play.")
+    return latest

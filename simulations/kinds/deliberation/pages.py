@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -24,7 +24,7 @@ from simulations.services.access import can_drive
 from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.turns import StaleTurn, create_game
 from simulations.views.play import MissingVersion, form_version
 from simulations.views.review import share_link
@@ -123,7 +123,7 @@ def start_options(form: forms.StartForm) -> dict[str, Any]:
 @require_http_methods(["GET", "POST"])
 def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     """GET: the set-up form. POST: check the code with the tools, create the deliberation, open it."""
-    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="deliberation")
+    version = playable_version(version_id=version_id, kind="deliberation")
     scenario: DeliberationScenario = parsed_scenario(version)
     error, status = "", 200
     if request.method == "GET":

@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -22,7 +22,7 @@ from simulations.services.access import can_drive
 from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from simulations.tasks import enqueue_drive
 from simulations.views.review import share_link
@@ -146,7 +146,7 @@ def new_game(request: HttpRequest, version: ScenarioVersion, *, model: str | Non
 @login_required
 @require_http_methods(["GET", "POST"])
 def setup(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="message_lab")
+    version = playable_version(version_id=version_id, kind="message_lab")
     scenario: MessageLabScenario = parsed_scenario(version)
     d = scenario.defaults
     error, status = "", 200

@@ -10,16 +10,16 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import MachineError
-from simulations.models import Game, ScenarioVersion
+from simulations.models import Game
 from simulations.services.access import can_drive
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from simulations.tasks import enqueue_drive
@@ -46,7 +46,7 @@ class SetupForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def setup(request: HttpRequest, version_id: int) -> HttpResponse:
-    version = get_object_or_404(ScenarioVersion, pk=version_id, kind="social_feed")
+    version = playable_version(version_id=version_id, kind="social_feed")
     scenario: SocialFeedScenario = parsed_scenario(version)
     initial = {"model": request.GET.get("model", ""), "agents": scenario.population.count if scenario.population else 0,
                "max_rounds": scenario.config.max_rounds, "checkpoint_frequency": scenario.config.checkpoint_frequency,
