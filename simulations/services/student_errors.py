@@ -18,6 +18,10 @@ ALREADY_PLAYED = (
     "What you typed is kept in the box."
 )
 NOT_YOUR_TURN = "It is not your turn yet — here is where the game is now. What you typed is kept in the box."
+NOT_OPEN_NOW = (
+    "That move is not open at this point of the game — the page now shows what you can do. "
+    "What you typed is kept in the box."
+)
 
 # InvalidMove's reasons, in the student's words (a reason not listed falls back to a general sentence).
 _REASONS = {
@@ -44,9 +48,9 @@ def for_student(exc: Exception) -> str:
     a form problem) pass through unchanged."""
     if isinstance(exc, StaleTurn):
         return ALREADY_PLAYED
-    if isinstance(exc, IllegalEvent):
+    if isinstance(exc, IllegalEvent):  # posted at the game's current version: not a turn someone else played
         log.info("refused move: %s", exc)
-        return ALREADY_PLAYED
+        return NOT_OPEN_NOW
     if isinstance(exc, InvalidMove):
         log.info("refused move: %s", exc)
         return _REASONS.get(exc.reason, GENERAL)

@@ -162,6 +162,17 @@ def test_play_with_a_script(tmp_path: Path) -> None:
     assert len(game.state["round2"]["conversations"]) == 1  # no second talk scripted: skipped
 
 
+@pytest.mark.parametrize("bad", ["We support 1.1.\x00", "\x1b[2J", "ok\x07"])
+def test_a_script_with_control_characters_is_refused_before_any_game(tmp_path: Path, bad: str) -> None:
+    """A script is stored with its game; PostgreSQL refuses NUL in JSON: the script is refused when read."""
+    _run("load_scenario", str(SCENARIO_DIR))
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"talks": [{"partner": "CHN", "messages": ["Hello.", bad]}]}))
+    with pytest.raises(CommandError, match="control characters"):
+        _run("play", "--role", "USA", "--seed", "2", "--human", f"script:{path}", "--quiet")
+    assert not Game.objects.exists()
+
+
 def test_play_rejects_a_bad_policy_and_an_unknown_game() -> None:
     _run("load_scenario", str(SCENARIO_DIR))
     with pytest.raises(CommandError, match="unknown human policy 'loud'"):

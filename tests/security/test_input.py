@@ -65,8 +65,12 @@ def test_control_characters_are_refused_by_the_service_too() -> None:
 
 @pytest.mark.parametrize(
     "invisible",
-    ["\u200b", "\u200b\u200c\u200d\ufeff", " \u2060\u00a0\u3000 ", "\u202e\u202c", "\u200e\u200f", "\u180e"],
-)
+    [
+        "\u200b", "\u200b\u200c\u200d\ufeff", " \u2060\u00a0\u3000 ", "\u202e\u202c", "\u200e\u200f", "\u180e",
+        # fillers that are letters or symbols yet draw nothing, and a combining mark with no base
+        "\u3164", "\u2800\u2800", "\u0301", "\u115f\u1160 \uffa0", "\ufe0f\u0301",
+    ],
+)  # fmt: skip
 def test_a_message_with_nothing_visible_is_refused_without_using_up_the_turn(invisible: str) -> None:
     client, game = _in_private_talk()
     version = game.version

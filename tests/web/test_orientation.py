@@ -102,7 +102,7 @@ def test_drafts_are_kept_per_talk_and_per_debate_turn(scenario: Scenario) -> Non
 def test_refusals_are_written_for_students() -> None:
     assert student_errors.for_student(StaleTurn()) == student_errors.ALREADY_PLAYED
     illegal = IllegalEvent("ISSUE_VOTE", "HUMAN_MESSAGE_SUBMITTED", [])
-    assert student_errors.for_student(illegal) == student_errors.ALREADY_PLAYED
+    assert student_errors.for_student(illegal) == student_errors.NOT_OPEN_NOW
     empty = InvalidMove("ROUND_2_CONVERSATION_ACTIVE", "HUMAN_MESSAGE_SUBMITTED", InvalidMove.EMPTY_TEXT)
     assert student_errors.for_student(empty) == "Your message is empty: write something, then send it."
     for reason in (InvalidMove.BAD_STATUS, InvalidMove.INCONSISTENT, "a reason nobody listed"):

@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.student_errors import ALREADY_PLAYED
+from simulations.services.student_errors import ALREADY_PLAYED, NOT_OPEN_NOW
 from simulations.services.turns import create_game
 from tests.helpers import game_in_private_talk, mercury_version
 
@@ -113,7 +113,7 @@ def test_htmx_moves_return_the_panels_and_errors_say_what_happened() -> None:
         move, {"event": "HUMAN_VOTE_CAST", "ballot": "yes", "version": 3}, HTTP_HX_REQUEST="true"
     )
     assert illegal.status_code == 409
-    assert escape(ALREADY_PLAYED).encode() in illegal.content  # the student's words, not the engine's
+    assert escape(NOT_OPEN_NOW).encode() in illegal.content  # the student's words, not the engine's
     assert b"HUMAN_VOTE_CAST" not in illegal.content and b'data-action="advance"' in illegal.content
     ai_move = client.post(
         move, {"event": "AI_MESSAGE_COMMITTED", "text": "x", "version": 3}, HTTP_HX_REQUEST="true"

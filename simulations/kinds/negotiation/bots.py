@@ -7,16 +7,17 @@ Policies are pure functions of that input (no hidden counters), so a resumed gam
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from simulations.engine import rng
 from simulations.kinds.negotiation import rules
 from simulations.kinds.negotiation.machine import Event, Status, Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
+from simulations.services.message_text import CONTROL_CHARACTERS, has_control_characters
 
 Decision = tuple[str, dict[str, Any]]
 
@@ -199,24 +200,34 @@ class Advocate(Passive):
         return " ".join(parts)
 
 
+def _storable(text: str) -> str:
+    """A script is stored with its game (PostgreSQL refuses NUL in JSON): the shared text rule's controls check."""
+    if has_control_characters(text):
+        raise ValueError(CONTROL_CHARACTERS)
+    return text
+
+
+Text = Annotated[str, AfterValidator(_storable)]
+
+
 class ScriptedTalk(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    partner: str
-    starter: str = "human"
-    messages: list[str] = Field(default_factory=list)
+    partner: Text
+    starter: Text = "human"
+    messages: list[Text] = Field(default_factory=list)
 
 
 class ScriptedIssue(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    placement: str = "skip"
-    speeches: list[str | None] = Field(default_factory=list)
-    vote: str | None = None
+    placement: Text = "skip"
+    speeches: list[Text | None] = Field(default_factory=list)
+    vote: Text | None = None
 
 
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    role: str | None = None
-    variant: str | None = None
+    role: Text | None = None
+    variant: Text | None = None
     talks: list[ScriptedTalk] = Field(default_factory=list, max_length=2)
     issues: dict[str, ScriptedIssue] = Field(default_factory=dict)
 
@@ -235,7 +246,7 @@ class Scripted(Passive):
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
             return cls(role, Script.model_validate(data), str(path))
-        except (OSError, yaml.YAMLError, ValidationError) as exc:
+        except (OSError, yaml.YAMLError, ValidationError, ValueError) as exc:  # ValueError: a NUL in the path
             raise ValueError(f"cannot read script {path}: {exc}") from exc
 
     def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:

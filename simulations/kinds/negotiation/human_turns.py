@@ -51,6 +51,8 @@ def submit_human_event(
     Every cheap refusal (event, text, version, a used key, a copy of the move already being judged) comes before
     the judge's model call; that call counts against the game's token budget and is recorded whether or not the
     move then commits."""
+    if expected_version is not None and expected_version != game.version:
+        raise StaleTurn()  # a page behind the game: its move was someone else's turn, whatever the event
     state = state_of(game)
     allowed = machine.allowed_events(state)
     if event not in PAYLOAD_FIELDS or event not in allowed:

@@ -85,6 +85,16 @@ def test_refusals_say_why_and_store_nothing(client: Client, cafe: ScenarioVersio
     assert state_of(Game.objects.get()).turns == 1
 
 
+@pytest.mark.parametrize("invisible", ["\u3164", "\u2800", "\u0301", "\u200b\u3164\u2800"])
+def test_text_that_draws_nothing_is_refused_and_the_turn_stays_open(
+    client: Client, cafe: ScenarioVersion, invisible: str
+) -> None:
+    game = start(client, cafe)
+    status, html = say(client, game, invisible)
+    assert status == 409 and "nothing visible" in html
+    assert state_of(Game.objects.get()).turns == 0
+
+
 def test_another_player_cannot_read_or_drive_it(client: Client, cafe: ScenarioVersion) -> None:
     game = start(client, cafe)
     other = Client()
