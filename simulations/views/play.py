@@ -10,11 +10,12 @@ from collections.abc import Mapping
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from simulations.kinds import kind_of
 from simulations.models import Game
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, can_read, granted_token
 from simulations.services.turns import game_with_scenario
 
 
@@ -29,7 +30,13 @@ def _own_game(request: HttpRequest, game_id: int) -> Game:
 
 @login_required
 def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _own_game(request, game_id)
+    game = game_with_scenario(game_id)
+    if game is not None and not can_drive(request.user, game):
+        if can_read(request.user, game, granted_token(request.session, game_id)):
+            return redirect("review", game_id=game_id)  # a teacher or staff reads it, read-only
+        game = None
+    if game is None:
+        raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
     return kind_of(game).page(request, game)
 
 

@@ -56,6 +56,9 @@ def test_a_teacher_reads_only_her_classes_games(school: dict[str, object]) -> No
     assert client.get(f"/admin/simulations/game/{theirs.pk}/change/").status_code == 302  # "does not exist"
     assert client.get(f"/games/{mine.pk}/review/").status_code == 200
     assert client.get(f"/games/{theirs.pk}/review/").status_code == 404
+    opened = client.get(f"/games/{mine.pk}/")  # the student's game page: its read-only review, for her
+    assert opened.status_code == 302 and opened["Location"] == f"/games/{mine.pk}/review/"
+    assert client.get(f"/games/{theirs.pk}/").status_code == 404  # another class's game does not exist
     classes = client.get("/admin/simulations/classroom/").content.decode()
     assert "Tuesday 9A" in classes and "Thursday 9B" not in classes
 
