@@ -7,8 +7,12 @@ STAMP := $(VENV)/.installed-stamp
 VENDOR := static/vendor
 HTMX_VERSION := 2.0.11
 HTMX_WS_VERSION := 2.0.4
+# Exact versions (with hashes) of the runtime and dev dependencies, for CPython 3.11 on Linux x86_64: `make install`
+# and CI install these and nothing else. `make lock` refreshes it (README: "Two commands").
+LOCK := requirements.lock
+UV_VERSION := 0.13.9
 
-.PHONY: serve serve-scaled install test lint types pytest pytest-core pytest-browser bench clean chromium
+.PHONY: serve serve-scaled install lock audit test lint types pytest pytest-core pytest-browser bench clean chromium
 
 # serve loads every scenario under scenarios/ (each kind knows its own files).
 serve: install
@@ -30,11 +34,30 @@ $(VENDOR)/htmx.min.js:
 $(VENDOR)/ws.js:
 	mkdir -p $(VENDOR)/tmp && cd $(VENDOR)/tmp && npm pack --silent htmx-ext-ws@$(HTMX_WS_VERSION) >/dev/null && tar xzf htmx-ext-ws-$(HTMX_WS_VERSION).tgz package/dist/ws.js && mv package/dist/ws.js .. && cd .. && rm -rf tmp
 
-$(STAMP): pyproject.toml
+# The lock's packages as listed (hash-checked, nothing resolved again), then the project itself without its
+# dependencies; `pip check` then fails the install when pyproject.toml asks for what the lock lacks (run `make lock`).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip check || { echo "$(LOCK) lacks what pyproject.toml asks for: run make lock"; exit 1; }
 	touch $(STAMP)
+
+# Re-resolves the lock from pyproject.toml: versions already locked are kept where they still fit, so after an edit
+# of the dependencies only what changed moves. `make lock UPGRADE=1` takes the newest versions the bounds allow
+# (then run `make test`). uv resolves for CPython 3.11 on Linux x86_64 whatever the machine running it.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--generate-hashes --custom-compile-command "make lock" --quiet $(if $(UPGRADE),--upgrade) --output-file $(LOCK)
+
+# pip-audit (pinned in the lock) against the lock, each vulnerability service with a time limit; the summary says
+# how many packages were checked and which could not be, and why. Exit 1 for a vulnerability found; 0 otherwise,
+# even when nothing could be checked (it then says "NOTHING WAS VERIFIED"): AUDIT_FLAGS=--require-checked fails that.
+audit: install
+	$(BIN)/python scripts/audit_lock.py --lock $(LOCK) $(AUDIT_FLAGS)
 
 test: install lint types pytest
 
