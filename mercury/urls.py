@@ -4,11 +4,21 @@ from importlib.util import find_spec
 
 from django.conf import settings
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponseRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from simulations.views import accounts, health, lobby, play, review
 
+
+def favicon(request: HttpRequest) -> HttpResponseRedirect:
+    """Browsers ask for /favicon.ico whatever the page links: send them to the icon (a temporary redirect, as the
+    static file's address changes with its content in production)."""
+    return HttpResponseRedirect(static("mercury/favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),

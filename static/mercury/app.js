@@ -42,7 +42,8 @@
 
   // --- drafts: what the student types is kept per game and step, across reloads and other tabs' moves ---------
   // Per tab (sessionStorage): a reload keeps the tab's draft, and another tab's move (or its own draft of the same
-  // message) never overwrites it. The box is re-filled whenever the panels are re-drawn at that step.
+  // message) never overwrites it. The box is re-filled whenever the page loads or the panels are re-drawn at that
+  // step; any page's box with a data-draft key takes part (a practice conversation's chat has no panels).
   function draftKey(box) { return "mercury-draft:" + box.dataset.draft; }
   function restoreDrafts() {
     document.querySelectorAll("textarea[data-draft]").forEach((box) => {
@@ -120,12 +121,12 @@
   }
 
   function settle() {
+    restoreDrafts();
     const panels = document.getElementById("panels");
     if (!panels) return;
     const action = panels.dataset.action + ":" + panels.dataset.status + ":" + panels.dataset.version;
     const changed = action !== lastAction;
     lastAction = action;
-    restoreDrafts();
     panels.querySelectorAll("details[data-wide-open]").forEach((d) => {
       const remembered = sessionStorage.getItem("mercury-open:" + d.id);
       d.open = remembered === null ? WIDE.matches : remembered === "1";

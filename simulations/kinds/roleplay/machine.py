@@ -25,6 +25,9 @@ from .document import MAX_EXCHANGES, MAX_MESSAGE, SCHEMA_VERSION, Judgment, Mess
 from .scenario import RoleplayScenario, fill
 
 STUDENT, JUDGE, SYSTEM = "student", "judge", "system"
+# The machine's own explanations of a FAIL no judge chose (the end screen tells them apart: wording.py).
+LEFT = "The student ended the conversation before reaching the goal."
+RAN_OUT = f"The conversation ran to {MAX_EXCHANGES} messages without reaching the goal."
 
 
 class Event(StrEnum):
@@ -144,8 +147,7 @@ def apply(
         new.status = Status.JUDGING
     elif isinstance(parsed, Left):
         out.actor = STUDENT
-        _judged(scenario, out, Judged(is_transition=True, to_state="FAIL",
-                                      explanation="The student ended the conversation before reaching the goal."))  # fmt: skip
+        _judged(scenario, out, Judged(is_transition=True, to_state="FAIL", explanation=LEFT))
     elif isinstance(parsed, Judged):
         out.actor = JUDGE
         _judged(scenario, out, parsed)
@@ -184,8 +186,7 @@ def _judged(scenario: RoleplayScenario, out: Outcome, judged: Judged) -> None:
         state.visited.append("FAIL")
         record = Judgment(
             turn=turn, is_transition=True, to_state="FAIL", key="GLOBAL:FAIL", type="terminal",
-            explanation=f"{judged.explanation} The conversation ran to {MAX_EXCHANGES} messages without reaching "
-            "the goal.".strip(), refused=judged.refused,
+            explanation=f"{judged.explanation} {RAN_OUT}".strip(), refused=judged.refused,
         )  # fmt: skip
     state.judgments.append(record)
     out.changes.append(record.model_dump(mode="json"))

@@ -26,7 +26,7 @@ from .document import MAX_MESSAGE
 from .games import scenario_of, state_of
 from .machine import Event, next_step
 from .presenters import context as chat_context
-from .presenters import picture
+from .presenters import picture, staged
 from .scenario import RoleplayScenario
 
 NOT_NOW = "It is not your turn to speak: {who} is still answering. What you typed is kept in the box."
@@ -123,5 +123,6 @@ def preview(scenario: RoleplayScenario) -> str:
 
     state = RoleplayState(seed=0, username="the student")
     return render_to_string(
-        "roleplay/preview.html", {"scenario": scenario, "picture": picture(scenario, state)}
+        "roleplay/preview.html",
+        {"scenario": scenario, "picture": picture(scenario, state), "opening": staged(scenario.opening)},
     )

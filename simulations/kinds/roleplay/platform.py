@@ -125,7 +125,9 @@ class Roleplay:
         return play_ai_step(game, step.detail, on_chunk=on_chunk, on_restart=on_restart)
 
     def stream_view(self, text: str) -> str:
-        return text  # only the character's words are streamed (the judge's JSON is not)
+        from .wording import unstarred
+
+        return unstarred(text)  # only the character's words are streamed (the judge's JSON is not)
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return prompts.offline_answer(messages)

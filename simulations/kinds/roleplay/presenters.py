@@ -1,15 +1,19 @@
 """What the conversation's pages show, computed once: the graph picture's layout (a column per branch, the start
-above, the endings below) with each state's mark, the progress per branch, the transitions in words."""
+above, the endings below) with each state's mark, the progress per branch, the transitions in words. Every state
+and branch is shown by its words (wording.py), never its id; the ids stay in data attributes for scripts and tests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.safestring import SafeString, mark_safe
+
 from . import graph
 from .document import RoleplayState, Status
 from .report import branch_rows, ending, judgment_line
 from .scenario import START, TERMINALS, RoleplayScenario, fill
+from .wording import labels, outcome_sentence, plain, stage_html
 
 # TOP: the first row of states, under the branches' labels (LABEL_Y, their baseline) with room between them for
 # an arrowhead: a taken edge's is about 15 units tall, and it covered the label's letters when it ended at 78.
@@ -17,6 +21,7 @@ COL, ROW, BOX_W, BOX_H, PAD, TOP = 176, 64, 152, 36, 12, 88
 LABEL_Y = 64
 
 MARK_WORDS = {"visited": "reached", "available": "open now", "blocked": "blocked", "ahead": "not open yet"}
+LINE_CHARS = 22  # a label longer than this (at the graph's 11px) is set on two lines inside its box
 
 
 @dataclass(frozen=True)
@@ -25,10 +30,21 @@ class Node:
     x: int
     y: int
     mark: str  # visited | available | blocked | ahead | start
+    label: str = ""
 
     @property
     def cx(self) -> int:
         return self.x + BOX_W // 2
+
+    @property
+    def rows(self) -> list[tuple[int, str]]:
+        """The label's lines, each with its baseline: one line centred in the box, or two."""
+        words = self.label or self.name
+        if len(words) <= LINE_CHARS or " " not in words:
+            return [(self.y + 23, words)]
+        middle = len(words) // 2
+        cut = min((i for i, c in enumerate(words) if c == " "), key=lambda i: abs(i - middle))
+        return [(self.y + 16, words[:cut]), (self.y + 29, words[cut + 1 :])]
 
 
 @dataclass(frozen=True)
@@ -40,19 +56,20 @@ class Edge:
 
 def picture(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     marks = graph.state_marks(scenario, state.visited, state.blocked)
+    words = labels(scenario)
     nodes: dict[str, Node] = {}
     columns = list(scenario.states.items())
     width = PAD * 2 + COL * max(1, len(columns)) - (COL - BOX_W)
-    nodes[START] = Node(START, (width - BOX_W) // 2, PAD, "start")
+    nodes[START] = Node(START, (width - BOX_W) // 2, PAD, "start", words[START])
     deepest = 0
     for c, (_, states) in enumerate(columns):
         for r, name in enumerate(states):
-            nodes[name] = Node(name, PAD + c * COL, TOP + r * ROW, marks[name])
+            nodes[name] = Node(name, PAD + c * COL, TOP + r * ROW, marks[name], words[name])
             deepest = max(deepest, r)
     bottom = TOP + (deepest + 1) * ROW + 10
     for i, terminal in enumerate(TERMINALS):
         x = width // 2 - BOX_W - 10 if i == 0 else width // 2 + 10
-        nodes[terminal] = Node(terminal, x, bottom, marks[terminal])
+        nodes[terminal] = Node(terminal, x, bottom, marks[terminal], words[terminal])
     taken = {j.key for j in state.judgments if j.is_transition}
     open_keys = {o.key for o in graph.available(scenario, state.visited, state.blocked)}
     edges = []
@@ -69,9 +86,9 @@ def picture(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     return {
         "width": width, "height": bottom + BOX_H + PAD, "box_w": BOX_W, "box_h": BOX_H,
         "nodes": list(nodes.values()), "edges": edges,
-        "branches": [(PAD + c * COL + BOX_W // 2, name) for c, (name, _) in enumerate(columns)], "label_y": LABEL_Y,
-        "marks": list(MARK_WORDS.items()),
-        "described": {words: [n for n, m in marks.items() if m == mark] for mark, words in MARK_WORDS.items()},
+        "branches": [(PAD + c * COL + BOX_W // 2, words[name]) for c, (name, _) in enumerate(columns)],
+        "label_y": LABEL_Y, "marks": list(MARK_WORDS.items()),
+        "described": {said: [words[n] for n, m in marks.items() if m == mark] for mark, said in MARK_WORDS.items()},
     }  # fmt: skip
 
 
@@ -96,20 +113,45 @@ def _path(a: Node, b: Node) -> str:
     return f"M{x1s},{y1s} C{x1s + bend},{y1s} {x2s + bend},{y2s} {x2s},{y2s}"
 
 
+@dataclass(frozen=True)
+class BranchView:
+    """A branch's score as the student reads it: its words, and the words of the states reached in it."""
+
+    branch: str
+    reached: int
+    total: int
+    states: list[str]
+
+
+def branch_views(scenario: RoleplayScenario, state: RoleplayState) -> list[BranchView]:
+    words = labels(scenario)
+    return [BranchView(words[r.branch], r.reached, r.total, [words[s] for s in r.states])
+            for r in branch_rows(scenario, state)]  # fmt: skip
+
+
+def staged(text: str) -> SafeString:
+    """A message (or a scenario line the character says) as HTML: escaped, its `*stage directions*` as emphasis."""
+    return mark_safe(stage_html(text))  # noqa: S308 - stage_html escapes the text before adding <em>
+
+
 def context(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     who = scenario.botname
     waiting = {Status.JUDGING: f"{who} is listening", Status.CHARACTER_TURN: f"{who} is answering"}.get(
         state.status, ""
     )
     lines = [
-        {"n": n, "role": m.role, "who": state.username if m.role == "student" else who, "text": m.text}
+        {"n": n, "role": m.role, "who": state.username if m.role == "student" else who, "text": m.text,
+         "html": staged(m.text)}
         for n, m in enumerate(state.messages, start=1)
-    ]
+    ]  # fmt: skip
+    goal = plain(fill(scenario.goal, username=state.username, botname=who), scenario)
     return {
         "scenario": scenario, "state": state, "botname": who, "lines": lines, "waiting": waiting,
-        "goal": fill(scenario.goal, username=state.username, botname=who), "picture": picture(scenario, state),
-        "branches": branch_rows(scenario, state), "your_turn": state.status is Status.STUDENT_TURN,
-        "ended": state.status is Status.ENDED, "outcome": state.outcome, "ending": ending(scenario, state),
-        "how_it_ended": next((j.explanation for j in reversed(state.judgments) if j.is_transition and j.type == "terminal"), ""),
-        "judgments": [{"line": judgment_line(j), "j": j} for j in state.judgments],
+        "goal": goal, "picture": picture(scenario, state),
+        "branches": branch_views(scenario, state), "your_turn": state.status is Status.STUDENT_TURN,
+        "ended": state.status is Status.ENDED, "outcome": state.outcome,
+        "outcome_words": labels(scenario).get(state.outcome, ""), "how_it_ended": outcome_sentence(scenario, state),
+        "ending": staged(ending(scenario, state)),
+        "judgments": [{"line": judgment_line(scenario, j), "why": plain(j.explanation, scenario), "j": j}
+                      for j in state.judgments],
     }  # fmt: skip
