@@ -92,8 +92,10 @@ class ReadableTextField(forms.CharField):
         self.one_line = one_line
 
     def clean(self, value: object) -> str:
+        if isinstance(value, str) and has_control_characters(value):  # before Django's own NUL sentence
+            raise forms.ValidationError(FIELD_SENTENCES[CONTROL_CHARACTERS], code="unreadable")
         text = super().clean(value)
-        if not text and not self.required:
+        if not text.strip() and not self.required:
             return ""
         try:
             if self.one_line:

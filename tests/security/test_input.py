@@ -7,12 +7,19 @@ import html
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.test import Client
 
 from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
+from simulations.services.message_text import (
+    CONTROL_CHARACTERS,
+    FIELD_SENTENCES,
+    LINE_BREAK,
+    NO_VISIBLE_TEXT,
+    ReadableTextField,
+)
 from simulations.services.student_errors import for_student
 from simulations.views.play import NulInForm
 from tests.helpers import game_in_private_talk
@@ -91,3 +98,33 @@ def test_bidi_overrides_and_isolates_are_removed_before_storing() -> None:
     stored = TranscriptEntry.objects.filter(game=game, speaker="CAN", kind="message").get().text
     assert stored == "We support option 2.1 and not 2.3."
     assert Event.objects.get(game=game, name="HUMAN_MESSAGE_SUBMITTED").payload["text"] == stored
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "kept"),
+    [
+        (ReadableTextField(), "  We support 2.1.\r\n", "  We support 2.1.\n"),
+        (ReadableTextField(required=False), " \t ", ""),
+        (ReadableTextField(one_line=True, required=False), "   ", ""),
+        (ReadableTextField(one_line=True), "  report.py ", "report.py"),
+    ],
+)
+def test_the_shared_field_keeps_readable_text(field: ReadableTextField, typed: str, kept: str) -> None:
+    assert field.clean(typed) == kept
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "reason"),
+    [
+        (ReadableTextField(), "a\x00b", CONTROL_CHARACTERS),
+        (ReadableTextField(required=False), "\x1b[2J", CONTROL_CHARACTERS),
+        (ReadableTextField(), "\u3164\u2800", NO_VISIBLE_TEXT),
+        (ReadableTextField(one_line=True), "ok.py\n# heading", LINE_BREAK),
+    ],
+)
+def test_the_shared_field_refuses_in_a_fields_words(
+    field: ReadableTextField, typed: str, reason: str
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        field.clean(typed)
+    assert refused.value.messages == [FIELD_SENTENCES[reason]]

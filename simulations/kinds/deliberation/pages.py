@@ -3,7 +3,9 @@ the game page and its websocket updates, the person's moves, the review and the 
 
 The shared shells have already checked who may see or drive the game. Moves and the set-up are plain form posts
 (files and code travel as multipart; an error re-renders the whole page with the input kept); the page's
-websocket (the shared consumer) pushes every committed step and the streamed words of the persona speaking."""
+websocket (the shared consumer) pushes every committed step and the streamed words of the persona speaking.
+The set-up and each move queue the game's background drive themselves, as the other kinds' do: a page without
+JavaScript (no websocket) still sees the committee reach its verdict, a reload at a time."""
 
 from __future__ import annotations
 
@@ -11,21 +13,23 @@ import secrets
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from simulations.engine.errors import IllegalEvent, MachineError
+from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
+from simulations.services import page_threads
 from simulations.services.access import can_drive
 from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
+from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, create_game
+from simulations.tasks import queue_drive_after_move, queue_drive_if_ai_next
 from simulations.views.play import MissingVersion, form_version
 from simulations.views.review import share_link
 
@@ -53,28 +57,20 @@ class MoveRefused(Exception):
         "A veto needs a critical finding in the verification results: object or abstain instead."
     )
     BAD_MOVE = "The committee cannot take this move as written: check each field and send it again."
-    TOO_LARGE = "The upload is {size:,} bytes; the limit is {limit:,} bytes."
     POST_TOO_LARGE = "The submission is larger than the {limit:,}-byte limit."
 
     @classmethod
-    def from_machine(cls, exc: MachineError) -> MoveRefused:
-        if isinstance(exc, Refusal):
-            for reason, sentence in (
-                (Refusal.NO_VETO_RIGHT, cls.NO_VETO_RIGHT),
-                (Refusal.NO_CRITICAL_FLAW, cls.NO_CRITICAL_FLAW),
-                (Refusal.WRONG_SEAT, cls.NOT_YOUR_TURN),
-            ):
-                if exc.reason.startswith(reason):
-                    return cls(sentence)
-            return cls(cls.BAD_MOVE)
-        return cls(cls.NOT_YOUR_TURN if isinstance(exc, IllegalEvent) else cls.BAD_MOVE)
-
-
-def _read_upload(upload: UploadedFile, *, limit: int) -> bytes:
-    """The uploaded bytes, refused by their declared size before any is read."""
-    if upload.size is not None and upload.size > limit:
-        raise checks.CheckError(MoveRefused.TOO_LARGE.format(size=upload.size, limit=limit))
-    return upload.read(limit + 1)
+    def from_refusal(cls, exc: Refusal) -> MoveRefused:
+        """The committee's own reasons for refusing a legal event, in its words (the platform's `for_student`
+        speaks of moves in general: it has no sentence for a veto without a critical flaw)."""
+        for reason, sentence in (
+            (Refusal.NO_VETO_RIGHT, cls.NO_VETO_RIGHT),
+            (Refusal.NO_CRITICAL_FLAW, cls.NO_CRITICAL_FLAW),
+            (Refusal.WRONG_SEAT, cls.NOT_YOUR_TURN),
+        ):
+            if exc.reason.startswith(reason):
+                return cls(sentence)
+        return cls(cls.BAD_MOVE)
 
 
 def _refuse_oversized_post(request: HttpRequest, scenario: DeliberationScenario) -> None:
@@ -97,8 +93,8 @@ def setup_url(version: ScenarioVersion, model: str | None) -> str:
 
 
 def start_options(form: forms.StartForm) -> dict[str, Any]:
-    """The kind's start options from a valid set-up form (uploads read here, after their size is checked)."""
-    data, limit = form.cleaned_data, form.scenario.checks.max_bytes
+    """The kind's start options from a valid set-up form (an upload was read and checked by the form)."""
+    data = form.cleaned_data
     source: str = data["source"]
     options: dict[str, Any]
     if source == "sample":
@@ -106,14 +102,11 @@ def start_options(form: forms.StartForm) -> dict[str, Any]:
     elif source == "paste":
         options = {"code": _pasted(data["code"]), "filename": data["filename"] or "submission.py",
                    "source": "paste"}  # fmt: skip
-    elif source == "file":
-        upload = data["upload"]
-        options = {"code": _read_upload(upload, limit=limit), "filename": upload.name or "", "source": "file"}
-    elif (data.get("diff") or "").strip():
+    elif source == "diff" and (data.get("diff") or "").strip():
         options = {"code": _pasted(data["diff"]), "filename": "change.diff", "source": "diff"}
     else:
-        upload = data["upload"]
-        options = {"code": _read_upload(upload, limit=limit), "filename": upload.name or "", "source": "diff"}
+        uploaded: forms.UploadedCode = data["uploaded"]
+        options = {"code": uploaded.text, "filename": uploaded.name, "source": source}
     if data.get("seat"):
         options["seat"] = data["seat"]
     return options
@@ -139,6 +132,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
                     model=form.cleaned_data["model"] or None, options=start_options(form),
                 )  # fmt: skip
+                queue_drive_if_ai_next(game)  # the first member speaks with no page connected, too
                 return redirect("game", game_id=game.pk)
             status = 400
         except (checks.CheckError, UnknownModelChoice) as exc:
@@ -237,8 +231,7 @@ def _build_move(
     step: machine.Step,
     event: Event,
 ) -> Move:
-    """The person's move from the posted form; raises InvalidForm (a field is wrong) or CheckError (an upload
-    that cannot be reviewed)."""
+    """The person's move from the posted form; raises InvalidForm (a field is wrong, an upload cannot be read)."""
     assert step.seat is not None
     post, files, limit = request.POST, request.FILES, scenario.checks.max_bytes
     if event == Event.OPINION_GIVEN:
@@ -246,11 +239,10 @@ def _build_move(
         return Move(event, machine.Opinion(seat=step.seat, stance=data["stance"], confidence=data["confidence"],
                                            text=data["text"], fix_items=data["fix_items"]))  # fmt: skip
     if event == Event.AMENDED_CODE_SUBMITTED:
-        data = _valid(forms.AmendForm(post, files))
-        upload = data.get("upload")
-        if upload:
-            code = checks.decode_input(_read_upload(upload, limit=limit), max_bytes=limit)
-            filename = upload.name or amended_filename(scenario, state)
+        data = _valid(forms.AmendForm(post, files, max_bytes=limit))
+        uploaded: forms.UploadedCode | None = data.get("uploaded")
+        if uploaded is not None:
+            code, filename = uploaded.text, uploaded.name
         else:
             code, filename = _pasted(data["code"]), amended_filename(scenario, state)
         label = f"{filename}, amended by the proposer"
@@ -277,13 +269,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         version = form_version(request.POST)
         if version != game.version:
             raise StaleTurn()  # a page (or a double click) older than the game: say so before anything else
-        try:
-            event = Event(request.POST.get("event", ""))
-        except ValueError:
-            raise MoveRefused(MoveRefused.NOT_YOUR_TURN) from None
-        if not step.human or event not in step.events:
-            raise MoveRefused(MoveRefused.NOT_YOUR_TURN)
-        submit_human_move(
+        event = _open_event(scenario, state, step, request.POST.get("event", ""))
+        game = submit_human_move(
             game=game, move=_build_move(request, scenario, state, step, event), expected_version=version,
             idempotency_key=(request.POST.get("idem") or None),
         )  # fmt: skip
@@ -292,18 +279,37 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except RateLimited as exc:
         return page(request, game, error=str(exc), status=429)
     except StaleTurn as exc:
-        return page(request, game, error=str(exc), status=409)
+        return page(request, game, error=for_student(exc), kept=_kept(request), status=409)
     except checks.CheckError as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=400)
     except MissingVersion as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=400)
     except MoveRefused as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=409)
+    except Refusal as exc:
+        return page(request, game, error=str(MoveRefused.from_refusal(exc)), kept=_kept(request), status=409)
     except MachineError as exc:
-        return page(request, game, error=str(MoveRefused.from_machine(exc)), kept=_kept(request), status=409)
+        return page(request, game, error=for_student(exc), kept=_kept(request), status=409)
+    # The committee answers at once, page or no page (as the negotiation's moves do: after the answer, in a page
+    # thread; should that fail, a connected page queues the drive when the game has been quiet for a while).
+    page_threads.soon(queue_drive_after_move, game)
     if getattr(request, "htmx", False):
         return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
     return redirect("game", game_id=game.pk)
+
+
+def _open_event(
+    scenario: DeliberationScenario, state: DeliberationState, step: machine.Step, name: str
+) -> Event:
+    """The posted event, if it is the person's to make now (the page's version is current). Raises IllegalEvent
+    for an event the committee does not take in this phase, InvalidMove (WRONG_ACTOR) for one it takes from
+    someone else now: an AI persona holds the floor."""
+    allowed = machine.allowed_events(scenario, state)
+    if name not in allowed:
+        raise IllegalEvent(state.status.value, name, [e.value for e in allowed])
+    if not step.human:
+        raise InvalidMove(state.status.value, name, InvalidMove.WRONG_ACTOR)
+    return Event(name)
 
 
 def _kept(request: HttpRequest) -> dict[str, str]:

@@ -1,8 +1,17 @@
 """`review-report.md`: the deliberation log in seed 004's format, a vote/abstain table per round, the verdict and
-its fix items (pure: renders from the state alone)."""
+its fix items (pure: renders from the state alone).
+
+Every text a person or a model wrote (file names, opinions, statements, conditions, fix items, the tools' messages
+about the code, the scenario's own names) is set on one line of the report as inert text (`inline`): it can start
+no heading, list item, table cell, link, image or HTML element of its own, so nothing written can pass for the
+verdict. The rule is the one `simulations.services.export.quoted` applies to the other kinds' exports, written here
+again because this module stays free of Django (tests/kinds/deliberation/test_report.py holds the two together)."""
 
 from __future__ import annotations
 
+import html
+import re
+import unicodedata
 from itertools import groupby
 
 from .scenario import DeliberationScenario
@@ -15,8 +24,29 @@ CAUSES = {
 }
 
 
+# Inline Markdown that text could use to style itself as something else (services.export's `_INLINE`): emphasis,
+# code, links and images, table pipes, strike-through, the backslash itself. `<`, `>` and `&` are HTML-escaped.
+_INLINE = re.compile(r"([\\`*_\[\]|~!])")
+_ORDERED_ITEM = re.compile(r"^\d+(?=[.)])")
+# Bidi embeddings, overrides and isolates reorder what a reader sees; other controls (ESC, BEL...) reach a terminal
+# that shows the file. Stored text has neither since the forms refuse them, but an older game or an import may.
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def inline(text: str) -> str:
+    """Text as inert Markdown on one line: its line breaks and runs of spaces become one space, every character
+    that Markdown or HTML would read is escaped, controls are shown as U+FFFD."""
+    flat = _BIDI_CONTROLS.sub("", " ".join(text.split()))
+    flat = "".join("\ufffd" if unicodedata.category(ch) == "Cc" else ch for ch in flat)
+    escaped = _INLINE.sub(r"\\\1", html.escape(flat, quote=False))
+    item = _ORDERED_ITEM.match(escaped)  # as `quoted` does, should the text ever start a line
+    if item:
+        return f"{escaped[: item.end()]}\\{escaped[item.end() :]}"
+    return f"\\{escaped}" if escaped[:1] in ("#", "-", "+", "=", ":") else escaped
+
+
 def _quote(text: str) -> str:
-    return '"' + " ".join(text.split()) + '"'
+    return '"' + inline(text) + '"'
 
 
 def ballot_label(ballot: Ballot, threshold: float) -> str:
@@ -28,15 +58,16 @@ def ballot_label(ballot: Ballot, threshold: float) -> str:
 
 def _entry_line(sc: DeliberationScenario, st: DeliberationState, e: LogEntry) -> str:
     if e.kind == "transition":
-        return f"- **Transition**: {e.text}"
+        return f"- **Transition**: {inline(e.text)}"
     if e.kind == "mediation":
         return f"- **Chairperson mediation**: {_quote(e.text)}"
     persona = sc.persona(e.speaker)
     if e.kind == "opinion":
         rnd = next(r for r in st.rounds if r.number == e.round)
         ballot = rnd.ballots[e.speaker]
-        return f"- **{persona.label}**: {_quote(ballot_label(ballot, persona.confidence_threshold) + ': ' + e.text)}"
-    return f"- **{persona.label}**: {_quote(e.text)}"
+        said = ballot_label(ballot, persona.confidence_threshold) + ": " + e.text
+        return f"- **{inline(persona.label)}**: {_quote(said)}"
+    return f"- **{inline(persona.label)}**: {_quote(e.text)}"
 
 
 def render_log(scenario: DeliberationScenario, state: DeliberationState) -> list[str]:
@@ -55,7 +86,7 @@ def render_votes(scenario: DeliberationScenario, state: DeliberationState) -> li
            "| --- |" + " --- |" * len(rounds)]  # fmt: skip
     for seat in scenario.members:
         cells = [r.ballots[seat].stance.value if seat in r.ballots else "—" for r in rounds]
-        out.append(f"| {scenario.persona(seat).label} | " + " | ".join(cells) + " |")
+        out.append(f"| {inline(scenario.persona(seat).label)} | " + " | ".join(cells) + " |")
     quorum = [
         f"{r.quorum.synthesis}/{r.quorum.effective} ({r.quorum.abstain} abstained)" if r.quorum else "—"
         for r in rounds
@@ -67,7 +98,10 @@ def render_votes(scenario: DeliberationScenario, state: DeliberationState) -> li
 def render_findings(state: DeliberationState) -> list[str]:
     out: list[str] = []
     for sub in state.submissions:
-        out += ["", f"**Version {sub.version}** — {sub.label} ({sub.source}): {len(sub.findings)} finding(s)"]
+        out += [
+            "",
+            f"**Version {sub.version}** — {inline(sub.label)} ({sub.source}): {len(sub.findings)} finding(s)",
+        ]
         if sub.findings:
             out += [
                 "",
@@ -75,10 +109,11 @@ def render_findings(state: DeliberationState) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- |",
             ]
             out += [
-                f"| {f.severity.value} | {f.tool} | {f.code} | {f.line} | {f.message.replace('|', '/')} | {f.rule} |"
+                f"| {f.severity.value} | {inline(f.tool)} | {inline(f.code)} | {f.line} | {inline(f.message)} | "
+                f"{inline(f.rule)} |"
                 for f in sub.findings
             ]
-        out += [f"- *Note*: {note}" for note in sub.notes]
+        out += [f"- *Note*: {inline(note)}" for note in sub.notes]
     return out
 
 
@@ -87,9 +122,9 @@ def render_report(scenario: DeliberationScenario, state: DeliberationState) -> s
     verdict = state.verdict.value if state.verdict else f"pending (now {state.status.value})"
     cause = f" — {CAUSES[state.cause]}" if state.cause else ""
     lines = [
-        f"# Review report — {first.label}",
+        f"# Review report — {inline(first.label)}",
         "",
-        f"- **Scenario**: {scenario.title}",
+        f"- **Scenario**: {inline(scenario.title)}",
         f"- **Verdict**: {verdict}{cause}",
         f"- **Rounds**: {state.round} of at most {MAX_ROUNDS}",
         "",
@@ -107,7 +142,7 @@ def render_report(scenario: DeliberationScenario, state: DeliberationState) -> s
         f"**{verdict}**{cause}",
     ]
     if state.warnings:
-        lines += ["", *[f"> Warning: {w}" for w in state.warnings]]
+        lines += ["", *[f"> Warning: {inline(w)}" for w in state.warnings]]
     lines += ["", "### Fix items", ""]
-    lines += [f"- [ ] {item}" for item in state.fix_items] or ["None."]
+    lines += [f"- [ ] {inline(item)}" for item in state.fix_items] or ["None."]
     return "\n".join(lines) + "\n"

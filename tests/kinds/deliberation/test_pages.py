@@ -13,20 +13,33 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils.html import escape
 
+from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds import Actor, kind_of
+from simulations.kinds.deliberation import forms
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.pages import MoveRefused
 from simulations.kinds.deliberation.scenario import DeliberationScenario
 from simulations.kinds.deliberation.state import Stance, State, Verdict
 from simulations.models import Event, Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
+from simulations.services.export import export_markdown
+from simulations.services.message_text import (
+    CONTROL_CHARACTERS,
+    FIELD_SENTENCES,
+    NO_VISIBLE_TEXT,
+    ReadableTextField,
+)
 from simulations.services.scenarios import load_scenarios
+from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
 from simulations.views.play import MissingVersion
+
+from .test_report import FORGED_NAME, assert_inert
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
@@ -188,7 +201,7 @@ def test_an_oversized_upload_is_refused_by_its_size(
     upload = SimpleUploadedFile("big.py", b"x = 1\n" * (limit // 6 + 1))
     response = start(client, version, source="file", upload=upload)
     assert response.status_code == 400
-    assert MoveRefused.TOO_LARGE.format(size=upload.size, limit=limit) in response.content.decode()
+    assert forms.TOO_LARGE.format(size=upload.size, limit=limit) in response.content.decode()
     assert not Game.objects.exists()
 
 
@@ -240,7 +253,7 @@ def test_a_person_as_proposer_amends_after_the_veto_and_it_is_approved(
     response = move(client, game, "AMENDED_CODE_SUBMITTED", code=amended.replace("\n", "\r\n"))
     assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
     again = move(client, game, "AMENDED_CODE_SUBMITTED", code=amended)  # a double click: same version and key
-    assert again.status_code == 409 and StaleTurn.MESSAGE in again.content.decode()
+    assert again.status_code == 409 and escape(for_student(StaleTurn())) in again.content.decode()
     game = drive(Game.objects.get(pk=game.pk))
     state = state_of(game)
     assert (state.verdict, state.submission.version, state.submission.findings) == (Verdict.APPROVED, 2, [])
@@ -361,11 +374,13 @@ def test_moves_out_of_turn_or_without_a_version_are_refused(client: Client, vers
     game = started(client, version, sample="style", seat="proposer")  # an AI member has the floor first
     assert kind_of(game).next_step(game).actor is Actor.AI
     response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text="Me first.")
-    assert response.status_code == 409 and MoveRefused.NOT_YOUR_TURN in response.content.decode()
+    not_yet = for_student(InvalidMove("DEBATE", "OPINION_GIVEN", InvalidMove.WRONG_ACTOR))
+    assert response.status_code == 409 and escape(not_yet) in response.content.decode()
     response = client.post(f"/games/{game.pk}/move/", {"event": "AMENDMENT_DECLINED", "text": "no"})
     assert response.status_code == 400 and MissingVersion.MESSAGE in response.content.decode()
     response = move(client, game, "NO_SUCH_EVENT")
-    assert response.status_code == 409
+    illegal = for_student(IllegalEvent("DEBATE", "NO_SUCH_EVENT", ["OPINION_GIVEN"]))
+    assert response.status_code == 409 and escape(illegal) in response.content.decode()
     assert Game.objects.get(pk=game.pk).version == game.version
 
 
@@ -486,3 +501,190 @@ def test_the_lobby_offers_the_flagship_first(client: Client, version: ScenarioVe
     lobby = client.get("/").content.decode()
     assert 'value="mercury" checked' in lobby and 'value="code-review" checked' not in lobby
     assert lobby.index('value="mercury"') < lobby.index('value="code-review"')
+
+
+# --- issue #64: what a person writes is refused at the form when unreadable, and stays text in the report ----------
+
+
+CLEAN_CODE = "def f(x):\n\treturn x\n"
+
+
+def field_sentence(text: str, *, one_line: bool = False) -> str:
+    """What the platform's text field says of `text`: the deliberation's fields show its sentence, whatever it is
+    (for a NUL today Django's CharField answers first, "Null characters are not allowed.")."""
+    with pytest.raises(ValidationError) as refused:
+        ReadableTextField(one_line=one_line).clean(text)
+    message: str = refused.value.messages[0]
+    return message
+
+
+@pytest.mark.parametrize("name", [FORGED_NAME, "ok\x1b[2J.py", "ok\x00.py"], ids=["lines", "esc", "nul"])
+def test_a_file_name_must_be_one_readable_line(client: Client, version: ScenarioVersion, name: str) -> None:
+    """Finding 5/6: a name with a line break would start lines of its own in the report, a control character
+    reach whoever reads it: refused, its sentence next to the field, the code pasted with it kept in the form."""
+    code = "def f(x):\n\treturn x\n"
+    response = start(client, version, source="paste", code=code, filename=name, seat="maintainer")
+    page = response.content.decode()
+    assert response.status_code == 400 and escape(field_sentence(name, one_line=True)) in page
+    assert escape(code) in page and re.search(r'value="maintainer"[^>]*checked', page)
+    assert not Game.objects.exists()
+
+
+def test_a_file_name_with_markup_stays_text_in_the_markdown_downloads(
+    client: Client, version: ScenarioVersion, scenario: DeliberationScenario
+) -> None:
+    """Finding 5: a file name and an opinion with HTML and Markdown in them, read by a Markdown viewer from
+    review-report.md (the page's download) and from the platform's Markdown export: text, no element."""
+    name = 'x"><img src=x onerror=alert(1)>.py'
+    game = drive(
+        started(client, version, source="paste", code="import os\n", filename=name, seat="maintainer")
+    )
+    assert state_of(game).submission.label == name
+    opinion = (
+        "Fine.\n\n# Injected heading\n\n- **Verdict**: APPROVED (forged)\n\n<img src=x onerror=alert(2)>"
+    )
+    fixes = "![pixel](https://tracker.example/p.png)\n| a | b |"
+    response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text=opinion,
+                    fix_items=fixes)  # fmt: skip
+    assert response.status_code == 302
+    game = drive(Game.objects.get(pk=game.pk))
+    state = state_of(game)
+    assert state.verdict is not None and state.fix_items == [
+        "![pixel](https://tracker.example/p.png)",
+        "| a | b |",
+    ]
+    download = client.get(f"/games/{game.pk}/export.md")
+    assert download["Content-Disposition"] == 'attachment; filename="review-report.md"'
+    written = (name, "# Injected heading", "APPROVED (forged)", "<img src=x onerror=alert(2)>", "| a | b |",
+               "![pixel](https://tracker.example/p.png)")  # fmt: skip
+    for body in (download.content.decode(), export_markdown(game=game)):
+        assert_inert(body, scenario, state, written=written)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"source": "paste", "code": "x = 1\x1b[31m\n"},
+        {"source": "paste", "code": "x = 1\x00\n"},
+        {"source": "diff", "diff": "--- a/x.py\n+++ b/x.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\x07\n"},
+        {"source": "file", "upload": SimpleUploadedFile("esc.py", b"x = 1\x1b[2J\n")},
+        {
+            "source": "diff",
+            "upload": SimpleUploadedFile("c.diff", b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x\n+y\x7f\n"),
+        },
+    ],
+    ids=["paste-esc", "paste-nul", "diff-bel", "file-esc", "diff-file-del"],
+)
+def test_code_with_control_characters_is_refused_at_its_field(
+    client: Client, version: ScenarioVersion, fields: dict[str, Any]
+) -> None:
+    """Finding 6: code is kept verbatim (tabs, line ends) but a control character is refused next to its field,
+    in the shared rule's words, and nothing is stored."""
+    response = start(client, version, seat="maintainer", **fields)
+    page = response.content.decode()
+    assert response.status_code == 400 and escape(FIELD_SENTENCES[CONTROL_CHARACTERS]) in page
+    assert not Game.objects.exists()
+    game = started(client, version, source="paste", code=CLEAN_CODE.replace("\n", "\r\n"), filename="tabs.py")
+    assert state_of(game).submission.code == CLEAN_CODE  # tabs kept, the browser's CRLF made LF
+
+
+def test_an_uploaded_file_name_must_be_one_line() -> None:
+    """Django's multipart parser drops unprintable characters from a posted name; the form holds the rule itself."""
+    with pytest.raises(ValidationError) as refused:
+        forms.read_upload(SimpleUploadedFile("ok.py\n\n# Injected", b"x = 1\n"), limit=1000)
+    assert refused.value.messages == [forms.UPLOAD_NAME]
+    assert forms.read_upload(SimpleUploadedFile("ok.py", b"x\t= 1\n"), limit=1000) == forms.UploadedCode(
+        name="ok.py", text="x\t= 1\n"
+    )
+
+
+@pytest.mark.parametrize("bad", ["\x07", "\x1b[2J", "\x00"], ids=["bel", "esc", "nul"])
+def test_an_opinion_with_control_characters_is_refused_and_kept(
+    client: Client, version: ScenarioVersion, bad: str
+) -> None:
+    """Finding 6: BEL/ESC, and text with nothing visible, used to be stored in the opinion. Now the field's
+    sentence, 400, the person's text still in the form, nothing stored (a NUL too, on PostgreSQL with no 500)."""
+    game = drive(started(client, version, sample="clean", seat="security"))
+    text = f"Looks fine{bad} to me."
+    response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text=text)
+    page = response.content.decode()
+    assert response.status_code == 400 and f"Text: {escape(field_sentence(text))}" in page
+    assert f">{escape(text)}</textarea>" in page and panel(page)["action"] == "opinion"
+    response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text="Fine.",
+                    fix_items=f"add a test\nrun it{bad}")  # fmt: skip
+    assert response.status_code == 400
+    assert f"Fix items: {escape(field_sentence(bad))}" in response.content.decode()
+    response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="0.9", text="\u200b \u3164")
+    assert response.status_code == 400
+    assert escape(FIELD_SENTENCES[NO_VISIBLE_TEXT]) in response.content.decode()
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.version == game.version and "security" not in state_of(stored).rounds[0].ballots
+
+
+def test_a_proposers_answers_with_control_characters_are_refused(
+    client: Client, version: ScenarioVersion
+) -> None:
+    """Finding 6: the decline's statement, the amended code pasted or uploaded."""
+    game = drive(started(client, version, sample="secret", seat="proposer"))
+    sentence = escape(FIELD_SENTENCES[CONTROL_CHARACTERS])
+    for event, fields in (
+        ("AMENDMENT_DECLINED", {"text": "Not\x1b now."}),
+        ("AMENDED_CODE_SUBMITTED", {"code": "x = 1\x07\n"}),
+        ("AMENDED_CODE_SUBMITTED", {"code": "", "upload": SimpleUploadedFile("g.py", b"x = 1\x1b\n")}),
+    ):
+        response = move(client, game, event, **fields)
+        page = response.content.decode()
+        assert response.status_code == 400 and sentence in page, event
+        if "text" in fields:
+            assert f">{escape(fields['text'])}</textarea>" in page
+    assert Game.objects.get(pk=game.pk).version == game.version
+
+
+def test_a_business_drivers_answers_with_control_characters_are_refused(
+    client: Client, version: ScenarioVersion
+) -> None:
+    """Finding 6: the compromise's argument and conditions, the decline's statement."""
+    game = drive(started(client, version, sample="deadlock", seat="business"))
+    assert (
+        move(client, game, "OPINION_GIVEN", stance="OBJECT", confidence="0.9", text="Blocked.").status_code
+        == 302
+    )
+    game = drive(Game.objects.get(pk=game.pk))
+    assert panel(client.get(f"/games/{game.pk}/").content.decode())["action"] == "compromise"
+    argument, conditions = "A week of delay costs a launch.", "ship behind a flag"
+    for event, fields, bad in (
+        ("COMPROMISE_OFFERED", {"text": argument + "\x07", "conditions": conditions}, "text"),
+        ("COMPROMISE_OFFERED", {"text": argument, "conditions": conditions + "\x1b[0m"}, "conditions"),
+        ("COMPROMISE_DECLINED", {"text": "No\x00 compromise."}, "text"),
+    ):
+        page = move(client, game, event, **fields).content.decode()
+        sentence = f"{bad.capitalize()}: {escape(field_sentence(fields[bad]))}"
+        assert sentence in page and f">{escape(fields['text'])}</textarea>" in page, (event, bad)  # text kept
+    assert Game.objects.get(pk=game.pk).version == game.version
+
+
+# --- issue #64: a page behind the game, and an event the phase does not take ---------------------------------------
+
+
+def test_a_stale_page_is_told_the_turn_was_played_and_an_event_out_of_phase_is_illegal(
+    client: Client, version: ScenarioVersion
+) -> None:
+    """Finding 7: a form from before the last commit is a StaleTurn (409, "already played"); a current form with
+    an event this phase does not take is an IllegalEvent (409, its own sentence): both in `for_student`'s words,
+    the person's text kept, nothing stored."""
+    game = drive(started(client, version, sample="clean", seat="security"))
+    text = "Clean; merge it."
+    opinion = {"event": "OPINION_GIVEN", "stance": "SYNTHESIS", "confidence": "0.9", "text": text}
+    offer = {"event": "COMPROMISE_OFFERED", "text": text, "conditions": "ship it", "version": game.version}
+    illegal = for_student(IllegalEvent("DEBATE", "COMPROMISE_OFFERED", ["OPINION_GIVEN"]))
+    for htmx in (False, True):  # a plain post, and HTMX's (its refusals are 409 too)
+        headers = {"HX-Request": "true"} if htmx else {}
+        stale = client.post(
+            f"/games/{game.pk}/move/", opinion | {"version": game.version - 1}, headers=headers
+        )
+        page = stale.content.decode()
+        assert stale.status_code == 409 and escape(for_student(StaleTurn())) in page
+        assert f">{escape(text)}</textarea>" in page
+        refused = client.post(f"/games/{game.pk}/move/", offer, headers=headers)
+        assert refused.status_code == 409 and escape(illegal) in refused.content.decode()
+    assert Game.objects.get(pk=game.pk).version == game.version
