@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -103,9 +104,28 @@ def served(
         _wait_until_listening(proc, port, tmp_path / "server.log")
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stopped = _stop_as_ctrl_c(proc)
         log.close()
+    # Every browser test ends with the server in some state of play (a turn streaming, drives queued, pages open):
+    # it must stop on Ctrl+C as `make serve` does, at once, whatever it was doing.
+    assert stopped, (
+        f"the server did not stop within {STOP_TIMEOUT:.0f} s of Ctrl+C; its log: {tmp_path / 'server.log'}"
+    )
+
+
+STOP_TIMEOUT = 3.0
+
+
+def _stop_as_ctrl_c(proc: subprocess.Popen[bytes]) -> bool:
+    """SIGINT, as a terminal's Ctrl+C sends; killed if it has not exited within STOP_TIMEOUT (then False)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=STOP_TIMEOUT)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+        return False
 
 
 # A server's start is mostly importing litellm: about ten seconds alone, several times that on a busy machine (CI
