@@ -290,6 +290,19 @@ MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUTE", "120"))  # 0: no limit
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
+# The work a run set up from the web may ask for (simulations/services/work_budget.py), estimated before it starts:
+# the server's own time, the storage it leaves, its calls to a real model; per run, and for one person's unfinished
+# background runs together. A 2,000-agent feed checkpointed every round took 12 minutes and 1.2 GB (issue #64);
+# on a school's two cores one run stays under a minute and a person's runs together under a minute and a half.
+# 0: no limit. The command line (`manage.py play`) is not limited.
+MERCURY_MAX_RUN_SECONDS = int(os.environ.get("MERCURY_MAX_RUN_SECONDS", "60"))
+MERCURY_MAX_RUN_MB = int(os.environ.get("MERCURY_MAX_RUN_MB", "50"))
+MERCURY_MAX_RUN_MODEL_CALLS = int(os.environ.get("MERCURY_MAX_RUN_MODEL_CALLS", "2000"))
+MERCURY_MAX_RUN_SECONDS_PER_USER = int(os.environ.get("MERCURY_MAX_RUN_SECONDS_PER_USER", "90"))
+MERCURY_MAX_RUN_MB_PER_USER = int(os.environ.get("MERCURY_MAX_RUN_MB_PER_USER", "75"))
+MERCURY_MAX_BACKGROUND_RUNS_PER_USER = int(os.environ.get("MERCURY_MAX_BACKGROUND_RUNS_PER_USER", "2"))
+# Finished runs keep their rows: what one person's runs of the last 24 hours may store together (a disk's day).
+MERCURY_MAX_RUN_MB_PER_USER_PER_DAY = int(os.environ.get("MERCURY_MAX_RUN_MB_PER_USER_PER_DAY", "500"))
 # Per client address: sign-ups, and failed log-ins; per user name: log-in attempts, successful ones included. A
 # class often shares one address (a school's network): 30 students signing up or logging in at the start of a
 # lesson must get through (with 10 sign-ups an hour and every log-in counted per address, the 11th and the 21st

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django import forms
@@ -20,15 +21,25 @@ from simulations.engine.errors import MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive
 from simulations.services.fragments import fragment
+from simulations.services.message_text import (
+    FIELD_SENTENCES,
+    ReadableTextField,
+    UnreadableText,
+    normalise_optional,
+)
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.services.work_budget import OverBudget, check_work, plays_offline
 from simulations.tasks import enqueue_drive
 from simulations.views.review import share_link
 
+from .estimate import ADVICE, run_estimate
 from .games import scenario_of, state_of
 from .machine import Event, next_step
+from .payloads import MAX_DIRECTION
+from .platform import config_from_options
 from .presenters import context as board_context
 from .report import render_report
 from .scenario import MAX_PANEL, MIN_PANEL, Brief, MessageLabScenario
@@ -43,7 +54,7 @@ PASTE = "paste"
 class SetupForm(forms.Form):
     model = forms.CharField(required=False, widget=forms.HiddenInput)
     brief = forms.ChoiceField(widget=forms.RadioSelect, label="The brief")
-    brief_text = forms.CharField(
+    brief_text = ReadableTextField(
         required=False, max_length=MAX_BRIEF_CHARS, label="Your own brief (Markdown)",
         widget=forms.Textarea(attrs={"rows": 10}),
     )  # fmt: skip
@@ -85,7 +96,8 @@ class SetupForm(forms.Form):
         return data
 
     def _read(self, upload: Any) -> str:
-        """An uploaded brief as text; refused by its declared size before it is read, and if it is not UTF-8."""
+        """An uploaded brief as text; refused by its declared size before it is read, if it is not UTF-8, and by the
+        text rule every typed field follows (a NUL cannot be stored; no control character is text a reader sees)."""
         limit = MAX_BRIEF_CHARS * 4  # UTF-8 takes at most four bytes a character
         if upload.size is not None and upload.size > limit:
             self.add_error("brief_file", f"The file is {upload.size:,} bytes; a brief is at most {limit:,}.")
@@ -100,7 +112,11 @@ class SetupForm(forms.Form):
                 "brief_file", f"The brief is {len(text):,} characters; the limit is {MAX_BRIEF_CHARS:,}."
             )
             return ""
-        return text
+        try:
+            return normalise_optional(text)
+        except UnreadableText as exc:
+            self.add_error("brief_file", FIELD_SENTENCES[exc.reason])
+            return ""
 
 
 def brief_from_markdown(text: str) -> Brief:
@@ -163,6 +179,9 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
             else:
                 options["brief"] = data["brief"]
             try:
+                estimate = run_estimate(config_from_options(scenario, options),
+                                        offline=plays_offline(model_key=data["model"]))  # fmt: skip
+                check_work(user_id=int(request.user.pk or 0), estimate=estimate, advice=ADVICE)
                 check_rate(user_id=int(request.user.pk or 0), action="new_game")
                 game = create_game(
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
@@ -170,7 +189,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                 )  # fmt: skip
                 enqueue_drive(game_id=game.pk)
                 return redirect("game", game_id=game.pk)
-            except (ValueError, UnknownModelChoice) as exc:
+            except (ValueError, UnknownModelChoice, OverBudget) as exc:
                 error, status = str(exc), 400
             except RateLimited as exc:
                 error, status = str(exc), 429
@@ -187,10 +206,13 @@ def _context(game: Game) -> dict[str, Any]:
     return board_context(scenario_of(game), state_of(game)) | {"game": game}
 
 
-def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
-    """The board; after a refused decision, with the sentence saying why. An HTMX post gets the board alone
-    (htmx swaps 2xx and 409 here, base.html's responseHandling: a refusal is sent as 409 so its sentence shows)."""
-    context = _context(game) | {"error": error}
+def page(
+    request: HttpRequest, game: Game, *, error: str = "", status: int = 200, kept: GateInput | None = None
+) -> HttpResponse:
+    """The board; after a refused decision, with the sentence saying why (a gate's refused field: beside it, with
+    what was typed and ticked kept). An HTMX post gets the board alone (htmx swaps 2xx and 409 here, base.html's
+    responseHandling: a refusal is sent as 409 so its sentence shows)."""
+    context = _context(game) | {"error": error, "kept": kept}
     if getattr(request, "htmx", False):
         html = render_to_string("message_lab/_board.html", context, request=request)
         return HttpResponse(html, status=409 if status >= 400 else status)
@@ -216,12 +238,40 @@ class MoveRefused(Exception):
     BAD = "The panel cannot take that decision: {reason}."
 
 
+class GateForm(forms.Form):
+    """The gate's typed field (the ticked concepts are checked by the machine)."""
+
+    direction = ReadableTextField(required=False, max_length=MAX_DIRECTION, label="Your direction")
+
+
+@dataclass(frozen=True)
+class GateInput:
+    """A gate decision as it was posted, drawn again in the gate's form when one of its fields is refused."""
+
+    eliminate: list[str]
+    rescue: list[str]
+    direction: str
+    error: str = ""
+
+
+class GateRefused(Exception):
+    """A gate decision whose field cannot be taken as typed: nothing is committed."""
+
+    def __init__(self, kept: GateInput) -> None:
+        self.kept = kept
+        super().__init__(kept.error)
+
+
 def _gate_payload(request: HttpRequest) -> dict[str, Any]:
-    return {
-        "eliminate": request.POST.getlist("eliminate"),
-        "rescue": request.POST.getlist("rescue"),
-        "direction": request.POST.get("direction", "").replace("\r\n", "\n").strip(),
-    }
+    """The decision's payload, its direction under the shared text rule. Raises GateRefused (with what was posted)."""
+    kept = GateInput(eliminate=request.POST.getlist("eliminate"), rescue=request.POST.getlist("rescue"),
+                     direction=request.POST.get("direction", ""))  # fmt: skip
+    form = GateForm(request.POST)
+    if not form.is_valid():
+        sentence = f"{form.fields['direction'].label}: {form.errors['direction'][0]}"
+        raise GateRefused(replace(kept, error=sentence))
+    direction = form.cleaned_data["direction"].strip()
+    return {"eliminate": kept.eliminate, "rescue": kept.rescue, "direction": direction}
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
@@ -245,6 +295,8 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return page(request, game, error=str(exc), status=409)
     except MoveRefused as exc:
         return page(request, game, error=str(exc), status=409)
+    except GateRefused as exc:
+        return page(request, game, status=400, kept=exc.kept)
     except MachineError as exc:
         reason = getattr(exc, "reason", str(exc))
         return page(request, game, error=MoveRefused.BAD.format(reason=reason), status=409)

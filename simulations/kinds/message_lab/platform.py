@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
+    from simulations.services.work_budget import WorkEstimate
 
 KEEP_DEFAULT = 3  # concepts the moderator keeps alive after a synthesis, at most
 
@@ -274,6 +275,17 @@ class MessageLab:
         from .pages import review
 
         return review(request, game)
+
+    # --- the work budget (services/work_budget.py) -------------------------------------------------------------
+
+    def work_estimate(self, game: Game) -> WorkEstimate:
+        from simulations.services.model_choice import game_specs
+
+        from .estimate import run_estimate
+
+        # Only what the run was set up with: validating its whole state would read every agent and post.
+        config = Config.model_validate(game.state["config"])
+        return run_estimate(config, offline=game_specs(game)[0].offline)
 
     # --- the export and downloads (export.py, report.py) -----------------------------------------------------
 

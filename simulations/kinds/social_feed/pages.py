@@ -5,6 +5,7 @@ calls), pause and resume, and the results page with its downloads."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -22,12 +23,21 @@ from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.services.work_budget import (
+    OverBudget,
+    WorkEstimate,
+    check_work,
+    describe_estimate,
+    plays_offline,
+)
 from simulations.tasks import enqueue_drive
 from simulations.views.review import share_link
 
 from .config import SocialFeedScenario
+from .estimate import ADVICE, run_estimate
 from .games import state_of
 from .machine import MAX_AGENTS, Event
+from .platform import config_from_options
 from .presenters import context as run_context
 
 PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
@@ -43,9 +53,13 @@ class SetupForm(forms.Form):
     )
 
 
+OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled")
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def setup(request: HttpRequest, version_id: int) -> HttpResponse:
+    """GET: the set-up form with what the run would cost. POST: the run started, or the form again with why not."""
     version = playable_version(version_id=version_id, kind="social_feed")
     scenario: SocialFeedScenario = parsed_scenario(version)
     initial = {"model": request.GET.get("model", ""), "agents": scenario.population.count if scenario.population else 0,
@@ -57,22 +71,41 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
+                check_work(
+                    user_id=int(request.user.pk or 0), estimate=_estimate(scenario, data), advice=ADVICE
+                )
                 check_rate(user_id=int(request.user.pk or 0), action="new_game")
                 game = create_game(
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-                    model=data["model"] or None, options={k: data[k] for k in ("agents", "max_rounds",
-                                                          "checkpoint_frequency", "reasoner_enabled")},
+                    model=data["model"] or None, options={k: data[k] for k in OPTIONS},
                 )  # fmt: skip
                 enqueue_drive(game_id=game.pk)
                 return redirect("game", game_id=game.pk)
-            except (ValueError, UnknownModelChoice) as exc:
+            except (ValueError, UnknownModelChoice, OverBudget) as exc:
                 error, status = str(exc), 400
             except RateLimited as exc:
                 error, status = str(exc), 429
         else:
             status = 400
     return render(request, "social_feed/setup.html", {"version": version, "scenario": scenario, "form": form,
-                                                      "error": error}, status=status)  # fmt: skip
+                                                      "error": error, "estimate": _cost(scenario, form)}, status=status)  # fmt: skip
+
+
+def _estimate(scenario: SocialFeedScenario, data: Mapping[str, Any]) -> WorkEstimate:
+    """What a run set up with the form's `data` would cost. Raises UnknownModelChoice, ValueError (a sentence)."""
+    config = config_from_options(scenario, {k: data[k] for k in OPTIONS})
+    return run_estimate(scenario, config, offline=plays_offline(model_key=str(data.get("model") or "")))
+
+
+def _cost(scenario: SocialFeedScenario, form: SetupForm) -> str:
+    """The set-up page's line on what the run would cost: the posted values if they are valid, else the defaults."""
+    try:
+        estimate = _estimate(
+            scenario, form.cleaned_data if form.is_bound and form.is_valid() else form.initial
+        )
+    except (ValueError, UnknownModelChoice):  # a model not offered: the form's error says so instead
+        return ""
+    return describe_estimate(estimate=estimate)
 
 
 def _context(game: Game) -> dict[str, Any]:

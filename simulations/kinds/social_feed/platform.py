@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
+    from simulations.services.work_budget import WorkEstimate
 
 
 def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -> RunConfig:
@@ -141,6 +142,18 @@ class SocialFeed:
             FieldSpec("Run", ("config", "checkpoint_frequency"), "Checkpoint every N rounds", "integer", minimum=1),
             FieldSpec("Run", ("config", "reasoner_enabled"), "Ask the reasoner when guards leave a choice", "flag"),
         ]  # fmt: skip
+
+    # --- the work budget (services/work_budget.py) -------------------------------------------------------------
+
+    def work_estimate(self, game: Game) -> WorkEstimate:
+        from simulations.services.model_choice import game_specs
+
+        from .estimate import run_estimate
+        from .games import scenario_of
+
+        # Only what the run was set up with: validating its whole state would read every agent and post.
+        config = RunConfig.model_validate(game.state["config"])
+        return run_estimate(scenario_of(game), config, offline=game_specs(game)[0].offline)
 
     # --- the command line ---------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from simulations.kinds.message_lab.games import state_of
 from simulations.kinds.message_lab.state import ConceptStatus, SimulationStatus
 from simulations.models import Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
+from simulations.services.message_text import CONTROL_CHARACTERS, FIELD_SENTENCES, NO_VISIBLE_TEXT
 
 PASSWORD = "a-long-test-passphrase-42"
 
@@ -137,3 +138,70 @@ def test_a_failed_panel_is_resumed_from_the_page(
     resumed = client.post(f"/games/{game.pk}/move/", {"version": game.version, "event": "SIMULATION_RESUMED"})
     assert resumed.status_code == 302
     assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.DONE
+
+
+def at_gate(client: Client, version: ScenarioVersion) -> Game:
+    assert start(client, version).status_code == 302
+    game = Game.objects.get()
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.HUMAN
+    game.refresh_from_db()
+    return game
+
+
+def readable_refusal(page: str) -> bool:
+    """The shared text rule's sentence for control characters. (Django's CharField answers a NUL with its own
+    sentence before the rule is asked: either is a clear refusal.)"""
+    return escape(FIELD_SENTENCES[CONTROL_CHARACTERS]) in page or "Null characters are not allowed." in page
+
+
+@pytest.mark.parametrize("bad", ["\x00", "\x1b[2J", "\x07"], ids=["nul", "esc", "bel"])
+def test_a_gate_direction_with_control_characters_is_refused_and_kept(
+    client: Client, lab_version: ScenarioVersion, bad: str
+) -> None:
+    """Finding 6: ESC and BEL used to be stored in the direction (and every later prompt); a NUL answered 500 on
+    PostgreSQL. Now 400 with the field's sentence, what was typed and ticked still in the gate's form, nothing
+    committed."""
+    game = at_gate(client, lab_version)
+    survivor = next(c for c in state_of(game).concepts if c.status is ConceptStatus.PRESENTED)
+    text = f"Open with{bad} the 30-day returns"
+    response = client.post(f"/games/{game.pk}/move/", {
+        "version": game.version, "event": "GATE_DECIDED", "eliminate": [survivor.id], "direction": text,
+    })  # fmt: skip
+    page = response.content.decode()
+    assert response.status_code == 400 and "Your direction: " in page and readable_refusal(page)
+    assert f">{escape(text)}</textarea>" in page
+    assert f'name="eliminate" value="{survivor.id}" checked>' in page
+    assert Game.objects.get(pk=game.pk).version == game.version
+    invisible = client.post(f"/games/{game.pk}/move/", {
+        "version": game.version, "event": "GATE_DECIDED", "direction": "\u200b\u3164",
+    })  # fmt: skip
+    assert invisible.status_code == 400
+    assert f"Your direction: {escape(FIELD_SENTENCES[NO_VISIBLE_TEXT])}" in invisible.content.decode()
+    decided = client.post(f"/games/{game.pk}/move/", {
+        "version": game.version, "event": "GATE_DECIDED", "direction": "  Open with\r\nthe returns \u202e ",
+    })  # fmt: skip
+    assert decided.status_code == 302
+    assert "From the player: Open with\nthe returns" in state_of(Game.objects.get(pk=game.pk)).current.focus
+
+
+@pytest.mark.parametrize("bad", ["\x00", "\x1b[31m", "\x7f"], ids=["nul", "esc", "del"])
+def test_a_brief_with_control_characters_is_refused_pasted_or_uploaded(
+    client: Client, lab_version: ScenarioVersion, bad: str
+) -> None:
+    """Finding 6: a pasted or uploaded brief holding a control character is refused beside its field (an upload
+    with a NUL answered 500 on PostgreSQL); the pasted text stays in the form; nothing is stored."""
+    brief = f"# Brief: Lantern Street Library{bad}\n\n## Goal\nGet readers in on Thursdays\n"
+    pasted = start(client, lab_version, brief="paste", brief_text=brief)
+    page = pasted.content.decode()
+    assert pasted.status_code == 400 and readable_refusal(page)
+    assert f"{escape(brief)}</textarea>" in page
+    uploaded = start(
+        client, lab_version, brief="paste", brief_file=SimpleUploadedFile("b.md", brief.encode())
+    )
+    assert uploaded.status_code == 400
+    assert escape(FIELD_SENTENCES[CONTROL_CHARACTERS]) in uploaded.content.decode()
+    blank = start(
+        client, lab_version, brief="paste", brief_file=SimpleUploadedFile("b.md", "\u200b\n".encode())
+    )
+    assert blank.status_code == 400 and escape(FIELD_SENTENCES[NO_VISIBLE_TEXT]) in blank.content.decode()
+    assert not Game.objects.exists()

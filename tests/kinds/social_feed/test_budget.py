@@ -1,0 +1,131 @@
+"""A social-feed run's work, estimated before it starts (issue #64, finding 1): one form used to start a run of
+2,000 agents for 200 rounds checkpointed every round (12 minutes of background work, 1.2 GB). The set-up page
+shows what a run would cost, refuses one over the limit with a sentence saying what to lower (nothing created, the
+form's values kept), takes the largest the limits allow, and the estimate is never below what a run stores."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils.html import escape
+
+from simulations.kinds import get_kind
+from simulations.kinds.social_feed.config import SCENARIO_ROOT
+from simulations.kinds.social_feed.estimate import run_estimate
+from simulations.kinds.social_feed.games import scenario_of, state_of
+from simulations.kinds.social_feed.machine import RunConfig
+from simulations.kinds.social_feed.turns import play_headless
+from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry
+from simulations.services.scenarios import store_scenario
+from simulations.services.turns import create_game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REFUSED = (
+    "This run would take about 15 minutes of the server's time and store about 2.0 GB; the limit for one run is "
+    "60 seconds and 50 MB. Lower the number of agents or rounds, or checkpoint less often."
+)
+
+
+@pytest.fixture(autouse=True)
+def _school_limits(settings: Any) -> None:
+    """The shipped defaults, whatever the environment running the tests says."""
+    settings.MERCURY_MAX_RUN_SECONDS, settings.MERCURY_MAX_RUN_MB = 60, 50
+    settings.MERCURY_MAX_RUN_MODEL_CALLS = 2000
+    settings.MERCURY_MAX_RUN_SECONDS_PER_USER, settings.MERCURY_MAX_RUN_MB_PER_USER = 90, 75
+    settings.MERCURY_MAX_BACKGROUND_RUNS_PER_USER = 2
+
+
+@pytest.fixture
+def town() -> ScenarioVersion:
+    kind = get_kind("social_feed")
+    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
+    return store_scenario(kind=kind, source=source, origin="tests")[0]
+
+
+@pytest.fixture
+def client() -> Client:
+    c = Client()
+    c.force_login(User.objects.create_user("student", password="a-long-test-passphrase-42"))
+    return c
+
+
+def set_up(client: Client, version: ScenarioVersion, **fields: Any) -> Any:
+    data = {"agents": 200, "max_rounds": 50, "checkpoint_frequency": 5, "reasoner_enabled": "on"} | fields
+    return client.post(f"/social_feed/new/{version.pk}/", data)
+
+
+def test_the_run_that_filled_a_disk_is_refused_with_what_to_lower(
+    client: Client, town: ScenarioVersion
+) -> None:
+    response = set_up(client, town, agents=2000, max_rounds=200, checkpoint_frequency=1)
+    page = response.content.decode()
+    assert response.status_code == 400 and escape(REFUSED) in page
+    assert not Game.objects.exists()
+    assert 'value="2000"' in page and 'value="200"' in page  # the form keeps what was asked for
+    assert "This run: about 15 minutes of the server&#x27;s time and 2.0 GB of storage" in page
+
+
+def test_the_largest_run_the_limits_allow_is_accepted(client: Client, town: ScenarioVersion) -> None:
+    """All 2,000 agents the form offers fit for 47 rounds checkpointed once (about 59 s and 35 MB estimated: a
+    real run of it took 11 s of CPU and stored 22 MB); one round more is over a minute."""
+    over = set_up(client, town, agents=2000, max_rounds=48, checkpoint_frequency=50)
+    assert over.status_code == 400
+    assert escape(
+        "This run would take about 61 seconds of the server's time; the limit for one run is 60 seconds."
+    ) in (over.content.decode())
+    response = set_up(client, town, agents=2000, max_rounds=47, checkpoint_frequency=50)
+    game = Game.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/games/{game.pk}/"
+    assert state_of(game).config == RunConfig(agents=2000, max_rounds=47, checkpoint_frequency=50)
+
+
+def test_the_set_up_page_shows_what_the_run_would_cost(client: Client, town: ScenarioVersion) -> None:
+    page = client.get(f"/social_feed/new/{town.pk}/").content.decode()
+    assert (
+        escape(
+            "This run: about 3 seconds of the server's time and 9 MB of storage (the limit for one run: 60 seconds and "
+            "50 MB)."
+        )
+        in page
+    )
+
+
+def _stored_bytes(game: Game) -> int:
+    """The JSON the run's rows hold: checkpoints, events, model calls, transcript, the game's state."""
+
+    def size(value: Any) -> int:
+        return (
+            len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+            if value is not None
+            else 0
+        )
+
+    rows = [
+        *Checkpoint.objects.filter(game=game).values_list("state", "changes"),
+        *Event.objects.filter(game=game).values_list("payload", "stance_changes"),
+        *ModelCall.objects.filter(game=game).values_list("context", "error"),
+        *TranscriptEntry.objects.filter(game=game).values_list("text", "audience"),
+    ]
+    return sum(size(a) + size(b) for a, b in rows) + size(game.state)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"agents": 30, "max_rounds": 12, "checkpoint_frequency": 1, "reasoner_enabled": True},
+        {"agents": 60, "max_rounds": 16, "checkpoint_frequency": 3, "reasoner_enabled": False},
+        {"agents": 10, "max_rounds": 40, "checkpoint_frequency": 40, "reasoner_enabled": True},
+    ],
+    ids=["every-round", "every-third-no-reasoner", "one-block"],
+)
+def test_the_estimate_is_not_below_what_a_run_stores(town: ScenarioVersion, options: dict[str, Any]) -> None:
+    game = play_headless(create_game(scenario_version=town, seed=11, options=options))
+    estimate = run_estimate(scenario_of(game), state_of(game).config, offline=True)
+    stored = _stored_bytes(game)
+    assert stored > 0 and estimate.storage_bytes >= stored
+    assert get_kind("social_feed").work_estimate(game) == estimate  # type: ignore[attr-defined]
