@@ -64,6 +64,7 @@ test: install lint types pytest
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 types:
 	$(BIN)/mypy mercury simulations bench scripts tests

@@ -49,7 +49,8 @@ def profile_threads() -> None:
     a committed turn in its page thread."""
     from django.core.handlers.base import BaseHandler
 
-    from simulations import consumers, embedded_worker
+    from simulations import consumers
+    from simulations.driving import embedded as embedded_worker
 
     worker = embedded_worker.EmbeddedWorker
     worker.run_task = _profiled(worker.run_task, _profiles["worker threads"])  # type: ignore[method-assign]

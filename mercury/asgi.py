@@ -25,14 +25,14 @@ from mercury.asgi_guards import BodySizeLimit, SameOriginValidator  # noqa: E402
 from mercury.cpu_placement import pin_to_one_cpu  # noqa: E402
 from mercury.startup import hand_the_lock_over_sooner, keep_startup_objects_out_of_gc  # noqa: E402
 from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
-from simulations.embedded_worker import EmbeddedWorkers  # noqa: E402
+from simulations.driving.embedded import EmbeddedWorkers  # noqa: E402
 
 websocket_urlpatterns = [
     path("ws/games/<int:game_id>/", GameConsumer.as_asgi()),
     re_path(r"", NotFoundConsumer.as_asgi()),  # any other path: a clean refusal, not an error
 ]
 
-# EmbeddedWorkers: on the embedded default the server also runs the queue's workers (simulations/tasks.py).
+# EmbeddedWorkers: on the embedded default the server also runs the queue's workers (simulations/driving/tasks.py).
 application = EmbeddedWorkers(
     ProtocolTypeRouter(
         {

@@ -36,11 +36,11 @@ from simulations.kinds import TakesSocketMoves, ai_acts_next, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
+from simulations.services.drive_queue import queue_drive_if_ai_next
 from simulations.services.fragments import fragment
 from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import game_with_scenario, load_game, stored_version
-from simulations.tasks import queue_drive_if_ai_next
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
 NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
@@ -352,6 +352,8 @@ class GameConsumer(AsyncWebsocketConsumer):
             "speaker": event["speaker"],
             "text": event["text"],
             "slot": slot if SLOT.fullmatch(slot) else "",
+            # Markdown (a debrief) is rendered by the fragment, after escaping (services.model_markdown).
+            "markdown": event.get("markdown") is True,
         }
         if settings.MERCURY_STREAM_TIMESTAMPS:
             # For bench/load.py: when the frame's oldest and newest words left the model, when the channel

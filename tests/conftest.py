@@ -50,7 +50,7 @@ def _embedded_workers_stop_after_each_test() -> Iterator[None]:
     """A test's first websocket starts the embedded task workers (as a real server's first connection does);
     stop them before the test's database is flushed, so no drive of one test runs into the next."""
     yield
-    from simulations.embedded_worker import stop_embedded_workers
+    from simulations.driving.embedded import stop_embedded_workers
 
     stop_embedded_workers()
 

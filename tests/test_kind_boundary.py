@@ -72,3 +72,30 @@ def test_the_check_sees_an_import(tmp_path: Path) -> None:
     clean = tmp_path / "clean.py"
     clean.write_text("from simulations.kinds import Actor, kind_of\nfrom . import machine\n")
     assert _imported_kinds(clean) == set()  # the registry and relative imports are not a kind
+
+
+SHELLS_AND_DRIVING = ("simulations.views", "simulations.consumers", "simulations.driving", "simulations.management",
+                      "simulations.admin", "mercury.urls", "mercury.asgi")  # fmt: skip
+
+
+def _imported_modules(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return found
+
+
+def test_no_kind_imports_a_shell_or_the_driving_package() -> None:
+    """A kind is its rules, prompts, bots and pages: it reaches share links, move checks and drive queueing through
+    the platform's services, never the views, the consumer or the task queue above it (import-linter's layers say
+    the same in `make lint`; this names the file)."""
+    above = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in _imported_modules(path) if m.startswith(SHELLS_AND_DRIVING)
+        )
+        for path in KINDS.rglob("*.py")
+    }
+    assert {path: modules for path, modules in above.items() if modules} == {}

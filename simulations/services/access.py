@@ -16,6 +16,8 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.backends.base import SessionBase
 from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
 
 from simulations.models import Game
@@ -110,3 +112,11 @@ def granted_token(session: SessionBase, game_id: int) -> str | None:
     """The share token this session was granted for the game (checked against the game by `can_read`)."""
     token = session.get(GRANTS, {}).get(str(game_id))
     return str(token) if token else None
+
+
+def share_link(request: HttpRequest, game: Game) -> str:
+    """The owner's share link of a game, "" if none is live. The token travels after '#': browsers never send it,
+    so it reaches no access log (see `share_game`)."""
+    if not (share_link_live(game) and can_drive(request.user, game)):
+        return ""
+    return f"{request.build_absolute_uri(reverse('shared_entry'))}#{game.share_token}"

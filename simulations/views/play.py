@@ -2,11 +2,9 @@
 its moves over the game's websocket, `simulations.consumers`).
 
 `game_page` and `move` are the kind-blind shell: they check the game is the user's, then hand it to its kind
-(`Kind.page`, `Kind.move`). The form checks every kind's moves share (`form_version`, NUL bytes) live here."""
+(`Kind.page`, `Kind.move`). The form checks every kind's moves share are `services.move_form`'s."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -45,26 +43,3 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
 def move(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_game(request, game_id)
     return kind_of(game).move(request, game)
-
-
-class MissingVersion(ValueError):
-    MESSAGE = "This move did not say which turn it answers (the version field is missing); reload the page."
-
-    def __init__(self) -> None:
-        super().__init__(self.MESSAGE)
-
-
-class NulInForm(ValueError):
-    MESSAGE = "The form contained a NUL character, which cannot be stored; remove it and send again."
-
-    def __init__(self) -> None:
-        super().__init__(self.MESSAGE)
-
-
-def form_version(fields: Mapping[str, str]) -> int:
-    """The game version a move's form was rendered at, posted or sent over the game's websocket. Required: without
-    it a re-sent or forged move could not be told from the current turn, and concurrent copies would each commit."""
-    raw = fields.get("version", "").strip()
-    if not raw.isdigit():
-        raise MissingVersion()
-    return int(raw)

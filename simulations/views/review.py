@@ -10,7 +10,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import kind_of
@@ -23,7 +22,6 @@ from simulations.services.access import (
     granted_token,
     revoke_share,
     share_game,
-    share_link_live,
 )
 from simulations.services.export import export_markdown, reader_export
 from simulations.services.snapshot import one_snapshot
@@ -40,14 +38,6 @@ def _readable(request: HttpRequest, game_id: int) -> Game:
 def _may_try(request: HttpRequest, game_id: int) -> bool:
     """Logged in, or holding a share grant for this game; anyone else is sent to log in."""
     return request.user.is_authenticated or granted_token(request.session, game_id) is not None
-
-
-def share_link(request: HttpRequest, game: Game) -> str:
-    """The owner's share link of a game, "" if none is live. The token travels after '#': browsers never send it,
-    so it reaches no access log (see services.access)."""
-    if not (share_link_live(game) and can_drive(request.user, game)):
-        return ""
-    return f"{request.build_absolute_uri(reverse('shared_entry'))}#{game.share_token}"
 
 
 def _review(request: HttpRequest, game: Game) -> HttpResponse:

@@ -357,7 +357,7 @@ def _drives_failed_by_a_dead_worker(game_id: int) -> int:
     return DBTaskResult.objects.filter(
         args_kwargs__kwargs__game_id=game_id,
         status=TaskResultStatus.FAILED,
-        exception_class_path="simulations.drive_recovery.WorkerStopped",
+        exception_class_path="simulations.driving.recovery.WorkerStopped",
     ).count()
 
 

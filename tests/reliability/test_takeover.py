@@ -141,9 +141,9 @@ def test_a_live_holder_is_never_taken_for_dead_and_its_heartbeat_outlasts_the_le
 def test_a_drive_that_breaks_on_an_unexpected_error_is_picked_up_again_with_no_page_open() -> None:
     """The drive raises before its model call (as a lost database connection would): its lease is released with
     the AI turn still to play, and the game is queued again by itself, not left until a page connects."""
-    from simulations.embedded_worker import start_embedded_workers
+    from simulations.driving.embedded import start_embedded_workers
+    from simulations.driving.tasks import enqueue_drive
     from simulations.kinds.negotiation.games import step_of
-    from simulations.tasks import enqueue_drive
 
     game = game_at_first_ai_turn(seed=5)
     before = _seqs(game.pk)

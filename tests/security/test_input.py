@@ -20,8 +20,8 @@ from simulations.services.message_text import (
     NO_VISIBLE_TEXT,
     ReadableTextField,
 )
+from simulations.services.move_form import NulInForm
 from simulations.services.student_errors import for_student
-from simulations.views.play import NulInForm
 from tests.helpers import game_in_private_talk
 
 pytestmark = pytest.mark.django_db

@@ -23,7 +23,8 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from simulations import faults
-from simulations.embedded_worker import start_embedded_workers
+from simulations.driving.embedded import start_embedded_workers
+from simulations.driving.tasks import enqueue_drive
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
@@ -32,7 +33,6 @@ from simulations.models import Game, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.lease import acquire_lease, new_holder, release_lease
 from simulations.services.turns import create_game, games_with_scenario
-from simulations.tasks import enqueue_drive
 from tests.helpers import game_at_first_ai_turn, game_in_private_talk, mercury_version, normalised, played
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -111,7 +111,8 @@ def test_a_queued_drive_leaves_a_game_to_another_queued_drive_and_watches_other_
     drive's row says running, and the workers' sweep queues the game again should its worker die. Any other
     holder (the `play` command, a kind's own loop), or a queued drive's lease that lapsed, is watched: a drive is
     queued for when the lease lapses, or at once."""
-    from simulations.tasks import drive_game_task, queue_drive_if_ai_next
+    from simulations.driving.tasks import drive_game_task
+    from simulations.services.drive_queue import queue_drive_if_ai_next
 
     game = game_at_first_ai_turn(seed=5)
     queued_drive = new_holder(queued_drive=True)
@@ -238,7 +239,7 @@ def test_a_drive_left_running_by_a_stopped_server_is_queued_again_when_the_next_
     assert len(after) == len(before) + 1 and after == sorted(set(after))
     row.refresh_from_db()
     assert row.status == TaskResultStatus.FAILED
-    assert row.exception_class_path == "simulations.drive_recovery.WorkerStopped"
+    assert row.exception_class_path == "simulations.driving.recovery.WorkerStopped"
     assert f"worker {gone} stopped during this drive" in row.traceback
 
 
@@ -247,7 +248,7 @@ def test_a_drive_queued_in_this_process_wakes_an_idle_worker_without_waiting_for
 ) -> None:
     """The embedded threads wait on the queue's enqueue signal: with a poll interval far longer than the test's
     patience, a queued drive is still played (it would sit in the queue for the whole interval otherwise)."""
-    from simulations import embedded_worker
+    from simulations.driving import embedded as embedded_worker
 
     monkeypatch.setattr(embedded_worker, "POLL_INTERVAL", 600.0)
     game = game_at_first_ai_turn(seed=5)
@@ -303,12 +304,12 @@ def test_a_move_read_while_a_drive_held_the_game_queues_the_answer_once_that_dri
 
 
 def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(settings: Any) -> None:
-    """`drive_worker`'s sweep (simulations/drive_recovery.py): a running drive whose game's lease lapsed, or whose
+    """`drive_worker`'s sweep (simulations/driving/recovery.py): a running drive whose game's lease lapsed, or whose
     holder on this machine is gone, is marked failed with why and its game queued again; a drive that renews its
     lease, or that started too recently to have taken one, is left alone."""
     from django.utils import timezone
 
-    from simulations.drive_recovery import requeue_dead_drives
+    from simulations.driving.recovery import requeue_dead_drives
 
     settings.MERCURY_DRIVER_LEASE_SECONDS = 5
     long_ago = timezone.now() - timedelta(seconds=60)
@@ -332,7 +333,7 @@ def test_an_external_workers_sweep_queues_again_only_the_drives_of_dead_workers(
     for name, row in rows.items():
         row.refresh_from_db()
         assert (row.status == TaskResultStatus.FAILED) == (name in ("lapsed", "dead here")), name
-    assert rows["lapsed"].exception_class_path == "simulations.drive_recovery.WorkerStopped"
+    assert rows["lapsed"].exception_class_path == "simulations.driving.recovery.WorkerStopped"
     assert "worker-lapsed stopped during this drive" in rows["lapsed"].traceback
     assert [_queued(g.pk) for g in games.values()] == [1, 0, 0, 1]
 
@@ -378,10 +379,10 @@ def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_wa
     transaction for nothing, each drive)."""
     from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
 
-    from simulations import embedded_worker
-    from simulations.worker_pool import PooledWorker
+    from simulations.driving import tasks
+    from simulations.driving.pool import PooledWorker
 
-    embedded_worker.stopping.clear()  # an earlier test stopped the embedded workers: drives would pause at once
+    tasks.stopping.clear()  # an earlier test stopped the embedded workers: drives would pause at once
     games = [game_at_first_ai_turn(seed=seed) for seed in (5, 6)]
     for game in games:
         enqueue_drive(game_id=game.pk)
@@ -415,7 +416,7 @@ def test_a_pooled_worker_starts_every_drive_thread_before_it_says_it_is_ready() 
     ones, bench/runs/2026-12-04-twenty-ninth.md): when it says it is ready, all are there."""
     from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
 
-    from simulations.worker_pool import PooledWorker
+    from simulations.driving.pool import PooledWorker
 
     seen: list[int] = []
 

@@ -1,4 +1,4 @@
-"""The task queue's statements built once (simulations/task_statements.py) answer exactly what django-tasks-db's own
+"""The task queue's statements built once (simulations/driving/statements.py) answer exactly what django-tasks-db's own
 ORM queries answer: which drive is already queued, which task a worker claims and what the claim writes. Real
 parts: the library's database queue, on SQLite and (CI's second leg) PostgreSQL."""
 
@@ -14,12 +14,13 @@ from django.utils import timezone
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME, TaskResultStatus
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from simulations import embedded_worker, task_statements
+from simulations.driving import embedded as embedded_worker
+from simulations.driving import statements as task_statements
+from simulations.driving.pool import PooledWorker
+from simulations.driving.statements import drive_queued
+from simulations.driving.tasks import drive_game_task, enqueue_drive
 from simulations.models import ClaimedTask
 from simulations.services.turns import create_game
-from simulations.task_statements import drive_queued
-from simulations.tasks import drive_game_task, enqueue_drive
-from simulations.worker_pool import PooledWorker
 from tests.helpers import mercury_version
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

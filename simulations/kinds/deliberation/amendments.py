@@ -9,7 +9,7 @@ from . import checks
 from .machine import Amendment, Payload
 from .offline import AmendedCode, Move
 from .scenario import DeliberationScenario
-from .state import Submission
+from .state import DeliberationState, Submission
 
 Checker = Callable[[DeliberationScenario, AmendedCode], Submission]
 
@@ -34,3 +34,13 @@ def sample_amendment(scenario: DeliberationScenario, sample_id: str | None) -> A
     if sample.amended is None:
         return None
     return AmendedCode(code=sample.amended, filename=sample.filename, label=f"{sample.label} (amended)")
+
+
+def proposer_amendment(scenario: DeliberationScenario, state: DeliberationState) -> AmendedCode | None:
+    """What the AI proposer submits after a veto: the sample's own amended code, when the deliberation began with
+    a sample that has one."""
+    first = state.submissions[0]
+    if first.source != "sample":
+        return None
+    sample = next((s for s in scenario.samples if s.label == first.label), None)
+    return sample_amendment(scenario, sample.id) if sample else None

@@ -22,16 +22,15 @@ from django.views.decorators.http import require_http_methods
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services import page_threads
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, share_link
+from simulations.services.drive_queue import queue_drive_after_move, queue_drive_if_ai_next
 from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.move_form import MissingVersion, form_version
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, create_game
-from simulations.tasks import queue_drive_after_move, queue_drive_if_ai_next
-from simulations.views.play import MissingVersion, form_version
-from simulations.views.review import share_link
 
 from . import checks, forms, machine
 from .games import scenario_of, state_of

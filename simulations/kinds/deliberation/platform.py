@@ -28,8 +28,9 @@ from simulations.kinds import (
     ScenarioSource,
 )
 
-from . import amendments, checks, machine, offline, prompts
-from .machine import Event, Outcome, Step
+from . import checks, machine, offline, prompts
+from .machine import Outcome, Step
+from .offline_facts import offline_answer
 from .scenario import DeliberationScenario, load_scenario
 from .state import DeliberationState, State, Submission
 
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
     from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
     from simulations.services.export_schema import SimulationExport
-
-FACTS_OPEN, FACTS_CLOSE = "<deliberation-facts>", "</deliberation-facts>"
 
 
 # --- the machine, in the ledger's terms -------------------------------------------------------------------------
@@ -113,53 +112,7 @@ def start_submission(scenario: DeliberationScenario, options: dict[str, Any]) ->
     return report.submission(source=source, label=report.filename)
 
 
-def proposer_amendment(
-    scenario: DeliberationScenario, state: DeliberationState
-) -> offline.AmendedCode | None:
-    """What the AI proposer submits after a veto: the sample's own amended code, when the deliberation began with
-    a sample that has one."""
-    first = state.submissions[0]
-    if first.source != "sample":
-        return None
-    sample = next((s for s in scenario.samples if s.label == first.label), None)
-    return amendments.sample_amendment(scenario, sample.id) if sample else None
-
-
 # --- the offline model's side ------------------------------------------------------------------------------------
-
-
-def facts_message(scenario: DeliberationScenario, state: DeliberationState, seat: str) -> dict[str, str]:
-    """What only the offline model reads: the whole deliberation, so its personas decide from the real findings."""
-    facts = {
-        "seat": seat,
-        "scenario": scenario.model_dump(mode="json"),
-        "state": state.model_dump(mode="json"),
-    }
-    return {"role": "user", "content": f"{FACTS_OPEN}{json.dumps(facts)}{FACTS_CLOSE}"}
-
-
-def offline_answer(messages: Sequence[dict[str, Any]]) -> str | None:
-    for message in messages:
-        content = str(message.get("content", ""))
-        start, end = content.find(FACTS_OPEN), content.find(FACTS_CLOSE)
-        if start != -1 and end > start:
-            facts = json.loads(content[start + len(FACTS_OPEN) : end])
-            break
-    else:
-        return None
-    scenario = DeliberationScenario.model_validate(facts["scenario"])
-    state = DeliberationState.model_validate(facts["state"])
-    step = machine.next_step(scenario, state)
-    move = offline.decide(scenario, state, step)
-    assert move.payload is not None
-    reply: dict[str, Any] = move.payload.model_dump(mode="json")
-    if move.event == Event.OPINION_GIVEN:
-        reply.pop("seat", None)
-    elif move.event == Event.COMPROMISE_OFFERED:
-        reply["offer"] = True
-    else:
-        reply = {"offer": False, "text": reply["text"]}
-    return json.dumps(reply)
 
 
 # --- the kind -----------------------------------------------------------------------------------------------------

@@ -15,9 +15,10 @@ from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event, record_failed_call
 
 from . import amendments, machine, offline, prompts
+from .amendments import proposer_amendment
 from .games import scenario_of, state_of
 from .machine import Actor, Event, Step
-from .platform import facts_message, proposer_amendment
+from .offline_facts import facts_message
 from .scenario import DeliberationScenario
 from .state import DeliberationState, State
 

@@ -19,7 +19,8 @@ from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import MachineError
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, share_link
+from simulations.services.drive_queue import queue_drive
 from simulations.services.fragments import fragment
 from simulations.services.message_text import (
     FIELD_SENTENCES,
@@ -32,8 +33,6 @@ from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from simulations.services.work_budget import OverBudget, check_work, plays_offline
-from simulations.tasks import enqueue_drive
-from simulations.views.review import share_link
 
 from .estimate import ADVICE, run_estimate
 from .games import scenario_of, state_of
@@ -187,7 +186,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
                     model=data["model"] or None, options=options,
                 )  # fmt: skip
-                enqueue_drive(game_id=game.pk)
+                queue_drive(game_id=game.pk)
                 return redirect("game", game_id=game.pk)
             except (ValueError, UnknownModelChoice, OverBudget) as exc:
                 error, status = str(exc), 400
@@ -300,7 +299,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except MachineError as exc:
         reason = getattr(exc, "reason", str(exc))
         return page(request, game, error=MoveRefused.BAD.format(reason=reason), status=409)
-    enqueue_drive(game_id=game.pk)
+    queue_drive(game_id=game.pk)
     if getattr(request, "htmx", False):
         return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
     return redirect("game", game_id=game.pk)

@@ -21,12 +21,12 @@ from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game
 from simulations.services import page_threads
 from simulations.services.broadcast import notify_panels_drawn
+from simulations.services.drive_queue import queue_drive_after_move
 from simulations.services.fragments import fragment
+from simulations.services.move_form import MissingVersion, NulInForm, form_version
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
-from simulations.tasks import queue_drive_after_move
-from simulations.views.play import MissingVersion, NulInForm, form_version
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, submit_human_event

@@ -13,10 +13,9 @@ from django.shortcuts import render
 
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, share_link
 from simulations.services.export import dollars, reader_export
 from simulations.services.fragments import fragment
-from simulations.views.review import share_link
 
 from . import review_pictures
 from .debrief import debrief_facts

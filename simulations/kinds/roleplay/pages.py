@@ -12,15 +12,14 @@ from django.template.loader import render_to_string
 
 from simulations.engine.errors import InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, share_link
+from simulations.services.drive_queue import queue_drive
 from simulations.services.form_keys import new_form_key
 from simulations.services.fragments import fragment
 from simulations.services.message_text import UnreadableText, normalise_message
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, commit_event, create_game
-from simulations.tasks import enqueue_drive
-from simulations.views.review import share_link
 
 from .document import MAX_MESSAGE
 from .games import scenario_of, state_of
@@ -53,7 +52,7 @@ def _context(game: Game) -> dict[str, Any]:
 
 def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
     if next_step(state_of(game)).actor == "ai":  # e.g. "Try again" after a failed turn: play it
-        enqueue_drive(game_id=game.pk)
+        queue_drive(game_id=game.pk)
     context = _context(game) | {"error": error}
     return render(request, "roleplay/page.html", context, status=status)
 
@@ -94,7 +93,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return _refused(request, game, str(exc), 400)
     except (StaleTurn, MachineError) as exc:
         return _refused(request, game, for_student(exc), 409)
-    enqueue_drive(game_id=game.pk)
+    queue_drive(game_id=game.pk)
     game = Game.objects.select_related("scenario").get(pk=game.pk)
     if getattr(request, "htmx", False):
         html = render_to_string("roleplay/_updates.html", _context(game) | {"oob": True, "sent": True})

@@ -181,3 +181,13 @@ class CheckpointData(_Model):
         if self.version != CHECKPOINT_VERSION:
             raise ValueError("unsupported checkpoint version")
         return self
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """One agent's choice the guards left open: the reasoner picks one of `candidates`."""
+
+    agent: SocialAgent
+    post: Post
+    candidates: tuple[AgentState, ...]
+    round_number: int

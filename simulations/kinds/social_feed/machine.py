@@ -317,3 +317,21 @@ def restore(snapshot: dict[str, Any]) -> RunState:
     except (ValidationError, ValueError) as exc:
         raise ResumeError(f"snapshot is not a social-feed run: {exc}") from exc
     return state
+
+
+def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -> RunConfig:
+    """A run's configuration: the scenario's defaults, overridden by the set-up's options (ValueError: a sentence)."""
+    if "config" in options:
+        return RunConfig.model_validate(options["config"])
+    generated = scenario.population.count if scenario.population else 0
+    try:
+        return RunConfig(
+            agents=int(options.get("agents", generated)),
+            max_rounds=int(options.get("max_rounds", scenario.config.max_rounds)),
+            checkpoint_frequency=int(
+                options.get("checkpoint_frequency", scenario.config.checkpoint_frequency)
+            ),
+            reasoner_enabled=bool(options.get("reasoner_enabled", scenario.config.reasoner_enabled)),
+        )
+    except Exception as exc:
+        raise ValueError(f"The set-up does not fit: {str(exc).splitlines()[-1]}") from None

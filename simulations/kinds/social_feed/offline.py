@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from simulations.engine import rng
 
 from .config import SocialFeedScenario
-from .entities import AgentState, Post, SocialAgent
+from .entities import AgentState, Ambiguity, Post, SocialAgent
 from .statechart import relevance, unit
 
 S = AgentState
@@ -37,8 +37,6 @@ class OfflineReasoner:
         self.seed = seed
 
     def decide(self, batch: Sequence[object]) -> list[tuple[AgentState, str]]:
-        from .rounds import Ambiguity
-
         out = []
         for item in batch:
             assert isinstance(item, Ambiguity)

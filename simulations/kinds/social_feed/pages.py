@@ -17,7 +17,8 @@ from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import MachineError
 from simulations.models import Game
-from simulations.services.access import can_drive
+from simulations.services.access import can_drive, share_link
+from simulations.services.drive_queue import queue_drive
 from simulations.services.model_choice import UnknownModelChoice
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
@@ -30,14 +31,11 @@ from simulations.services.work_budget import (
     describe_estimate,
     plays_offline,
 )
-from simulations.tasks import enqueue_drive
-from simulations.views.review import share_link
 
 from .config import SocialFeedScenario
 from .estimate import ADVICE, run_estimate
 from .games import state_of
-from .machine import MAX_AGENTS, Event
-from .platform import config_from_options
+from .machine import MAX_AGENTS, Event, config_from_options
 from .presenters import context as run_context
 
 PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
@@ -79,7 +77,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                     scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
                     model=data["model"] or None, options={k: data[k] for k in OPTIONS},
                 )  # fmt: skip
-                enqueue_drive(game_id=game.pk)
+                queue_drive(game_id=game.pk)
                 return redirect("game", game_id=game.pk)
             except (ValueError, UnknownModelChoice, OverBudget) as exc:
                 error, status = str(exc), 400
@@ -141,7 +139,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except (StaleTurn, MachineError) as exc:
         fresh = Game.objects.select_related("scenario").get(pk=game.pk)
         return page(request, fresh, error=for_student(exc), status=409)
-    enqueue_drive(game_id=game.pk)
+    queue_drive(game_id=game.pk)
     fresh = Game.objects.select_related("scenario").get(pk=game.pk)
     if getattr(request, "htmx", False):
         return page(request, fresh)

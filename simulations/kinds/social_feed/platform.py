@@ -28,24 +28,6 @@ if TYPE_CHECKING:
     from simulations.services.work_budget import WorkEstimate
 
 
-def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -> RunConfig:
-    """A run's configuration: the scenario's defaults, overridden by the set-up's options (ValueError: a sentence)."""
-    if "config" in options:
-        return RunConfig.model_validate(options["config"])
-    generated = scenario.population.count if scenario.population else 0
-    try:
-        return RunConfig(
-            agents=int(options.get("agents", generated)),
-            max_rounds=int(options.get("max_rounds", scenario.config.max_rounds)),
-            checkpoint_frequency=int(
-                options.get("checkpoint_frequency", scenario.config.checkpoint_frequency)
-            ),
-            reasoner_enabled=bool(options.get("reasoner_enabled", scenario.config.reasoner_enabled)),
-        )
-    except Exception as exc:
-        raise ValueError(f"The set-up does not fit: {str(exc).splitlines()[-1]}") from None
-
-
 def _advance(out: Outcome) -> Advance:
     state = out.state
     event = LedgerEvent(seq=out.seq, name=out.event.value, source=out.source, target=out.target, actor="system",
@@ -85,7 +67,9 @@ class SocialFeed:
     def start(self, scenario: SocialFeedScenario, *, seed: int, options: dict[str, Any]) -> Advance:
         at = str(options.get("started_at") or datetime.now(UTC).isoformat(timespec="seconds"))
         return _advance(
-            machine.start(scenario, seed=seed, config=config_from_options(scenario, options), timestamp=at)
+            machine.start(
+                scenario, seed=seed, config=machine.config_from_options(scenario, options), timestamp=at
+            )
         )
 
     def advance(

@@ -22,6 +22,7 @@ from .config import SocialFeedScenario, build_agents, initial_posts
 from .entities import (
     ActionResult,
     AgentState,
+    Ambiguity,
     CheckpointData,
     DecisionResult,
     EngagementMetrics,
@@ -33,16 +34,6 @@ from .entities import (
 )
 
 S = AgentState
-
-
-@dataclass(frozen=True)
-class Ambiguity:
-    """One agent's choice the guards left open: the reasoner picks one of `candidates`."""
-
-    agent: SocialAgent
-    post: Post
-    candidates: tuple[AgentState, ...]
-    round_number: int
 
 
 class Reasoner(Protocol):

@@ -28,11 +28,10 @@ from simulations.services.model_choice import game_specs
 from simulations.services.turns import ModelCallRecord, commit_event
 
 from . import machine, rounds
-from .entities import AgentState, Post, SocialAgent
+from .entities import AgentState, Ambiguity, Post, SocialAgent
 from .games import scenario_of, state_of
 from .machine import Choice, Event
 from .offline import VERB, OfflineReasoner
-from .rounds import Ambiguity
 
 PARALLEL = 4
 PROMPT_VERSION = "social-feed-1"

@@ -1,5 +1,5 @@
 """`manage.py drive_worker`: django-tasks-db's `db_worker`, plus the sweep that queues again the games of workers
-that died mid-drive (simulations/drive_recovery.py), and `--threads N` to drive N games at once in one process.
+that died mid-drive (simulations/driving/recovery.py), and `--threads N` to drive N games at once in one process.
 The scaled set-up's worker process (Procfile).
 
 A drive spends most of its time waiting for the model's words, so one process can drive several games: one loop
@@ -20,10 +20,10 @@ from django_tasks_db.management.commands import db_worker
 from mercury.cpu_placement import pin_to_one_cpu
 from mercury.db.pool import limit_connections
 from mercury.startup import keep_startup_objects_out_of_gc
-from simulations import embedded_worker
-from simulations.drive_recovery import Sweeper
+from simulations.driving import tasks
+from simulations.driving.pool import PooledWorker
+from simulations.driving.recovery import Sweeper
 from simulations.services.lease import new_holder
-from simulations.worker_pool import PooledWorker
 
 READY = "drive_worker ready:"
 
@@ -75,7 +75,7 @@ class Command(db_worker.Command):
         )  # fmt: skip
 
         def stop(signum: int, frame: Any) -> None:
-            embedded_worker.stopping.set()  # drives pause after their current step; their games are queued again
+            tasks.stopping.set()  # drives pause after their current step; their games are queued again
             worker.running = False
 
         for name in ("SIGINT", "SIGTERM", "SIGQUIT"):

@@ -15,7 +15,7 @@ from django.test import Client
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from simulations.embedded_worker import start_embedded_workers
+from simulations.driving.embedded import start_embedded_workers
 from simulations.kinds import Actor, kind_of
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.state import Verdict

@@ -34,10 +34,10 @@ from simulations.services.message_text import (
     NO_VISIBLE_TEXT,
     ReadableTextField,
 )
+from simulations.services.move_form import MissingVersion
 from simulations.services.scenarios import load_scenarios
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
-from simulations.views.play import MissingVersion
 
 from .test_report import FORGED_NAME, assert_inert
 

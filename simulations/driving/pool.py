@@ -20,7 +20,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
-from simulations import task_statements
+from simulations.driving import statements as task_statements
 from simulations.models import ClaimedTask
 from simulations.services.rows import models_from_rows
 

@@ -1,12 +1,12 @@
 """The embedded default: the server process runs the task queue's worker itself.
 
 It is django-tasks-db's own worker (the one `manage.py db_worker` runs), in the pooled form of
-`simulations.worker_pool`: one thread claims queued drives and runs up to MERCURY_EMBEDDED_WORKERS of them at once
+`simulations.driving.pool`: one thread claims queued drives and runs up to MERCURY_EMBEDDED_WORKERS of them at once
 in a pool, started with the server's first connection so that a laptop needs no second process. (Two worker
 threads, each polling, drove two games at a time: with ten students at once every game waited for seconds.)
 With `MERCURY_WORKERS=external` the server starts none and `manage.py drive_worker` processes do the work. Threads
 are daemons: a server that stops mid-turn loses only the unfinished turn (never half-stored); the next server's
-sweep (simulations/drive_recovery.py, as in `drive_worker`) sees its process gone and queues the game again.
+sweep (simulations/driving/recovery.py, as in `drive_worker`) sees its process gone and queues the game again.
 
 A task queued by this process wakes the claiming thread at once (`task_enqueued`); otherwise it looks every
 POLL_INTERVAL for tasks queued by other processes or due later. Sleeping a whole interval after each student's
@@ -27,14 +27,14 @@ from django_tasks.signals import task_enqueued
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
-from simulations.drive_recovery import Sweeper
+from simulations.driving.pool import PooledWorker
+from simulations.driving.recovery import Sweeper
+from simulations.driving.tasks import stopping
 from simulations.services.broadcast import serve_from_loop
 from simulations.services.lease import new_holder
-from simulations.worker_pool import PooledWorker
 
 logger = logging.getLogger("mercury")
 POLL_INTERVAL = 0.25  # seconds between looks at an empty queue when nothing in this process queues a task
-stopping = threading.Event()  # asked to stop: drives pause between steps (their task is queued again)
 _running: list[tuple[Worker, threading.Thread]] = []
 _lock = threading.Lock()
 _sweepers: list[Sweeper] = []
@@ -67,7 +67,7 @@ def start_embedded_workers(*, count: int) -> None:
             return
         stopping.clear()
         # The worker's id names this host and process (as a lease holder's does): the next server's sweep sees at
-        # once that this one is gone and queues its running drives again (simulations/drive_recovery.py).
+        # once that this one is gone and queues its running drives again (simulations/driving/recovery.py).
         worker = EmbeddedWorker(
             slots=count, queue_names=[DEFAULT_TASK_QUEUE_NAME], interval=POLL_INTERVAL, batch=False,
             backend_name=DEFAULT_TASK_BACKEND_ALIAS, startup_delay=False, max_tasks=None,

@@ -13,22 +13,23 @@ drive used to watch; at 200 students that was a task run every 15 s for each gam
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import timedelta
 
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
-from simulations import task_statements
-from simulations.kinds import ai_acts_next
+from simulations.driving import statements as task_statements
 from simulations.models import Game
 from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import held_by_queued_drive, lease_expires_in, lease_left, new_holder
+from simulations.services.lease import held_by_queued_drive, new_holder
 from simulations.services.rows import columns_by_pk
 
-from . import embedded_worker
-
 logger = logging.getLogger("mercury")
+stopping = (
+    threading.Event()
+)  # the process is asked to stop: drives pause between steps (their task is queued again)
 STEPS_PER_TASK = 20  # then the task queues itself again, so one long game does not hold a worker for ever
 TAKEOVER_MARGIN = 0.5  # seconds after the holder's lease lapses before a waiting task looks again
 
@@ -45,7 +46,7 @@ def drive_game_task(game_id: int) -> str:
     try:
         drive = drive_game(
             game_id=game_id, holder=new_holder(queued_drive=True), max_steps=STEPS_PER_TASK,
-            should_stop=embedded_worker.stopping.is_set,
+            should_stop=stopping.is_set,
         )  # fmt: skip
     except Game.DoesNotExist:
         return "gone"
@@ -72,32 +73,6 @@ def enqueue_drive(*, game_id: int, delay: float = 0.0) -> bool:
     task_statements.enqueue(drive_game_task.using(run_after=due if delay > 0 else None), game_id=game_id)
     logger.debug("game %s: drive queued (in %.1f s)", game_id, delay)
     return True
-
-
-def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
-    """Queue "drive game N" when an AI seat acts next and nobody drives the game. A driver's lease means it
-    carries on by itself (it is read first, as it is cheaper than the next step); a queued drive that finds the
-    lease taken by the time it runs only looks again when it lapses. `even_if_driven`: its holder may be dead (a
-    page connecting), and the queued drive waits for the lease to lapse; unless the holder is a queued drive,
-    whose death the workers' sweep notices."""
-    if lease_left(game.driver, game.driver_until) > 0 and (
-        not even_if_driven or held_by_queued_drive(game.driver, game.driver_until)
-    ):
-        return
-    if ai_acts_next(game):
-        enqueue_drive(game_id=game.pk)
-
-
-def queue_drive_after_move(game: Game) -> None:
-    """`queue_drive_if_ai_next` for the game a move has just committed, its lease read again: the move read the game
-    before its commit, and a drive that held the lease then may since have released it, having looked for a newer
-    version just before the move committed (`drive_game`). The drive reads the version after releasing, this reads
-    the lease after committing: one of the two sees the other, and the game is never left waiting on nobody."""
-    if lease_expires_in(game_id=game.pk) > 0:
-        return
-    # Not `queue_drive_if_ai_next`: the lease in `game` is the one read before the commit.
-    if ai_acts_next(game):
-        enqueue_drive(game_id=game.pk)
 
 
 def _queue_again_after_error(game_id: int) -> None:

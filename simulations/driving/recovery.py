@@ -9,7 +9,7 @@ is a dead worker's. Either way its row is marked failed with why, and the game i
 waits for any live holder's lease). A drive that has not yet taken its lease is left alone while it is young.
 
 Every worker process sweeps when it starts and every half lease: the external workers (`manage.py drive_worker`)
-and the embedded server (`embedded_worker`), whose worker ids name their process in the same way.
+and the embedded server (`embedded`), whose worker ids name their process in the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from simulations.driving.tasks import drive_game_task, enqueue_drive
 from simulations.models import Game
 from simulations.services.lease import holder_is_dead
 
@@ -36,8 +37,6 @@ class WorkerStopped(Exception):
 
 def requeue_dead_drives() -> list[int]:
     """Mark the running drives of dead workers failed and queue their games again; return those games."""
-    from simulations.tasks import drive_game_task, enqueue_drive
-
     running = DBTaskResult.objects.filter(
         status=TaskResultStatus.RUNNING, task_path=drive_game_task.module_path
     )
