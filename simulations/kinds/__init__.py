@@ -44,6 +44,7 @@ class NextStep:
     actor: Actor
     speaker: str = ""  # the display name of who acts next, for "… has the floor"; empty when nobody does
     detail: Any = None  # the kind's own step object, handed back to it (bots, progress callbacks)
+    markdown: bool = False  # its words are Markdown (a debrief): a page shows them rendered as they stream
 
 
 ChunkSink = Callable[[str], None]

@@ -146,15 +146,18 @@ def notify_stream(
     at: tuple[float, float] = (0.0, 0.0),
     slot: str = "",
     version: int = -1,
+    markdown: bool = False,
 ) -> None:
     """The words streamed so far; `at`: when the oldest and the newest of the words not sent before came from
     the model (wall clock; the load benchmark measures from them to the page's frame, MERCURY_STREAM_TIMESTAMPS);
     `slot`: the stream box it fills when several turns stream side by side (a word of [a-z0-9_], or "");
     `version`: the game's version the turn started from (a page showing a later one shows the turn committed),
-    -1 when several turns stream from one version."""
-    message = {
+    -1 when several turns stream from one version; `markdown`: the words are Markdown, shown rendered."""
+    message: dict[str, object] = {
         "type": "game.stream", "speaker": speaker, "text": text, "at": list(at), "slot": slot, "version": version,
     }  # fmt: skip
+    if markdown:
+        message["markdown"] = True
     if settings.MERCURY_STREAM_TIMESTAMPS:  # bench/load.py times each hop: here the channel layer takes it
         message["at"] = [*at, time.time()]
     send_to_game(game_id, message)

@@ -55,10 +55,21 @@ class StreamRelay:
     a timer if the model pauses (a slow or stalling model still shows what it said so far; one thread per process
     runs those timers, `deadlines`)."""
 
-    def __init__(self, *, game_id: int, speaker: str, kind: Kind, slot: str = "", version: int = -1) -> None:
+    def __init__(
+        self,
+        *,
+        game_id: int,
+        speaker: str,
+        kind: Kind,
+        slot: str = "",
+        version: int = -1,
+        markdown: bool = False,
+    ) -> None:
         # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box.
         # `version`: the game's version the turn starts from (broadcast.notify_stream), -1 for a parallel stage.
+        # `markdown`: the words are Markdown (NextStep.markdown), shown rendered.
         self.game_id, self.speaker, self.kind, self.slot, self.version = game_id, speaker, kind, slot, version
+        self.markdown = markdown
         self.text = ""
         self.pacer = FramePacer(FRAME_INTERVAL, FRAME_BURST)  # read from here: the tests set drive's values
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
@@ -115,6 +126,7 @@ class StreamRelay:
             at=(self.oldest_at, self.newest_at),
             slot=self.slot,
             version=self.version,
+            markdown=self.markdown,
         )
         self.oldest_at = 0.0
 
@@ -197,7 +209,9 @@ def _play_ai_steps(
             return Drive(Outcome.HELD, steps, retry_in=lease_expires_in(game_id=game_id))
         leased = False  # from here on, only our commit's renewal (or acquiring again) says we hold it
         relay = (
-            StreamRelay(game_id=game_id, speaker=step.speaker, kind=kind, version=game.version)
+            StreamRelay(
+                game_id=game_id, speaker=step.speaker, kind=kind, version=game.version, markdown=step.markdown
+            )
             if stream
             else None
         )

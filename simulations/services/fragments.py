@@ -8,7 +8,8 @@ show (the transcript, a review's entries) comes to them rendered (`fragment`).
 
 The environment adds what the fragments use beyond Jinja2's own: `url(name, *args)` (Django's `reverse`, each
 answer remembered: a turn's update asks for the same few addresses every time, and reversing them again was
-about 5 % of a render) and the `linebreaksbr` filter (Django's, escaping first). Like Django's templates, it
+about 5 % of a render), the `linebreaksbr` filter (Django's, escaping first) and the `markdown` filter (a
+debrief as it streams: `model_markdown.to_html`, escaping first). Like Django's templates, it
 escapes every value; Django's safe strings (a region rendered earlier) pass as they are.
 """
 
@@ -24,6 +25,8 @@ from django.template.defaultfilters import linebreaksbr
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 
+from simulations.services import model_markdown
+
 
 def environment(**options: Any) -> jinja2.Environment:
     # A name a fragment lacks prints nothing, with DEBUG on too (Django's back-end would print it as `{{ name }}`
@@ -32,6 +35,7 @@ def environment(**options: Any) -> jinja2.Environment:
     env = jinja2.Environment(**options)
     env.globals["url"] = url
     env.filters["linebreaksbr"] = lambda value: linebreaksbr(value, autoescape=True)
+    env.filters["markdown"] = model_markdown.to_html
     return env
 
 

@@ -1,5 +1,6 @@
 """Finding 9: while a game runs, its review and exports show no AI seat's stance changes or anyone else's private
-talk; the set-up page shows only public information until the student holds a seat (then their own brief)."""
+talk; the set-up pages show public information, and a seat's confidential brief only on that seat's own page, where
+the student weighs it for themselves (#69: read before a persona is chosen); never another seat's beside it."""
 
 from __future__ import annotations
 
@@ -40,15 +41,23 @@ def _secrets(scenario: Scenario, role_id: str) -> list[bytes]:
     ]
 
 
-def test_the_setup_page_shows_no_confidential_brief_until_the_seat_is_taken(scenario: Scenario) -> None:
+def test_a_setup_page_shows_the_confidential_brief_of_its_own_seat_only(scenario: Scenario) -> None:
     owner, client = _owner()
     game = create_game(scenario_version=mercury_version(), seed=3, owner=owner)
+    listing = client.get(f"/games/{game.pk}/").content
+    assert not any(s in listing for role_id in scenario.role_ids for s in _secrets(scenario, role_id))
     for role_id in scenario.role_ids:
         page = client.get(f"/games/{game.pk}/?role={role_id}").content
         assert escape(scenario.role(role_id).public_brief.strip()).encode() in page, role_id
+        assert all(secret in page for secret in _secrets(scenario, role_id)), role_id
+        own = scenario.role(role_id).confidential_brief
+        own_text = escape(" ".join([own.interests, *own.priorities, *own.red_lines, *own.can_trade])).encode()
         for other in scenario.role_ids:
-            for secret in _secrets(scenario, other):
-                assert secret not in page, (role_id, other)
+            # What this seat's own brief also says (a red line the EU and the USA share, word for word) is not
+            # another seat's secret on this page.
+            theirs = [secret for secret in _secrets(scenario, other) if secret not in own_text]
+            assert other == role_id or theirs, (role_id, other)
+            assert not any(secret in page for secret in theirs), (role_id, other)
     client.post(f"/games/{game.pk}/move/", {"event": "ROLE_CONFIRMED", "role": "CHN", "version": 1})
     page = client.get(f"/games/{game.pk}/").content
     assert all(secret in page for secret in _secrets(scenario, "CHN"))

@@ -137,7 +137,7 @@ def test_the_lobby_names_the_seat() -> None:
     client = Client()
     client.force_login(owner)
     page = client.get("/").content.decode()
-    assert "<td>Canada</td>" in page and "<td>CAN</td>" not in page
+    assert '<td role="cell">Canada</td>' in page and ">CAN</td>" not in page
 
 
 def test_without_javascript_a_refusal_reaches_the_game_page() -> None:

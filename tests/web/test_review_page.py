@@ -17,12 +17,12 @@ from tests.helpers import played
 pytestmark = pytest.mark.django_db
 
 
-def _review(game: Game) -> str:
-    owner = User.objects.create_user("reviewer", password="pw-123456789")
+def _review(game: Game, query: str = "") -> str:
+    owner, _ = User.objects.get_or_create(username="reviewer")
     Game.objects.filter(pk=game.pk).update(owner=owner)
     client = Client()
     client.force_login(owner)
-    response = client.get(f"/games/{game.pk}/review/")
+    response = client.get(f"/games/{game.pk}/review/{query}")
     assert response.status_code == 200
     return response.content.decode()
 
@@ -36,33 +36,57 @@ def test_the_summary_card_and_pictures_follow_the_records() -> None:
     assert rows == [str(n) for n in range(1, len(scenario.issues) + 1)]
     adopted = sum(1 for i in state.round3.issues if i.adopted)
     assert glance.count('<span class="yes">adopted</span>') == adopted
-    assert page.count('<figure class="stance-chart">') == len(scenario.issues)
+    assert page.count('<figure class="stance-chart" data-issue=') == len(scenario.issues)
     # The vote matrix holds every ballot cast.
     cast = sum(len(i.ballots) for i in state.round3.issues)
     assert len(re.findall(r'<td class="ballot (yes|no)">', page)) == cast
     # The transcript folds into Round 1, Round 2 and one part per issue.
     assert page.count('<details class="part">') == 2 + len(scenario.issues)
+    # It prints only when asked: the box is ticked by the reader, or at once by `?transcript=1` (a link to share).
+    assert '<input type="checkbox" id="print-transcript">' in page
+    assert '<input type="checkbox" id="print-transcript" checked>' in _review(game, "?transcript=1")
 
 
 def test_a_preference_change_is_drawn_where_it_happened() -> None:
-    game = played("CAN", human="advocate", seed=7)
+    """Each issue's chart runs from the game's first event to the issue's vote: a change of preference before the
+    vote starts a new colour where it happened; one after it is not drawn (it could not decide the ballot)."""
+    game = played("EU", human="advocate", seed=11)  # China comes to prefer 1.1 before issue 1's vote
     scenario, state = scenario_of_version(game.scenario), state_of(game)
     events = [
         (seq, to, list(changes))
         for seq, to, changes in Event.objects.filter(game=game).order_by("seq").values_list("seq", "to_state", "stance_changes")
     ]  # fmt: skip
     charts = {c.issue_id: c for c in review_pictures.stance_charts(scenario, state, events)}
-    total = events[-1][0]
+    votes = [
+        seq
+        for n, (seq, to, _) in enumerate(events)
+        if to == "ISSUE_VOTE" and events[n - 1][1] != "ISSUE_VOTE"
+    ]
+    vote_of = {i.id: seq for i, seq in zip(scenario.issues, votes, strict=True)}
     preferred = [(seq, c) for seq, _, recorded in events for c in recorded if c["field"] == "preferred"]
+    assert preferred
     for seq, change in preferred:
-        row = next(r for r in charts[change["issue"]].rows if r.name == scenario.display_name(change["role"]))
-        starts = {round(s.x, 3): s.option for s in row.segments}
-        assert starts[round(review_pictures._x(seq, total), 3)] == change["after"]
+        chart, end = charts[change["issue"]], vote_of[change["issue"]]
+        row = next(r for r in chart.rows if r.seat == change["role"])
+        starts = {s.x: s.option for s in row.segments}
+        x = round(chart.plot_left + (chart.plot_right - chart.plot_left) * seq / end, 2)
+        assert starts.get(x) == (change["after"] if seq < end else None)
     for chart in charts.values():
         assert len(chart.rows) == len(scenario.countries)
         for row in chart.rows:
-            assert row.segments[-1].option == row.final  # the last colour is the final preference
-            assert abs(sum(s.width for s in row.segments) - (chart.plot_right - chart.plot_left)) < 1e-6
+            assert row.segments[-1].option == row.preferred  # the last colour is the preference at the vote
+            assert abs(sum(s.width for s in row.segments) - (chart.plot_right - chart.plot_left)) < 0.05
+
+
+def test_names_are_wrapped_never_cut() -> None:
+    """A name too long for its place wraps between words; only a word longer than a whole line is shortened."""
+    lines = review_pictures.wrap("Arctic Monitoring and Assessment Programme", review_pictures.NET_LABEL)
+    assert lines == ["Arctic Monitoring", "and Assessment", "Programme"]
+    assert all(review_pictures.text_width(line) <= review_pictures.NET_LABEL for line in lines)
+    assert review_pictures.wrap("Pneumonoultramicroscopicsilicovolcanoconiosis Council", 100) == [
+        "Pneumonoultr…",
+        "Council",
+    ]
 
 
 def test_the_talk_network_draws_the_students_talks_and_the_requests_left() -> None:

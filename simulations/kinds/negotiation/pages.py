@@ -37,9 +37,11 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
     context = game_context(game)
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
+        # The seat the student is looking at for themselves, with its confidential brief: read before a persona is
+        # chosen, never another seat's beside it (one seat a page).
         context |= {
             "roles": roles_context(scenario),
-            "persona": persona_context(scenario, request.GET.get("role", "")),
+            "persona": persona_context(scenario, request.GET.get("role", ""), confidential=True),
         }
         return render(request, "negotiation/setup.html", context)
     context["entries"] = transcript(game)

@@ -171,13 +171,15 @@ class Negotiation:
 
         step = step_of(game)
         actor = _ACTORS[step.kind]
+        markdown = False
         if actor is Actor.DONE:
             speaker = ""
         elif step.role:
             speaker = scenario_of(game).display_name(step.role)
         else:
-            speaker = "The debrief"  # the one AI step with no seat: the debrief's summary
-        return NextStep(actor=actor, speaker=speaker, detail=step)
+            # The one AI step with no seat: the debrief's summary, written in Markdown sections.
+            speaker, markdown = "The debrief", True
+        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown)
 
     def play_ai_step(
         self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None

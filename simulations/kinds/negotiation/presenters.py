@@ -200,8 +200,11 @@ def _panel(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str
         }
     if purpose in ("talk", "talk_final", "talk_open"):
         return {"kind": "talk", "final": purpose == "talk_final", "limit": machine.MAX_MESSAGE_CHARS}
-    if purpose == "placement":
-        return {"kind": "placement"}
+    if purpose == "placement":  # what "first in my group" means for this seat: countries speak before NGOs
+        ngo = human in scenario.ngos
+        group = "observer organisations" if ngo else "countries"
+        votes = human is not None and scenario.role(human).votes
+        return {"kind": "placement", "ngo": ngo, "group": group, "votes": votes}
     if purpose == "speech":
         return {"kind": "speech", "limit": machine.MAX_MESSAGE_CHARS}
     if purpose == "vote":
@@ -395,8 +398,8 @@ def roles_context(scenario: Scenario) -> list[dict[str, Any]]:
 
 
 def persona_context(scenario: Scenario, role_id: str, *, confidential: bool = False) -> dict[str, Any] | None:
-    """A seat's persona. Before the student has a seat (the set-up preview) only what every delegation knows;
-    `confidential`: also its confidential brief and offers, for the student who holds that seat."""
+    """A seat's persona: what every delegation knows; `confidential`: also its confidential brief and offers, for
+    the student who holds that seat or is choosing it for themselves (the set-up page of that one seat)."""
     if role_id not in scenario.role_ids:
         return None
     role = scenario.role(role_id)

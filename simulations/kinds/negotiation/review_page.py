@@ -1,11 +1,12 @@
 """The review of a negotiation, for the student and their instructor: a summary card to read in a minute (each
 issue's outcome, who blocked, the student's aims), pictures (`review_pictures`), the debrief in short sections, the
-transcript folded by round and issue, and the model's usage. Prints as a handout (the print stylesheet in app.css).
+transcript folded by round and issue, and the model's usage. Prints as a handout of a few pages: the summary, the
+pictures, the votes and the debrief, the transcript only when the reader ticks it (`?transcript=1` ticks it at
+once); the print rules are in static/mercury/review.css.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -13,6 +14,7 @@ from django.shortcuts import render
 
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Event, Game, TranscriptEntry
+from simulations.services import model_markdown
 from simulations.services.access import can_drive, share_link
 from simulations.services.export import dollars, reader_export
 from simulations.services.fragments import fragment
@@ -21,35 +23,6 @@ from . import review_pictures
 from .debrief import debrief_facts
 from .games import scenario_of_version, state_of
 from .presenters import EntryView, transcript
-
-
-@dataclass
-class DebriefSection:
-    """A part of the debrief: an optional heading, then paragraphs and bullet lists in their order."""
-
-    heading: str = ""
-    blocks: list[tuple[str, list[str]]] = field(default_factory=list)  # ("p", [text]) | ("ul", [items])
-
-
-def debrief_sections(text: str) -> list[DebriefSection]:
-    """The debrief as sections: lines starting with `#` are headings, `- ` lines are bullets, other lines are
-    paragraphs (a model's plain paragraphs render as one untitled section). Text only: the template escapes."""
-    sections = [DebriefSection()]
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            sections.append(DebriefSection(heading=line.lstrip("#").strip()))
-        elif line.startswith(("- ", "* ")):
-            blocks = sections[-1].blocks
-            if blocks and blocks[-1][0] == "ul":
-                blocks[-1][1].append(line[2:].strip())
-            else:
-                blocks.append(("ul", [line[2:].strip()]))
-        else:
-            sections[-1].blocks.append(("p", [line]))
-    return [s for s in sections if s.heading or s.blocks]
 
 
 def review(request: HttpRequest, game: Game) -> HttpResponse:
@@ -80,12 +53,13 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
         "negotiation/review.html",
         {
             "game": game, "human": names.get(game.human_role, ""), "parts": transcript_parts(entries), "votes": votes,
-            "shifts": shifts, "summary": section["summary"], "debrief": debrief_sections(section["summary"] or ""),
+            "shifts": shifts, "summary": section["summary"], "debrief": model_markdown.to_html(section["summary"] or ""),
             "usage": data["token_usage"], "usage_rows": usage_rows,
             "cost": dollars(data["token_usage"]["cost_usd"]), "model": played_by,
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
             "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]),
             "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == Status.REVIEW,
+            "print_transcript": request.GET.get("transcript") == "1",
             **(at_a_glance(game) if game.phase == Status.REVIEW else {}),
         },
     )  # fmt: skip
