@@ -57,14 +57,15 @@
     if (box.value) sessionStorage.setItem(draftKey(box), box.value);
     else sessionStorage.removeItem(draftKey(box));
   });
-  // A move the server took (200) ends its draft; a refused one (409, 429, 400) keeps it for another try.
+  // A move the server took (200) ends its drafts (a form may have several boxes); a refused one (409, 429, 400)
+  // keeps them for another try.
   document.addEventListener("htmx:afterRequest", (event) => {
     const form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form");
-    const box = form && form.querySelector("textarea[data-draft]");
-    if (box && event.detail.xhr && event.detail.xhr.status === 200) {
+    if (!form || !event.detail.xhr || event.detail.xhr.status !== 200) return;
+    form.querySelectorAll("textarea[data-draft]").forEach((box) => {
       sessionStorage.removeItem(draftKey(box));
       if (form.hasAttribute("data-clear-on-send")) box.value = "";  // a chat's box stays on the page: empty it
-    }
+    });
   });
 
   // --- moves over the game's websocket while it is open: no request of their own, and the answer (the notice,

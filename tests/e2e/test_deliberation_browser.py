@@ -1,9 +1,9 @@
 """End to end in a real browser: a deliberation started from the lobby, played as the proposer.
 
 Sign up, start the code-review committee with the planted-secret sample as the proposer, watch the personas'
-turns stream in and the veto land, submit the amended code, reach APPROVED and open the review. Same harness as
-test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite file, the OS Chromium); run apart with
-`pytest -m browser tests/e2e/test_deliberation_browser.py`.
+turns stream in and the veto land, type a statement that survives a reload, submit the amended code, reach APPROVED
+and open the review. Same harness as test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite
+file, the OS Chromium); run apart with `pytest -m browser tests/e2e/test_deliberation_browser.py`.
 """
 
 from __future__ import annotations
@@ -60,6 +60,12 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
         expect(page.locator("#rounds")).to_contain_text("Vetoes")
         expect(page.locator("#panels .phase")).to_contain_text("Veto")
         shot("veto")
+
+        # A typed statement survives a reload (kept per tab by app.js's drafts, keyed by game, move and round).
+        page.fill("#decline-text", "The token is only in the test fixture")
+        page.reload()
+        page.wait_for_selector("#panels[data-action=amend]")
+        expect(page.locator("#decline-text")).to_have_value("The token is only in the test fixture")
 
         page.fill("#amended-code", amended)
         page.click("text=Submit the amended code")

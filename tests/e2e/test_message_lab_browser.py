@@ -1,7 +1,8 @@
 """End to end in a real browser: a Message Lab panel started from the lobby and steered through its quality gate.
 
-Sign up, set up a two-round panel with a gate after round 1, watch the participants' words stream side by side,
-decide the gate in its dialog (eliminate a survivor, give a direction), reach the report. Same harness as
+Sign up, set up a two-round panel with a gate after round 1 (the default gates after rounds 3 and 6 go as the rounds
+drop) and another moderator, watch the participants' words stream side by side, decide the gate in its dialog
+(eliminate a survivor, give a direction that survives a reload), reach the report. Same harness as
 test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite file, the OS Chromium); run apart with
 `pytest -m browser tests/e2e/test_message_lab_browser.py`.
 """
@@ -42,12 +43,19 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
         sign_up_and_start(page, server, username="copylead1", scenario="message-lab")
 
         expect(page.locator("h1")).to_contain_text("set up the panel")
+        shot("setup-defaults")
         page.fill("input[name=rounds]", "2")
-        for n in ("3", "6"):
-            page.uncheck(f"input[name=gates][value='{n}']")
+        for n in (
+            "3",
+            "6",
+        ):  # the default gates the run no longer reaches go (app's static JS; the server too)
+            expect(page.locator(f"input[name=gates][value='{n}']")).to_be_disabled()
+            expect(page.locator(f"input[name=gates][value='{n}']")).to_be_hidden()
         page.check("input[name=gates][value='1']")
+        page.select_option("select[name=moderator]", "humorist")  # a participant off the panel moderates
         shot("setup")
         page.click("text=Start the panel")
+        expect(page.locator("#judges")).to_contain_text("Moderator: Fergus Tolley-Ashe")
 
         # Round 1's drafts stream side by side, one box per participant.
         page.wait_for_selector(".stream-grid .streaming", timeout=30_000)
@@ -60,10 +68,14 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
             raise AssertionError(page.locator("#panels").inner_text()) from None
         expect(dialog).to_contain_text("Quality gate after round 1")
         shot("gate")
+        # A typed direction survives a reload (kept per tab by app.js's drafts); the dialog opens again with it.
+        dialog.locator("#gate-direction").fill("Open with the 30-day returns")
+        page.reload()
+        expect(dialog).to_be_visible()
+        expect(dialog.locator("#gate-direction")).to_have_value("Open with the 30-day returns")
         boxes = dialog.locator("input[name=eliminate]")
         assert boxes.count() >= 2
         boxes.first.check()
-        dialog.locator("#gate-direction").fill("Open with the 30-day returns")
         dialog.locator("text=Confirm and continue").click()
 
         try:

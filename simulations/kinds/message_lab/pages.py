@@ -41,10 +41,13 @@ from .payloads import MAX_DIRECTION
 from .platform import config_from_options
 from .presenters import context as board_context
 from .report import render_report
-from .scenario import MAX_PANEL, MIN_PANEL, Brief, MessageLabScenario
+from .scenario import MAX_PANEL, MAX_ROUNDS, MIN_PANEL, VERBS, Brief, MessageLabScenario, Seat
 
 MAX_BRIEF_CHARS = 8000
 PASTE = "paste"
+SEATS: tuple[Seat, ...] = ("moderator", "evaluator")
+# The calls at once the set-up offers: a stage never asks more than one per participant.
+SETUP_PARALLEL = MAX_PANEL
 
 
 # --- set-up -------------------------------------------------------------------------------------------------------
@@ -58,11 +61,27 @@ class SetupForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 10}),
     )  # fmt: skip
     brief_file = forms.FileField(required=False, label="Or upload it (a Markdown or text file)")
-    rounds = forms.IntegerField(min_value=1, max_value=12, label="Rounds")
+    rounds = forms.IntegerField(min_value=1, max_value=MAX_ROUNDS, label="Rounds")
     gates = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Pause for your decision after round"
     )
     participants = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="The panel")
+    # Not required: a form posted without them (an older page, a script) runs with the scenario's own.
+    moderator = forms.ChoiceField(
+        required=False, label="The moderator",
+        help_text="keeps the best concepts alive each round, cuts or merges the rest, sets the next round's "
+        "direction and places the winner at the end.",
+    )  # fmt: skip
+    evaluator = forms.ChoiceField(
+        required=False, label="The evaluator",
+        help_text="scores every concept against the brief before the moderator decides.",
+    )  # fmt: skip
+    parallel = forms.IntegerField(
+        required=False, min_value=1, max_value=SETUP_PARALLEL, label="Model calls at once",
+        help_text="how many personas write at the same time when they draft, critique and refine. Fewer is "
+        "slower, and one at a time suits a model with a tight rate limit; it changes only the speed, as each "
+        "persona reads the same things either way.",
+    )  # fmt: skip
 
     def __init__(self, *args: Any, scenario: MessageLabScenario, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -71,8 +90,15 @@ class SetupForm(forms.Form):
         assert isinstance(brief, forms.ChoiceField) and isinstance(gates, forms.ChoiceField)
         assert isinstance(panel, forms.ChoiceField)
         brief.choices = [(b.id, b.title) for b in scenario.briefs] + [(PASTE, "My own brief")]
-        gates.choices = [(str(n), str(n)) for n in range(1, 13)]
+        gates.choices = [(str(n), str(n)) for n in range(1, MAX_ROUNDS + 1)]
         panel.choices = [(p.id, p.name) for p in scenario.of_role("participant")]
+        for seat in SEATS:
+            field = self.fields[seat]
+            assert isinstance(field, forms.ChoiceField)
+            field.choices = [
+                (f"Written to {VERBS[seat]}", [(p.id, p.name) for p in scenario.of_role(seat)]),
+                ("A participant not on the panel", [(p.id, p.name) for p in scenario.of_role("participant")]),
+            ]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -89,9 +115,21 @@ class SetupForm(forms.Form):
         if chosen and not MIN_PANEL <= len(chosen) <= MAX_PANEL:
             self.add_error("participants", f"Choose {MIN_PANEL} to {MAX_PANEL} participants.")
         rounds = data.get("rounds")
-        late = [g for g in data.get("gates") or [] if rounds and int(g) > rounds]
-        if late:
-            self.add_error("gates", f"The run has {rounds} rounds: no gate after round {', '.join(late)}.")
+        if rounds:  # the gates follow the rounds: one after a round the run does not reach is left out
+            data["gates"] = [g for g in data.get("gates") or [] if int(g) <= rounds]
+        d = self.scenario.defaults
+        seats = {
+            "moderator": data.get("moderator") or d.moderator,
+            "evaluator": data.get("evaluator") or d.evaluator,
+        }
+        data.update((seat, who) for seat, who in seats.items() if seat not in self.errors)
+        if data.get("parallel") is None and "parallel" not in self.errors:
+            data["parallel"] = min(d.parallel, SETUP_PARALLEL)
+        for seat in SEATS:
+            other = seats["moderator"] if seat == "evaluator" else ""
+            refusal = self.scenario.seat_refusal(seat, seats[seat], panel=chosen, other=other)
+            if refusal and seat not in self.errors:
+                self.add_error(seat, refusal)
         return data
 
     def _read(self, upload: Any) -> str:
@@ -166,13 +204,17 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     d = scenario.defaults
     error, status = "", 200
     initial = {"model": request.GET.get("model", ""), "brief": scenario.briefs[0].id, "rounds": d.rounds,
-               "gates": [str(g) for g in d.gates], "participants": d.participants}  # fmt: skip
+               "gates": [str(g) for g in d.gates], "participants": d.participants, "moderator": d.moderator,
+               "evaluator": d.evaluator, "parallel": min(d.parallel, SETUP_PARALLEL)}  # fmt: skip
     form = SetupForm(request.POST or None, request.FILES or None, scenario=scenario, initial=initial)
     if request.method == "POST":
         if form.is_valid():
             data = form.cleaned_data
-            options: dict[str, Any] = {"rounds": data["rounds"], "gates": [int(g) for g in data["gates"]],
-                                       "participants": data["participants"]}  # fmt: skip
+            options: dict[str, Any] = {
+                "rounds": data["rounds"], "gates": [int(g) for g in data["gates"]],
+                "participants": data["participants"], "moderator": data["moderator"],
+                "evaluator": data["evaluator"], "parallel": data["parallel"],
+            }  # fmt: skip
             if data["brief"] == PASTE:
                 options["brief_model"] = brief_from_markdown(data["brief_text"])
             else:

@@ -129,6 +129,8 @@ def context(scenario: MessageLabScenario, state: LabState) -> dict[str, Any]:
         "chart": chart(scenario, state), "waiting": waiting, "gate": gate,
         "failure": state.failure, "finished": state.status is SimulationStatus.OUTPUT_READY,
         "panel": [(p, scenario.persona(p).name) for p in state.config.participants],
+        "moderator": scenario.persona(state.config.moderator).name,
+        "evaluator": scenario.persona(state.config.evaluator).name,
         "focus": state.current.focus if state.rounds else "",
         "gates_left": [g.after_round for g in state.gates if g.status != "decided"],
     }  # fmt: skip

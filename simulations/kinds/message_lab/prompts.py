@@ -75,7 +75,9 @@ def with_facts(req: Request) -> list[dict[str, str]]:
 
 def _system(state: LabState, persona: Persona) -> str:
     brief = state.config.brief
-    role = {"participant": "a member of a creative panel", "moderator": "the panel's moderator", "evaluator": "the panel's evaluator"}[persona.role]  # fmt: skip
+    # The seat this run gives the persona (a participant off the panel may moderate or evaluate), not its role.
+    cfg = state.config
+    role = "the panel's moderator" if persona.id == cfg.moderator else "the panel's evaluator" if persona.id == cfg.evaluator else "a member of a creative panel"  # fmt: skip
     return (
         f"You are {persona.name}, {role}, working on a brief over {state.config.rounds} rounds.\n"
         f"Your voice: {persona.voice}\nYour strengths: {', '.join(persona.strengths)}.\n"

@@ -3,10 +3,13 @@
 A scenario ships the personas (participants who create and critique, a moderator who keeps the best alive and sets
 direction, an evaluator who scores against the brief), the briefs a player may pick, and the defaults of a run:
 rounds, the rounds after which a quality gate pauses for the player, the panel, and how many model calls a parallel
-stage may have in flight. Personas are data an admin edits; the offline writer and the prompts read them."""
+stage may have in flight. A run set up from the page may seat another moderator or evaluator: one written for the
+role, or a participant left off the panel (`seat_refusal`). Personas are data an admin edits; the offline writer and
+the prompts read them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -16,6 +19,12 @@ from simulations.engine.errors import ScenarioError as BaseScenarioError
 from simulations.engine.scenario_files import read_yaml_model
 
 MIN_PANEL, MAX_PANEL = 3, 7  # participants in one run (seed 000 and issue #12)
+MAX_ROUNDS = 12
+# A scenario's default calls at once; the set-up page offers 1 to MAX_PANEL (a stage asks one per participant).
+MAX_PARALLEL = 16
+
+Seat = Literal["moderator", "evaluator"]
+VERBS = {"participant": "create", "moderator": "moderate", "evaluator": "evaluate"}
 
 
 class ScenarioError(BaseScenarioError):
@@ -50,12 +59,13 @@ class Brief(Strict):
 
 
 class RunDefaults(Strict):
-    rounds: int = Field(default=6, ge=1, le=12)
+    rounds: int = Field(default=6, ge=1, le=MAX_ROUNDS)
     gates: list[int] = Field(default_factory=lambda: [3, 6])  # pause for the player after these rounds
     participants: list[str]
     moderator: str
     evaluator: str
-    parallel: int = Field(default=4, ge=1, le=16)  # model calls in flight at once in a parallel stage
+    # model calls in flight at once in a parallel stage
+    parallel: int = Field(default=4, ge=1, le=MAX_PARALLEL)
 
     @model_validator(mode="after")
     def _gates_within_the_run(self) -> RunDefaults:
@@ -118,6 +128,29 @@ class MessageLabScenario(Strict):
 
     def of_role(self, role: str) -> list[Persona]:
         return [p for p in self.personas if p.role == role]
+
+    def may_take(self, seat: Seat) -> list[Persona]:
+        """Who may take `seat` in a run: the personas written for it, then any participant left off the panel."""
+        return self.of_role(seat) + self.of_role("participant")
+
+    def seat_refusal(self, seat: Seat, persona_id: str, *, panel: Sequence[str], other: str = "") -> str:
+        """Why `persona_id` cannot take `seat` in a run with `panel`, whose other seat `other` holds ("" if it
+        can), as a sentence for the person setting up the run. A moderator or an evaluator judges the panel's
+        concepts, so it cannot have one of its own; the two seats are two people, as in seed 000."""
+        try:
+            persona = self.persona(persona_id)
+        except KeyError:
+            return f"There is no persona {persona_id!r}."
+        if persona.role not in (seat, "participant"):
+            return f"{persona.name} is written to {VERBS[persona.role]}, not to {VERBS[seat]}."
+        if persona_id in panel:
+            return (
+                f"{persona.name} is on the panel and cannot also {VERBS[seat]} it: choose someone else, "
+                "or take them off the panel."
+            )
+        if persona_id == other:
+            return f"{persona.name} cannot both moderate and evaluate: choose two different personas."
+        return ""
 
 
 def load_scenario(path: str | Path) -> MessageLabScenario:

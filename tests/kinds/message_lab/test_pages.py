@@ -46,9 +46,7 @@ def test_the_lobby_offers_it_and_the_setup_refuses_a_panel_too_small(
     assert "Mend &amp; Make darning kit" in form and "Nkechi Lowther" in form
     refused = start(client, lab_version, participants=["storyteller", "skeptic"])
     assert refused.status_code == 400 and "Choose 3 to 7 participants." in refused.content.decode()
-    late = start(client, lab_version, gates=["4"])
-    assert late.status_code == 400 and "no gate after round 4" in late.content.decode()
-    assert not Game.objects.exists()
+    assert not Game.objects.exists()  # gates after the last round, moderator and evaluator: test_setup.py
 
 
 def test_a_panel_runs_through_its_gate_to_the_report(client: Client, lab_version: ScenarioVersion) -> None:
