@@ -5,16 +5,20 @@ place in the document (a path of keys and list indexes), a label, and what kind 
 turns that list into a Django form filled from the document, writes a submitted form back into a copy of the
 document, and puts the kind schema's errors beside the fields they are about (by the error's location in the
 document). What the list leaves out stays as it was, and is edited in the YAML editor.
+
+A negotiation has some 300 such fields, too many for one page: the editor shows one part at a time (`parts`), a
+section of the list, or one group of a long section (a delegation), with a table of contents of all of them.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from django import forms
+from django.utils.text import slugify
 
 Path = tuple[str | int, ...]
 Value = Literal["text", "long_text", "number", "integer", "flag", "choice", "choices", "lines"]
@@ -35,6 +39,53 @@ class FieldSpec:
     minimum: float | None = None
     maximum: float | None = None
     help: str = ""
+
+
+# A section of more fields than this (a negotiation's delegations) is edited one group (one delegation) at a time;
+# a grid (the stances) stays whole, as it is read across its rows and columns.
+PART_FIELDS = 40
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one page of the forms editor shows: the fields (their indexes in the kind's list) of a section, or of
+    one group of a long section."""
+
+    key: str  # in the page's address
+    title: str
+    section: str
+    fields: tuple[int, ...]
+
+
+def parts(specs: Sequence[FieldSpec]) -> list[Part]:
+    """The editor's pages in the list's order: one a section, or one a group of a section longer than
+    PART_FIELDS fields (a grid section is never split)."""
+    sections: dict[str, list[int]] = {}
+    for n, spec in enumerate(specs):
+        sections.setdefault(spec.section, []).append(n)
+    out: list[Part] = []
+    for section, fields in sections.items():
+        grid = any(specs[n].column for n in fields)
+        if grid or len(fields) <= PART_FIELDS:
+            out.append(Part(_unique(slugify(section), out), section, section, tuple(fields)))
+            continue
+        groups: dict[str, list[int]] = {}
+        for n in fields:
+            groups.setdefault(specs[n].row, []).append(n)
+        for row, numbers in groups.items():
+            title = f"{section}: {row}" if row else section
+            out.append(Part(_unique(slugify(title), out), title, section, tuple(numbers)))
+    return out
+
+
+def _unique(key: str, taken: Sequence[Part]) -> str:
+    key = key or "part"
+    keys = {p.key for p in taken}
+    n = 2
+    found = key
+    while found in keys:
+        found, n = f"{key}-{n}", n + 1
+    return found
 
 
 def get_at(document: Any, path: Path) -> Any:
@@ -100,48 +151,67 @@ def _stored(spec: FieldSpec, value: Any) -> Any:
 
 
 class StructuredForm(forms.Form):
-    """The fields of `specs`, named f0, f1, ... in order, filled from `document`."""
+    """The fields of `specs`, named f0, f1, ... by their place in the list, filled from `document`; with `only`,
+    just the fields of those places (one part of the editor)."""
 
     def __init__(
-        self, specs: Sequence[FieldSpec], document: Any, *args: Any, disabled: bool = False, **kwargs: Any
+        self,
+        specs: Sequence[FieldSpec],
+        document: Any,
+        *args: Any,
+        disabled: bool = False,
+        only: Collection[int] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.specs = list(specs)
-        for n, spec in enumerate(self.specs):
+        self.shown = [n for n in range(len(self.specs)) if only is None or n in only]
+        for n in self.shown:
+            spec = self.specs[n]
             self.fields[f"f{n}"] = _form_field(spec, disabled)
             self.fields[f"f{n}"].initial = _initial(spec, get_at(document, spec.path))
 
     def edited(self, document: Any) -> Any:
         """A copy of `document` with the form's cleaned values written in (call after is_valid())."""
         result = copy.deepcopy(document)
-        for n, spec in enumerate(self.specs):
-            set_at(result, spec.path, _stored(spec, self.cleaned_data[f"f{n}"]))
+        for n in self.shown:
+            set_at(result, self.specs[n].path, _stored(self.specs[n], self.cleaned_data[f"f{n}"]))
         return result
 
     def add_problems(self, problems: Sequence[Any]) -> None:
         """Each schema problem beside the field it is about: the field at its location, else the first field
-        inside it (a stance's own check names the stance), else above the form."""
+        inside it (a stance's own check names the stance), else above the form. A problem about a field of
+        another part is shown above the form, naming that part's section and group."""
         for problem in problems:
             loc = tuple(getattr(problem, "loc", ()) or ())
-            target = self._field_at(loc)
-            self.add_error(target, str(problem) if target is None else problem.what)
+            target = self._field_at(loc, self.shown)
+            if target is not None:
+                self.add_error(f"f{target}", problem.what)
+                continue
+            elsewhere = self._field_at(loc, range(len(self.specs)))
+            if elsewhere is None:
+                self.add_error(None, str(problem))
+            else:
+                spec = self.specs[elsewhere]
+                where = f"{spec.section}: {spec.row}" if spec.row else spec.section
+                self.add_error(None, f"In {where} — {problem}")
 
-    def _field_at(self, loc: Path) -> str | None:
+    def _field_at(self, loc: Path, among: Collection[int]) -> int | None:
         if not loc:
             return None
-        exact = [n for n, s in enumerate(self.specs) if s.path == loc]
-        inside = [n for n, s in enumerate(self.specs) if s.path[: len(loc)] == loc]
-        above = [
-            n for n, s in enumerate(self.specs) if loc[: len(s.path)] == s.path
-        ]  # an item of a list field
+        specs = [(n, self.specs[n]) for n in among]
+        exact = [n for n, s in specs if s.path == loc]
+        inside = [n for n, s in specs if s.path[: len(loc)] == loc]
+        above = [n for n, s in specs if loc[: len(s.path)] == s.path]  # an item of a list field
         found = exact or inside or above
-        return f"f{found[0]}" if found else None
+        return found[0] if found else None
 
     def sections(self) -> list[dict[str, Any]]:
         """For the template: sections in order; a grid section has `columns` and `rows` of cells of fields, other
         sections `groups` of fields under a heading."""
         out: list[dict[str, Any]] = []
-        for n, spec in enumerate(self.specs):
+        for n in self.shown:
+            spec = self.specs[n]
             if not out or out[-1]["title"] != spec.section:
                 out.append(
                     {

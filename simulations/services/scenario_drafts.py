@@ -33,14 +33,17 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Problem:
     """One schema error: where in the document (a readable path), what is wrong there, and the location as
-    keys and list indexes (for the structured editor to put it beside its field; empty when not known)."""
+    keys and list indexes (for the structured editor to put it beside its field; empty when not known).
+    `section`: the title of the editor's section it is in, when the draft is edited section by section."""
 
     where: str
     what: str
     loc: tuple[str | int, ...] = ()
+    section: str = ""
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.what}" if self.where else self.what
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        return f"{self.section} — {text}" if self.section else text
 
 
 class DraftInvalid(Exception):
@@ -95,8 +98,196 @@ def parse_yaml(text: str) -> Any:
 
 
 def as_yaml(document: Any) -> str:
-    """A document as the editor shows it: fields in the schema's order, text kept readable."""
+    """A document as files and diffs show it: fields in the schema's order, text kept readable."""
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100_000)  # no folded lines
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Text of several lines as a literal block (`|`), each line as it is, rather than a quoted string where a
+    line break is written as a blank line. PyYAML quotes a text a block cannot hold (trailing spaces, say)."""
+
+
+def _represent_text(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
+
+
+_BlockDumper.add_representer(str, _represent_text)
+
+
+def as_editor_yaml(value: Any) -> str:
+    """A document or a section of one as the editor shows it: as `as_yaml`, texts of several lines as blocks.
+    It reads back as the same value."""
+    return yaml.dump(value, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100_000)
+
+
+# --- sections: a draft edited one part at a time -----------------------------------------------------------------
+# A negotiation is 186,000 characters of YAML, too much for one text area. The editor shows one section at a time,
+# derived from the document alone, so every kind gets them: the top-level fields that hold plain values (the
+# scenario's basics), then each other top-level field in the document's order, a long list of items (a
+# negotiation's roles) one item a section. Saving a section puts its value back in place of the old one and checks
+# the whole document; everything else stays exactly as it was, key order included.
+
+WHOLE = "all"  # the key that stands for the whole document
+BASICS = "basics"
+# Characters (as JSON, quicker to measure than YAML) beyond which a list of mappings is edited item by item.
+LONG_LIST = 10_000
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of a scenario document edited on its own: the top-level fields with plain values (`BASICS`), one
+    top-level field, or one item (`item`, its index) of the long list at `fields[0]`."""
+
+    key: str  # in the editor's address: "basics", "chair", "roles.BRA" (an item by its id, else its number)
+    title: str
+    fields: tuple[str, ...]
+    item: int | None = None
+    group: str = ""  # an item's list, as the title names it ("Roles")
+
+    @property
+    def name(self) -> str:
+        """The title within its group ("Brazil (BRA)")."""
+        return self.title.removeprefix(f"{self.group}: ") if self.group else self.title
+
+    @property
+    def path(self) -> str:
+        """Where it is in the document, as the schema's problems name it."""
+        if self.key == BASICS:
+            return ", ".join(self.fields)
+        if self.item is None:
+            return self.fields[0]
+        return f"{self.fields[0]}[{self.key.split('.', 1)[1]}]"
+
+
+def _plain(value: Any) -> bool:
+    return not isinstance(value, dict | list)
+
+
+def _label(field: str) -> str:
+    return field.replace("_", " ").capitalize()
+
+
+def sections(document: dict[str, Any]) -> list[Section]:
+    """The document's sections in the editor's order: basics first, then the other top-level fields in the
+    document's order."""
+    basics = tuple(k for k, v in document.items() if _plain(v))
+    out = [Section(BASICS, "Scenario basics", basics)] if basics else []
+    for field, value in document.items():
+        if _plain(value):
+            continue
+        items = value if isinstance(value, list) else []
+        if items and all(isinstance(i, dict) for i in items) and size_of(value) > LONG_LIST:
+            out += _item_sections(field, items)
+        else:
+            out.append(Section(field, _label(field), (field,)))
+    return out
+
+
+def size_of(value: Any) -> int:
+    """About as many characters as the value's YAML (its JSON's: a tenth of the time to write)."""
+    return len(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _item_sections(field: str, items: list[dict[str, Any]]) -> list[Section]:
+    ids = [str(i.get("id", "")) for i in items]
+    by_id = all(ids) and len(set(ids)) == len(ids) and all(i != WHOLE and "." not in i for i in ids)
+    out = []
+    for n, item in enumerate(items):
+        name = item.get("name") or item.get("title")
+        what = f"{name} ({ids[n]})" if name and ids[n] else name or ids[n] or f"item {n + 1}"
+        key = f"{field}.{ids[n] if by_id else n + 1}"
+        out.append(Section(key, f"{_label(field)}: {what}", (field,), n, _label(field)))
+    return out
+
+
+def find_section(document: dict[str, Any], key: str) -> Section | None:
+    return next((s for s in sections(document) if s.key == key), None)
+
+
+def section_value(document: dict[str, Any], section: Section) -> Any:
+    """What the section's text area holds: the basics as a mapping, a field's value, or the item."""
+    if section.key == BASICS:
+        return {k: document[k] for k in section.fields}
+    value = document[section.fields[0]]
+    return value if section.item is None else value[section.item]
+
+
+def with_section(document: dict[str, Any], section: Section, value: Any) -> dict[str, Any]:
+    """A new document with `value` in place of the section's old value; every other field and item is the same
+    object as before, in the same place. The basics take a mapping: fields left out are removed, new ones
+    follow the last of them; a field that has its own section is refused (DraftInvalid)."""
+    if section.key == BASICS:
+        return _with_basics(document, section, value)
+    field = section.fields[0]
+    if section.item is not None:
+        items = list(document[field])
+        items[section.item] = value
+        value = items
+    return {k: (value if k == field else v) for k, v in document.items()}
+
+
+def _with_basics(document: dict[str, Any], section: Section, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DraftInvalid([Problem("", "this section must be a mapping of fields (name: value)",
+                                    section=section.title)])  # fmt: skip
+    elsewhere = [k for k in value if k in document and k not in section.fields]
+    if elsewhere:
+        raise DraftInvalid([Problem(str(k), "has its own section: edit it there", section=section.title)
+                            for k in elsewhere])  # fmt: skip
+    last = max((n for n, k in enumerate(document) if k in section.fields), default=-1)
+    out: dict[str, Any] = {}
+    for n, (k, v) in enumerate(document.items()):
+        if k not in section.fields:
+            out[k] = v
+        elif k in value:
+            out[k] = value[k]
+        if n == last:
+            out.update((k2, v2) for k2, v2 in value.items() if k2 not in document)
+    if last < 0:
+        out.update(value)
+    return out
+
+
+def section_of(document: dict[str, Any], loc: tuple[str | int, ...]) -> Section | None:
+    """The section a location in the document is in (None: the document's top level)."""
+    if not loc:
+        return None
+    for section in sections(document):
+        if loc[0] in section.fields and (section.item is None or loc[1:2] == (section.item,)):
+            return section
+    return None
+
+
+def edit_section(*, kind: str, document: dict[str, Any], key: str, text: str) -> ScenarioSource:
+    """The document with one section's text put in its place, validated whole by the kind's schema. Raises
+    DraftInvalid with each problem named by its section (and the line, for YAML that does not parse)."""
+    section = find_section(document, key)
+    if section is None:
+        raise DraftInvalid([Problem("", "this section is no longer in the scenario: open the draft again")])
+    try:
+        value = parse_yaml(text)
+    except DraftInvalid as exc:
+        raise DraftInvalid([replace(p, section=section.title) for p in exc.problems]) from exc
+    edited = with_section(document, section, value)
+    try:
+        return validate(kind, edited)
+    except DraftInvalid as exc:
+        raise DraftInvalid([_in_section(edited, p, section) for p in exc.problems]) from exc
+
+
+def _in_section(document: dict[str, Any], problem: Problem, edited: Section) -> Problem:
+    found = section_of(document, problem.loc)
+    if found is None and problem.loc[:1] and problem.loc[0] in edited.fields:  # a field the edit removed
+        found = edited
+    return replace(problem, section=found.title if found else "The scenario")
+
+
+def find_in_sections(document: dict[str, Any], text: str) -> dict[str, int]:
+    """How many times `text` occurs (case ignored) in each section's text as the editor shows it, by key."""
+    needle = text.casefold()
+    return {
+        s.key: as_editor_yaml(section_value(document, s)).casefold().count(needle) for s in sections(document)
+    }
 
 
 def save_draft(draft: ScenarioDraft, document: Any, *, user: User | None) -> ScenarioDraft:

@@ -1,9 +1,10 @@
-"""Scenario authoring in admin: an editor clones a version into a draft, edits it as YAML (schema errors shown
-beside the editor, nothing saved), publishes it as a new version; plain staff only read; games already running keep
-their version."""
+"""Scenario authoring in admin: an editor clones a version into a draft, edits it as YAML, whole or one section at a
+time (schema errors shown beside the editor naming their section, nothing saved), publishes it as a new version;
+plain staff only read; games already running keep their version."""
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from django.test import Client
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.play import play_game
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
-from simulations.services.scenario_drafts import as_yaml, dump_scenarios
+from simulations.services.scenario_drafts import as_yaml, dump_scenarios, find_in_sections
 from simulations.services.scenarios import latest_version, load_scenario
 from simulations.services.turns import create_game
 from simulations.views.lobby import latest_scenarios
@@ -73,7 +74,7 @@ def test_an_editor_clones_edits_and_publishes_a_new_version(editor: Client) -> N
     v1 = mercury_version()
     draft = _clone(editor, v1)
     assert draft.document == v1.document and draft.slug == v1.slug
-    page = editor.get(f"{DRAFTS}{draft.pk}/change/")
+    page = editor.get(f"{DRAFTS}{draft.pk}/change/?section=all")
     assert page.status_code == 200 and b"Scenario (YAML)" in page.content
 
     response = _save(editor, draft, _edited(draft.document, title="Mercury, for the Tuesday class"))
@@ -126,10 +127,11 @@ def test_a_deliberation_draft_is_checked_by_its_own_schema(editor: Client) -> No
 def test_plain_staff_read_but_cannot_change_or_publish(editor: Client, staff: Client) -> None:
     draft = _clone(editor, mercury_version())
     page = staff.get(f"{DRAFTS}{draft.pk}/change/")  # a read-only view, with the scenario as text
-    assert (
-        page.status_code == 200
-        and "<pre style='white-space: pre-wrap'>slug: mercury" in page.content.decode()
-    )
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert '<pre class="scenario-yaml draft-reader">slug: mercury' in html and "<textarea" not in html
+    html = staff.get(f"{DRAFTS}{draft.pk}/change/?section=roles.BRA").content.decode()  # a section at a time
+    assert '<pre class="scenario-yaml draft-reader">id: BRA\nname: Brazil' in html and "id: CAN" not in html
     assert _save(staff, draft, _edited(draft.document, title="Hijacked")).status_code == 403
     staff.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
     staff.post(VERSIONS, {"action": "clone_versions", "_selected_action": [draft.based_on_id]})
@@ -255,6 +257,8 @@ def test_a_scenario_file_uploaded_in_admin_becomes_drafts_or_nothing(editor: Cli
 def test_an_editor_adds_a_new_scenario_by_pasting_it(editor: Client) -> None:
     version, _ = load_scenario(folder=ROOT / "scenarios" / "deliberation" / "code-review.yaml")
     document = {**version.document, "id": "code-review-ops", "title": "Operations review"}
+    page = editor.get(f"{DRAFTS}add/").content.decode()  # a new draft is pasted whole: no sections yet
+    assert 'name="text"' in page and "Scenario (YAML)" in page and "draft-sections" not in page
     response = editor.post(
         f"{DRAFTS}add/", {"kind": "deliberation", "based_on": "", "text": as_yaml(document)}
     )
@@ -270,3 +274,74 @@ def test_an_editor_adds_a_new_scenario_by_pasting_it(editor: Client) -> None:
     assert (
         response.status_code == 200 and "Field required" in response.content.decode()
     )  # the wrong kind's schema
+
+
+def _save_section(client: Client, draft: ScenarioDraft, section: str, text: str) -> Any:
+    """What the section editor posts: to the page's address (with its section), the section named again."""
+    return client.post(f"{DRAFTS}{draft.pk}/change/?section={section}", {
+        "kind": draft.kind, "based_on": draft.based_on_id or "", "section": section, "text": text,
+        "_continue": "Save and continue editing"})  # fmt: skip
+
+
+def test_a_draft_opens_on_its_first_section_with_every_section_listed(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    html = editor.get(f"{DRAFTS}{draft.pk}/change/").content.decode()
+    assert "Scenario basics (YAML)" in html and "Scenario (YAML)" not in html
+    area = html[html.index('<textarea name="text"') :]
+    area = area[: area.index("</textarea>")]
+    assert "slug: mercury" in area and "roles:" not in area and len(area) < 1_000
+    assert 'rows="8"' in area and 'class="yaml-editor"' in area and "style=" not in area
+    nav = html[html.index('<nav class="draft-sections"') : html.index("</nav>", html.index("draft-sections"))]
+    roles = nav[nav.index(">Roles</h3>") :]
+    for role in draft.document["roles"]:  # one section each, listed under their list's name
+        assert f'href="?section=roles.{role["id"]}">{role["name"]} ({role["id"]})</a>' in roles
+    assert 'href="?section=basics" aria-current="page">Scenario basics</a>' in nav
+    assert 'href="?section=all">Edit the whole document</a>' in nav
+
+    whole = editor.get(f"{DRAFTS}{draft.pk}/change/?section=all").content.decode()
+    assert f'rows="{36}"' in whole and "roles:" in whole and "Scenario (YAML)" in whole
+
+
+def test_an_editor_saves_one_role_and_nothing_else_changes(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    before = copy.deepcopy(draft.document)
+    at = next(n for n, r in enumerate(before["roles"]) if r["id"] == "BRA")
+    page = editor.get(f"{DRAFTS}{draft.pk}/change/?section=roles.BRA").content.decode()
+    assert "Roles: Brazil (BRA) (YAML)" in page and "<code>roles[BRA]</code>" in page
+    text = as_yaml(before["roles"][at]).replace("name: Brazil", "name: Federative Republic of Brazil", 1)
+
+    response = _save_section(editor, draft, "roles.BRA", text)
+    assert response.status_code == 302 and response["Location"].endswith("/change/?section=roles.BRA")
+    draft.refresh_from_db()
+    expected = copy.deepcopy(before)
+    expected["roles"][at]["name"] = "Federative Republic of Brazil"
+    assert draft.document == expected and list(draft.document) == list(before)
+    assert (
+        "+  name: Federative Republic of Brazil" in editor.get(f"{DRAFTS}{draft.pk}/change/").content.decode()
+    )
+
+
+def test_a_sections_schema_error_names_the_section_and_nothing_is_saved(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    before = copy.deepcopy(draft.document)
+    role = next(r for r in before["roles"] if r["id"] == "CAN")
+    response = _save_section(editor, draft, "roles.CAN", as_yaml({**role, "influence": 3}))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Roles: Canada (CAN) — roles[CAN].influence: Input should be less than or equal to 1" in html
+    assert 'aria-current="page">Canada (CAN)</a>' in html  # still on that section, the text as typed
+    assert "influence: 3" in html
+    response = _save_section(editor, draft, "basics", "slug: mercury\ntitle: [unclosed\n")
+    assert "Scenario basics — line 2: not valid YAML" in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.document == before
+
+
+def test_a_search_counts_its_matches_in_each_section(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    html = editor.get(f"{DRAFTS}{draft.pk}/change/?section=chair&find=Minamata").content.decode()
+    counts = find_in_sections(draft.document, "Minamata")
+    assert f"{sum(counts.values())} found" in html
+    link = 'href="?section=roles.BRA&amp;find=Minamata">Brazil (BRA)</a> <span class="draft-matches found">'
+    assert counts["roles.BRA"] and f"{link}({counts['roles.BRA']})</span>" in html
+    assert 'name="find" value="Minamata"' in html and 'name="section" value="chair"' in html

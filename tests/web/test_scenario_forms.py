@@ -1,5 +1,6 @@
 """The admin's forms editor for scenario drafts (issue #15): a kind's main fields as forms, stances as a grid,
-checked by the kind's schema with its errors beside the fields at fault."""
+checked by the kind's schema with its errors beside the fields at fault; one part a page under a table of contents
+(issue #69)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.test import Client
 
-from simulations.authoring import FieldSpec, StructuredForm, get_at
+from simulations.authoring import FieldSpec, StructuredForm, get_at, parts
 from simulations.kinds import get_kind
 from simulations.models import ScenarioDraft
 from simulations.services.scenarios import load_scenario
@@ -53,10 +54,17 @@ def _field_name(draft: ScenarioDraft, path: tuple[Any, ...]) -> str:
     return f"f{[s.path for s in _specs(draft)].index(path)}"
 
 
+def part_url(draft: ScenarioDraft, path: tuple[Any, ...]) -> str:
+    """The forms editor's page of the part that holds the field at `path`."""
+    n = [s.path for s in _specs(draft)].index(path)
+    part = next(p for p in parts(_specs(draft)) if n in p.fields)
+    return f"{DRAFTS}{draft.pk}/fields/?part={part.key}"
+
+
 def test_an_editor_edits_stances_briefs_and_chair_lines_in_forms(editor: Client) -> None:
     draft = _clone(editor, mercury_version())
     before = copy.deepcopy(draft.document)
-    page = editor.get(f"{DRAFTS}{draft.pk}/fields/")
+    page = editor.get(f"{DRAFTS}{draft.pk}/fields/?part=stances")
     assert page.status_code == 200
     html = page.content.decode()
     grid = html[html.index('<table class="scenario-grid">') :]
@@ -82,9 +90,17 @@ def test_an_editor_edits_stances_briefs_and_chair_lines_in_forms(editor: Client)
         ("roles", bra, "confidential_brief", "priorities"): ["Funding first", "Time to phase out"],
         ("chair", "lines", "round1_close"): ["Thank you all; the openings are done."],
     }
-    response = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, changes))
-    assert response.status_code == 302, response.content.decode()[:2000]
-    draft.refresh_from_db()
+    # One part at a time: each post saves its own part's fields (and ignores the others').
+    edited: list[tuple[Any, ...]] = [
+        (*stance, "firmness"),
+        ("roles", bra, "public_brief"),
+        ("chair", "lines", "round1_close"),
+    ]
+    for path in edited:
+        response = editor.post(part_url(draft, path), _posted(draft, changes))
+        assert response.status_code == 302, response.content.decode()[:2000]
+        assert response["Location"] == part_url(draft, path)
+        draft.refresh_from_db()
     expected = copy.deepcopy(before)
     for path, value in changes.items():
         node = expected
@@ -93,7 +109,7 @@ def test_an_editor_edits_stances_briefs_and_chair_lines_in_forms(editor: Client)
         node[path[-1]] = value
     assert draft.document == expected  # the edits, and nothing else changed
     assert LogEntry.objects.filter(
-        object_id=str(draft.pk), change_message="Edited in the forms editor."
+        object_id=str(draft.pk), change_message="Edited in the forms editor (Delegations: Brazil (BRA))."
     ).exists()
 
 
@@ -106,7 +122,7 @@ def test_the_schemas_errors_show_beside_the_field_at_fault_and_nothing_is_saved(
     elsewhere = next(o["id"] for o in issue["options"] if o["id"] != preferred)
     # The preferred option made a red line too: the stance's own check refuses it.
     changes = {(*stance, "acceptable"): [preferred], (*stance, "red_lines"): [preferred, elsewhere]}
-    response = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, changes))
+    response = editor.post(part_url(draft, (*stance, "preferred")), _posted(draft, changes))
     assert response.status_code == 200
     html = response.content.decode()
     assert "The scenario was not saved" in html
@@ -117,7 +133,9 @@ def test_the_schemas_errors_show_beside_the_field_at_fault_and_nothing_is_saved(
     assert draft.document == before
 
     # A value out of its range is refused by the form itself, beside its field.
-    response = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, {(*stance, "firmness"): 1.5}))
+    response = editor.post(
+        part_url(draft, (*stance, "firmness")), _posted(draft, {(*stance, "firmness"): 1.5})
+    )
     html = response.content.decode()
     name = _field_name(draft, (*stance, "firmness"))
     at = html[: html.index(f'id="id_{name}"')]
@@ -129,10 +147,10 @@ def test_the_schemas_errors_show_beside_the_field_at_fault_and_nothing_is_saved(
 def test_staff_who_may_only_read_see_the_forms_disabled_and_cannot_save(editor: Client) -> None:
     draft = _clone(editor, mercury_version())
     reader = _staff("reader", editor=False)
-    page = reader.get(f"{DRAFTS}{draft.pk}/fields/")
+    page = reader.get(f"{DRAFTS}{draft.pk}/fields/?part=stances")
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'value="Save the draft"' not in html
+    assert 'value="Save this part"' not in html
     assert re.search(r'<select name="f\d+"[^>]* disabled', html)
     assert reader.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, {})).status_code == 403
     assert Client().get(f"{DRAFTS}{draft.pk}/fields/").status_code == 302  # to the log-in
@@ -144,7 +162,7 @@ def test_a_deliberation_draft_has_its_own_fields(editor: Client) -> None:
     roles = [p["role"] for p in draft.document["personas"]]
     member, proposer = ("personas", roles.index("security")), ("personas", roles.index("proposer"))
     changes = {(*member, "brief"): "Reads every diff twice.", (*member, "confidence_threshold"): 0.7}
-    response = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, changes))
+    response = editor.post(part_url(draft, (*member, "brief")), _posted(draft, changes))
     assert response.status_code == 302
     draft.refresh_from_db()
     assert get_at(draft.document, (*member, "brief")) == "Reads every diff twice."
@@ -152,8 +170,60 @@ def test_a_deliberation_draft_has_its_own_fields(editor: Client) -> None:
 
     # The scenario's own rule (the proposer never vetoes) is shown above the forms, and nothing is saved.
     before = copy.deepcopy(draft.document)
-    response = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, {(*proposer, "can_veto"): True}))
+    response = editor.post(
+        part_url(draft, (*proposer, "can_veto")), _posted(draft, {(*proposer, "can_veto"): True})
+    )
     assert response.status_code == 200
     assert "the proposer and the chairperson neither vote nor veto" in response.content.decode()
     draft.refresh_from_db()
     assert draft.document == before
+
+
+def test_a_negotiations_forms_are_one_part_a_page_under_a_table_of_contents(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    specs = _specs(draft)
+    pages = parts(specs)
+    roles = [
+        f"delegations-{r['name'].lower().replace(' ', '-')}-{r['id'].lower()}"
+        for r in draft.document["roles"]
+    ]
+    assert [p.key for p in pages] == ["scenario", "issues", *roles, "stances", "chair"]
+    assert sorted(n for p in pages for n in p.fields) == list(range(len(specs)))  # each field in one part
+    assert max(len(p.fields) for p in pages if p.section != "Stances") <= 40  # the grid alone stays whole
+
+    html = editor.get(f"{DRAFTS}{draft.pk}/fields/").content.decode()  # the first part
+    toc = html[html.index('<nav class="scenario-parts"') : html.index("</nav>", html.index("scenario-parts"))]
+    assert 'aria-current="page">Scenario</a>' in toc
+    for page in pages[1:]:
+        assert f'href="{DRAFTS}{draft.pk}/fields/?part={page.key}"' in toc
+    form = html[html.index('<form method="post" class="scenario-fields"') :]
+    assert sorted(set(re.findall(r'name="(f\d+)"', form))) == [f"f{n}" for n in pages[0].fields]
+
+    brazil = next(p for p in pages if p.key.endswith("-bra"))
+    html = editor.get(f"{DRAFTS}{draft.pk}/fields/?part={brazil.key}").content.decode()
+    form = html[html.index('<form method="post" class="scenario-fields"') :]
+    assert sorted(set(re.findall(r'name="f(\d+)"', form)), key=int) == [str(n) for n in brazil.fields]
+    assert '<h2 id="part-heading">Delegations: Brazil (BRA)</h2>' in form
+    assert (
+        'value="Save this part"' in form and f"?part={pages[pages.index(brazil) + 1].key}" in form
+    )  # next part
+
+
+def test_a_problem_in_another_part_is_shown_above_the_form_naming_that_part() -> None:
+    from simulations.services.scenario_drafts import Problem
+
+    document = {"title": "T", "roles": [{"name": "A", "brief": "b"}]}
+    specs = [
+        FieldSpec("Scenario", ("title",), "Title", "text"),
+        FieldSpec("Roles", ("roles", 0, "name"), "Name", "text", row="A"),
+        FieldSpec("Roles", ("roles", 0, "brief"), "Brief", "long_text", row="A"),
+    ]
+    form = StructuredForm(specs, document, {"f0": "T"}, only=(0,))
+    assert list(form.fields) == ["f0"] and form.is_valid()
+    assert form.edited(document) == document
+    form.add_problems([Problem("roles[0].brief", "Field required", ("roles", 0, "brief")),
+                       Problem("title", "Too short", ("title",))])  # fmt: skip
+    assert form.errors == {
+        "__all__": ["In Roles: A — roles[0].brief: Field required"],
+        "f0": ["Too short"],
+    }

@@ -12,7 +12,7 @@ from django.test import Client
 
 from simulations.models import Game, ScenarioDraft
 from tests.web.test_scenario_authoring import DRAFTS, _staff
-from tests.web.test_scenario_forms import _posted
+from tests.web.test_scenario_forms import _posted, part_url
 
 from .conftest import store
 from .tiny import tiny
@@ -53,10 +53,10 @@ def test_the_forms_editor_changes_a_transitions_type_checked_by_the_schema(edito
     draft = ScenarioDraft.objects.get()
     where = ("states", "CalmBranch", "Apology", "transitions", "Remake", "type")
     assert editor.get(f"{DRAFTS}{draft.pk}/fields/").status_code == 200
-    editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, {where: "parallel"}))
+    editor.post(part_url(draft, where), _posted(draft, {where: "parallel"}))
     draft.refresh_from_db()
     assert draft.document["states"]["CalmBranch"]["Apology"]["transitions"]["Remake"]["type"] == "parallel"
-    page = editor.post(f"{DRAFTS}{draft.pk}/fields/", _posted(draft, {where: "sometimes"}))
+    page = editor.post(part_url(draft, where), _posted(draft, {where: "sometimes"}))
     assert "Select a valid choice" in page.content.decode()
     draft.refresh_from_db()
     assert draft.document["states"]["CalmBranch"]["Apology"]["transitions"]["Remake"]["type"] == "parallel"
