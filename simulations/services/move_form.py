@@ -1,9 +1,12 @@
-"""What every kind's move form must carry, posted or sent over the game's websocket: the game version it was rendered
-at, and no NUL byte in any field."""
+"""What every kind's move form must carry, posted or sent over the game's websocket, checked the same way in every
+kind before the kind reads the move: no NUL byte in any field, the move rate, and the game version the form was
+rendered at. Each refusal has one status and one sentence everywhere (`refusal_status`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from simulations.services.rate_limit import RateLimited, check_rate
 
 
 class MissingVersion(ValueError):
@@ -18,6 +21,24 @@ class NulInForm(ValueError):
 
     def __init__(self) -> None:
         super().__init__(self.MESSAGE)
+
+
+# The form's own refusals, in the order they are checked: a bad field is 400, too many moves 429.
+FORM_REFUSALS = (NulInForm, RateLimited, MissingVersion)
+
+
+def read_move_form(fields: Mapping[str, str], *, user_id: int) -> int:
+    """Precondition: the user may drive the game. The form's version, after the checks every kind's move shares;
+    raises NulInForm, RateLimited (the move still counts against the rate) or MissingVersion."""
+    if any("\x00" in value for value in fields.values()):
+        raise NulInForm()
+    check_rate(user_id=user_id, action="move")
+    return form_version(fields)
+
+
+def refusal_status(exc: Exception) -> int:
+    """The HTTP status of one of FORM_REFUSALS."""
+    return 429 if isinstance(exc, RateLimited) else 400
 
 
 def form_version(fields: Mapping[str, str]) -> int:

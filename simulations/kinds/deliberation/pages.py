@@ -26,7 +26,7 @@ from simulations.services.access import can_drive, share_link
 from simulations.services.drive_queue import queue_drive_after_move, queue_drive_if_ai_next
 from simulations.services.fragments import fragment
 from simulations.services.model_choice import UnknownModelChoice
-from simulations.services.move_form import MissingVersion, form_version
+from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.student_errors import for_student
@@ -176,7 +176,7 @@ def page(
     if getattr(request, "htmx", False):
         # htmx swaps only 2xx and 409 responses here (base.html's responseHandling): a refusal is sent as 409
         # so the sentence shows; a plain post keeps 400 for input the committee could not read.
-        return HttpResponse(_live_parts(context, request=request), status=409 if status >= 400 else status)
+        return HttpResponse(_live_parts(context, request=request), status=status)
     return render(request, "deliberation/page.html", context, status=status)
 
 
@@ -264,8 +264,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     except checks.CheckError as exc:
         return page(request, game, error=str(exc), status=400)  # the body is not read, so nothing can be kept
     try:
-        check_rate(user_id=int(request.user.pk or 0), action="move")
-        version = form_version(request.POST)
+        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
         if version != game.version:
             raise StaleTurn()  # a page (or a double click) older than the game: say so before anything else
         event = _open_event(scenario, state, step, request.POST.get("event", ""))
@@ -275,13 +274,11 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         )  # fmt: skip
     except InvalidForm as exc:
         return page(request, game, form=exc.form, kept=_kept(request), status=400)
-    except RateLimited as exc:
-        return page(request, game, error=str(exc), status=429)
+    except FORM_REFUSALS as exc:
+        return page(request, game, error=str(exc), kept=_kept(request), status=refusal_status(exc))
     except StaleTurn as exc:
         return page(request, game, error=for_student(exc), kept=_kept(request), status=409)
     except checks.CheckError as exc:
-        return page(request, game, error=str(exc), kept=_kept(request), status=400)
-    except MissingVersion as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=400)
     except MoveRefused as exc:
         return page(request, game, error=str(exc), kept=_kept(request), status=409)

@@ -29,8 +29,10 @@ from simulations.services.message_text import (
     normalise_optional,
 )
 from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
+from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, commit_event, create_game
 from simulations.services.work_budget import OverBudget, check_work, plays_offline
 
@@ -251,12 +253,12 @@ def page(
     request: HttpRequest, game: Game, *, error: str = "", status: int = 200, kept: GateInput | None = None
 ) -> HttpResponse:
     """The board; after a refused decision, with the sentence saying why (a gate's refused field: beside it, with
-    what was typed and ticked kept). An HTMX post gets the board alone (htmx swaps 2xx and 409 here, base.html's
-    responseHandling: a refusal is sent as 409 so its sentence shows)."""
+    what was typed and ticked kept). An HTMX post gets the board alone, with the refusal's own status (htmx swaps 400, 409
+    and 429 too: base.html's responseHandling)."""
     context = _context(game) | {"error": error, "kept": kept}
     if getattr(request, "htmx", False):
         html = render_to_string("message_lab/_board.html", context, request=request)
-        return HttpResponse(html, status=409 if status >= 400 else status)
+        return HttpResponse(html, status=status)
     return render(request, "message_lab/page.html", context, status=status)
 
 
@@ -303,10 +305,15 @@ class GateRefused(Exception):
         super().__init__(kept.error)
 
 
+def _typed(request: HttpRequest) -> GateInput:
+    """A gate decision as it was posted (kept in the form whatever refused it)."""
+    return GateInput(eliminate=request.POST.getlist("eliminate"), rescue=request.POST.getlist("rescue"),
+                     direction=request.POST.get("direction", ""))  # fmt: skip
+
+
 def _gate_payload(request: HttpRequest) -> dict[str, Any]:
     """The decision's payload, its direction under the shared text rule. Raises GateRefused (with what was posted)."""
-    kept = GateInput(eliminate=request.POST.getlist("eliminate"), rescue=request.POST.getlist("rescue"),
-                     direction=request.POST.get("direction", ""))  # fmt: skip
+    kept = _typed(request)
     form = GateForm(request.POST)
     if not form.is_valid():
         sentence = f"{form.fields['direction'].label}: {form.errors['direction'][0]}"
@@ -320,9 +327,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     state = state_of(game)
     step = next_step(state)
     try:
-        check_rate(user_id=int(request.user.pk or 0), action="move")
-        raw = request.POST.get("version", "")
-        if not raw.isdigit() or int(raw) != game.version:
+        if read_move_form(request.POST, user_id=int(request.user.pk or 0)) != game.version:
             raise StaleTurn()
         event = request.POST.get("event", "")
         if step.actor != "human" or step.event is None or event != step.event.value:
@@ -330,10 +335,10 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         payload = _gate_payload(request) if step.event is Event.GATE_DECIDED else {}
         commit_event(game_id=game.pk, expected_version=game.version, event=event, payload=payload,
                      idempotency_key=request.POST.get("idem") or None)  # fmt: skip
-    except RateLimited as exc:
-        return page(request, game, error=str(exc), status=429)
+    except FORM_REFUSALS as exc:
+        return page(request, game, error=str(exc), status=refusal_status(exc), kept=_typed(request))
     except StaleTurn as exc:
-        return page(request, game, error=str(exc), status=409)
+        return page(request, game, error=for_student(exc), status=409, kept=_typed(request))
     except MoveRefused as exc:
         return page(request, game, error=str(exc), status=409)
     except GateRefused as exc:

@@ -23,8 +23,7 @@ from simulations.services import page_threads
 from simulations.services.broadcast import notify_panels_drawn
 from simulations.services.drive_queue import queue_drive_after_move
 from simulations.services.fragments import fragment
-from simulations.services.move_form import MissingVersion, NulInForm, form_version
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn
 
@@ -66,20 +65,15 @@ def take_move(*, game: Game, user_id: int, fields: Mapping[str, str]) -> MoveOut
     event = fields.get("event", "")
     payload = {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields}
     try:
-        if any("\x00" in value for value in fields.values()):
-            raise NulInForm()
-        check_rate(user_id=user_id, action="move")
-        version = form_version(fields)
+        version = read_move_form(fields, user_id=user_id)
         key = fields.get("idem") or None
         game = submit_human_event(
             game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
         )
-    except RateLimited as exc:
-        return MoveOutcome(game, str(exc), 429)
+    except FORM_REFUSALS as exc:
+        return MoveOutcome(game, str(exc), refusal_status(exc))
     except StaleTurn as exc:
         return MoveOutcome(game, for_student(exc), 409)
-    except (MissingVersion, NulInForm) as exc:
-        return MoveOutcome(game, str(exc), 400)
     except (MachineError, ModelFailure, ValueError) as exc:
         return MoveOutcome(game, for_student(exc), 409)
     _answer_soon(game)

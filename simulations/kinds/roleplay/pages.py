@@ -17,7 +17,7 @@ from simulations.services.drive_queue import queue_drive
 from simulations.services.form_keys import new_form_key
 from simulations.services.fragments import fragment
 from simulations.services.message_text import UnreadableText, normalise_message
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
 from simulations.services.student_errors import for_student
 from simulations.services.turns import StaleTurn, commit_event, create_game
 
@@ -30,6 +30,10 @@ from .scenario import RoleplayScenario
 
 NOT_NOW = "It is not your turn to speak: {who} is still answering. What you typed is kept in the box."
 TOO_LONG = "Your message is {n:,} characters; the limit is {limit:,}. Shorten it and send it again."
+
+
+class NotYourTurn(Exception):
+    """The character is still answering: a conflict with the game's turn (409), not a bad field."""
 
 
 def student_name(request: HttpRequest) -> str:
@@ -71,12 +75,11 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     state = state_of(game)
     event = request.POST.get("event", Event.STUDENT_SPOKE.value)
     try:
-        check_rate(user_id=int(request.user.pk or 0), action="move")
-        raw = request.POST.get("version", "")
-        if not raw.isdigit():
+        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
+        if version != game.version:
             raise StaleTurn()
         if next_step(state).actor != "human":
-            raise ValueError(NOT_NOW.format(who=scenario_of(game).botname))
+            raise NotYourTurn(NOT_NOW.format(who=scenario_of(game).botname))
         if event == Event.STUDENT_LEFT.value:
             payload: dict[str, Any] = {}
         else:
@@ -85,12 +88,16 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
             if len(text) > MAX_MESSAGE:
                 raise ValueError(TOO_LONG.format(n=len(text), limit=MAX_MESSAGE))
             payload = {"text": text}
-        commit_event(game_id=game.pk, expected_version=int(raw), event=event, payload=payload,
+        commit_event(game_id=game.pk, expected_version=version, event=event, payload=payload,
                      idempotency_key=request.POST.get("idem") or None)  # fmt: skip
     except UnreadableText as exc:  # the shared sentences for empty, invisible or control-character text
         return _refused(request, game, for_student(InvalidMove(state.status.value, event, exc.reason)), 400)
-    except (RateLimited, ValueError) as exc:
+    except FORM_REFUSALS as exc:
+        return _refused(request, game, str(exc), refusal_status(exc))
+    except ValueError as exc:
         return _refused(request, game, str(exc), 400)
+    except NotYourTurn as exc:
+        return _refused(request, game, str(exc), 409)
     except (StaleTurn, MachineError) as exc:
         return _refused(request, game, for_student(exc), 409)
     queue_drive(game_id=game.pk)
@@ -104,7 +111,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
 def _refused(request: HttpRequest, game: Game, sentence: str, status: int) -> HttpResponse:
     if getattr(request, "htmx", False):
         html = render_to_string("roleplay/_updates.html", _context(game) | {"oob": True, "error": sentence})
-        return HttpResponse(html, status=409)  # base.html's htmx config swaps 409 (and only it) among errors
+        return HttpResponse(html, status=status)  # base.html's htmx config swaps 400, 409 and 429
     return page(request, game, error=sentence, status=status)
 
 

@@ -15,11 +15,12 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
-from simulations.engine.errors import MachineError
+from simulations.engine.errors import IllegalEvent, MachineError
 from simulations.models import Game
 from simulations.services.access import can_drive, share_link
 from simulations.services.drive_queue import queue_drive
 from simulations.services.model_choice import UnknownModelChoice
+from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
 from simulations.services.rate_limit import RateLimited, check_rate
 from simulations.services.scenarios import parsed_scenario, playable_version
 from simulations.services.student_errors import for_student
@@ -114,7 +115,7 @@ def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200
     context = _context(game) | {"error": error}
     if getattr(request, "htmx", False):
         html = render_to_string("social_feed/_panels.html", context, request=request)
-        return HttpResponse(html, status=409 if status >= 400 else status)
+        return HttpResponse(html, status=status)
     return render(request, "social_feed/page.html", context, status=status)
 
 
@@ -125,17 +126,17 @@ def render_update(game: Game) -> tuple[str, int]:
 def move(request: HttpRequest, game: Game) -> HttpResponse:
     """Pause (while running) or resume (while paused)."""
     try:
-        check_rate(user_id=int(request.user.pk or 0), action="move")
-        raw = request.POST.get("version", "")
+        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
         event = request.POST.get("event", "")
-        if not raw.isdigit() or event not in (Event.RUN_PAUSED.value, Event.RUN_RESUMED.value):
-            raise StaleTurn()
+        intents = [Event.RUN_PAUSED.value, Event.RUN_RESUMED.value]
+        if event not in intents:  # not a move of this page's: from a page behind the run, or forged
+            raise StaleTurn() if version != game.version else IllegalEvent(game.phase, event, intents)
         # Pause and resume mean the same whatever block the page last showed: they go on the run as it is now
         # (the driver's block in flight then fails its version check and is not committed; the machine refuses
         # a second pause). A block committed between reading the version and committing is simply read again.
         _commit_on_latest(game, event)
-    except RateLimited as exc:
-        return page(request, game, error=str(exc), status=429)
+    except FORM_REFUSALS as exc:
+        return page(request, game, error=str(exc), status=refusal_status(exc))
     except (StaleTurn, MachineError) as exc:
         fresh = Game.objects.select_related("scenario").get(pk=game.pk)
         return page(request, fresh, error=for_student(exc), status=409)

@@ -85,9 +85,9 @@ def test_a_message_moves_the_graph_and_the_character_answers(client: Client, caf
 def test_refusals_say_why_and_store_nothing(client: Client, cafe: ScenarioVersion) -> None:
     game = start(client, cafe)
     status, html = say(client, game, "   ")
-    assert status == 409 and "Your message" in html
+    assert status == 400 and "Your message" in html
     status, html = say(client, game, "x" * (MAX_MESSAGE + 1))
-    assert status == 409 and f"the limit is {MAX_MESSAGE:,}" in html
+    assert status == 400 and f"the limit is {MAX_MESSAGE:,}" in html
     status, html = say(client, game, "hello", version="0")
     assert status == 409
     assert state_of(Game.objects.get()).turns == 0
@@ -103,7 +103,7 @@ def test_text_that_draws_nothing_is_refused_and_the_turn_stays_open(
 ) -> None:
     game = start(client, cafe)
     status, html = say(client, game, invisible)
-    assert status == 409 and "nothing visible" in html
+    assert status == 400 and "nothing visible" in html
     assert state_of(Game.objects.get()).turns == 0
 
 
