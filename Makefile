@@ -8,7 +8,7 @@ VENDOR := static/vendor
 HTMX_VERSION := 2.0.11
 HTMX_WS_VERSION := 2.0.4
 # Exact versions (with hashes) of the runtime and dev dependencies, for CPython 3.11 on Linux x86_64: `make install`
-# and CI install these and nothing else. `make lock` refreshes it (README: "Two commands").
+# and CI install these and nothing else. `make lock` refreshes it (docs/deploying.md).
 LOCK := requirements.lock
 UV_VERSION := 0.13.9
 
@@ -20,8 +20,8 @@ serve: install
 	for d in scenarios/*/; do $(BIN)/python manage.py load_scenario "$$d" || exit 1; done
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-# The scaled set-up: PostgreSQL + Redis, N web processes on one port, M background workers (README: "Running
-# Mercury for a school"). Settings from the environment; see scripts/serve_scaled.py.
+# The scaled set-up: PostgreSQL + Redis, N web processes on one port, M background workers (docs/deploying.md:
+# "Running Mercury for a school"). Settings from the environment; see scripts/serve_scaled.py.
 serve-scaled: install
 	$(BIN)/python scripts/serve_scaled.py
 

@@ -168,8 +168,8 @@ POOLED_ENGINES = {
 }
 
 
-# Connections a process opens at most on PostgreSQL, by what it does (see `_database`; README: "Running Mercury for
-# a school"). The scaled set-up's defaults, 2 web processes and 2 workers, open at most 80 of PostgreSQL's 100.
+# Connections a process opens at most on PostgreSQL, by what it does (see `_database`; docs/deploying.md: "Running
+# Mercury for a school"). The scaled set-up's defaults, 2 web processes and 2 workers, open at most 80 of PostgreSQL's 100.
 WEB_DB_MAX_CONNECTIONS = 10
 WORKER_DB_MAX_CONNECTIONS = int(os.environ.get("MERCURY_WORKER_DB_MAX_CONNECTIONS") or 30)
 

@@ -11,7 +11,8 @@ change a game:
 `--before`/`--after` take any git ref (checked out in a temporary worktree) or "." for the working tree. Each side
 is played by this script's `dump` command with that checkout first on the import path, so the code under test is
 the checkout's, not this file's. Exit status 0 when every game matches. A difference the change documents (a
-format change) goes in DOCUMENTED_CHANGES below, with a line in README's export section.
+format change) goes in DOCUMENTED_CHANGES below, with a line in the export format's section of
+docs/architecture.md.
 
 Not part of the test suite: 324 games take about half an hour a side on a 2-core machine.
 """

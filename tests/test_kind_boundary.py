@@ -1,4 +1,4 @@
-"""The platform is kind-blind (DESIGN.md): no shared module imports a kind, and no kind imports another.
+"""The platform is kind-blind (docs/architecture.md): no shared module imports a kind, and no kind imports another.
 
 A kind is reached only through the registry (`simulations.kinds.get_kind` / `kind_of`), which imports
 `simulations.kinds.<name>.platform` by name; a shared module that imports a kind itself fails here.

@@ -4,7 +4,7 @@ The consumer enqueues it when a page connects, and a student's move right after 
 of the move queues it too, should that have failed); the task drives the game until a human must act.
 
 A task that finds the game's lease held by another queued drive leaves the game to it: that drive's row says
-"running" while it drives, and should its worker die, the workers' sweep (`drive_recovery`) queues the game again.
+"running" while it drives, and should its worker die, the workers' sweep (`recovery`) queues the game again.
 A lease held by another driver (the `play` command, a kind's own loop) is watched instead: the task queues itself
 again for when that lease lapses, so a dead driver's game is taken over without anyone watching. (Every queued
 drive used to watch; at 200 students that was a task run every 15 s for each game being driven, bench/load.py.)

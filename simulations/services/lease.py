@@ -51,7 +51,7 @@ def _own_start(pid: int) -> str | None:
 
 
 # A queued drive's instance starts with this letter (never a hex digit): its task's row says "running" while it
-# drives, so should its worker die, the workers' sweep (drive_recovery) queues the game again. Nobody else need
+# drives, so should its worker die, the workers' sweep (driving.recovery) queues the game again. Nobody else need
 # watch such a holder for its death.
 QUEUED_DRIVE_MARK = "q"
 

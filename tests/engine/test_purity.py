@@ -1,4 +1,4 @@
-"""Game logic is pure (DESIGN.md): the shared engine and every kind's machine import neither django nor litellm."""
+"""Game logic is pure (docs/architecture.md): the shared engine and every kind's machine import neither django nor litellm."""
 
 from __future__ import annotations
 

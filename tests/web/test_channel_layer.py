@@ -71,7 +71,7 @@ def test_a_worker_threads_messages_arrive_in_order_over_one_redis_connection() -
 def test_the_pub_sub_layer_carries_a_worker_threads_messages_in_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """MERCURY_CHANNEL_LAYER=channels_redis.pubsub.RedisPubSubChannelLayer (README, the settings table): a page
+    """MERCURY_CHANNEL_LAYER=channels_redis.pubsub.RedisPubSubChannelLayer (docs/deploying.md, the settings): a page
     subscribed to its game's group gets a worker thread's messages, in order, and a game nobody watches gets none."""
     import threading
 

@@ -4,8 +4,8 @@ The machine is a declarative transition table. `apply` works on a deep copy of t
 changes nothing, and returns an `Outcome` describing what a commit must write: transcript entries, the event,
 stance changes and, at the end of a vote, the vote record. The machine never touches a database.
 
-python-statemachine was considered (DESIGN.md prefers it); a plain table keeps this package free of third-party
-imports beyond pydantic, keeps a turn's engine time in microseconds, and gives the same guarantees:
+python-statemachine was weighed and not taken: a plain table keeps this package free of third-party imports beyond
+pydantic, keeps a turn's engine time in microseconds, and gives the same guarantees:
 restore from a stored state value, typed refusal of illegal events, and `allowed_events` for rendering.
 """
 
