@@ -49,7 +49,8 @@ process's garbage-collector pauses per game (time, and full collections; not the
 that it saw every transcript entry exactly once. The ratio HTTP/headless compares the median game at level 1
 with the median headless game of the same run.
 
-Raw output goes to bench/runs/ (--json FILE); docs/benchmarks.md keeps the method and the current table.
+--json FILE appends the run's figures as one line (the raw file of a table in docs/benchmarks.md is kept in
+bench/runs/); docs/benchmarks.md keeps the method and the current table.
 """
 
 from __future__ import annotations
@@ -339,8 +340,8 @@ class SetUp:
 
     def _ready(self, web: int, workers: int) -> bool:
         """The port answers and, scaled, every process has said it is ready: each uvicorn process started and each
-        drive_worker loaded (tens of seconds on a busy machine: students who came before then found one worker
-        taking every drive, and the other none, for up to 17 s; bench/runs/2026-12-04-twenty-ninth.md)."""
+        drive_worker loaded (tens of seconds on a busy machine): clients that came earlier would find one worker
+        taking every drive and the other none."""
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", self.port)) != 0:
                 return False
@@ -631,7 +632,7 @@ class Browser:
         setup = await self.get(f"/games/{game}/?role={ROLE}")
         form = dict(HIDDEN.findall(setup)) | _radios(setup)
         # The setup's post redirects to the game page, which the client has then (as a browser does): reading it
-        # again cost a full render of the page each game (about 1 % of a game's server time).
+        # again would cost a full render of the page each game.
         status, page, url = await self.post(f"/games/{game}/move/", form)
         if status != 200 or urlparse(url).path != f"/games/{game}/":
             raise RuntimeError(f"setup answered {status} at {url}")

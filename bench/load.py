@@ -329,8 +329,7 @@ class Student:
     ) -> None:
         """Read the page's websocket all the time, as a browser does, stamping each frame as it arrives. aiohttp
         answers the server's keepalive pings only inside receive(): a client that read the socket only between
-        its moves let a slow move outlast the server's ping time-out (uvicorn's 20 s) and lost the socket (at
-        200 students, 75 connection resets; 27 Nov)."""
+        its moves lets a slow move outlast the server's ping time-out (uvicorn's 20 s) and loses the socket."""
         try:
             while True:
                 message = await ws.receive()
@@ -588,9 +587,8 @@ def measure(args: argparse.Namespace, env: dict[str, str], tmp: Path, clients: i
             watch.cancel()
             return window
 
-        # The clients collect no garbage cycles while they play: their process's full collections paused its
-        # event loop for up to 272 ms (12 in a window of 200 students), and every frame read meanwhile counted
-        # as late, though the server had sent it in time. Their cycles are few; they are collected after the run.
+        # The clients collect no garbage cycles while they play: their process's full collections would pause its
+        # event loop, and every frame read meanwhile would count as late, though the server had sent it in time. Their cycles are few; they are collected after the run.
         gc.collect()
         gc.disable()
         try:

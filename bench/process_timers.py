@@ -53,8 +53,8 @@ def time_worker_paths() -> None:
     group sends to Redis) and the pool's look for queued drives."""
     from bench.http_server import time_drive_paths
     from bench.thread_cpu import time_calls
-    from simulations import worker_pool
     from simulations.ai import gateway, offline
+    from simulations.driving import pool as worker_pool
     from simulations.kinds.negotiation import output_guard, platform
     from simulations.services import broadcast, lease, turns
 

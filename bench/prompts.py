@@ -25,7 +25,7 @@ report gives prompt tokens per call by decile of progress, ours against naive; t
 the seat's window is full (it has seen more entries than the window holds, so older ones go to the digest); and
 total prompt tokens per game, ours against naive, with the ratio. --all-roles plays one game per human seat.
 
-See docs/benchmarks.md for the current figures (raw runs in bench/runs/) and how they compare with the aims.
+See docs/benchmarks.md for the current figures and how they compare with the aims.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ offline model streams them with no typing delay), then the whole text through `c
 --rounds times each, the seat's memory of screened sentences emptied before every turn:
 
 - as it stands: `clean` finds the stream's sentences remembered;
-- each sentence screened afresh (the memory emptied between the stream and `clean`: how it ran before 4 Dec 2026).
+- each sentence screened afresh (the memory emptied between the stream and `clean`: the screen without its memory).
 
 Both ways must give the same stored texts (checked); it prints microseconds of CPU a turn, min over the rounds.
 """

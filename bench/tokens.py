@@ -7,7 +7,7 @@ text the offline model counted (each call's messages and its answer), then count
 times each way, with fresh memos each time:
 
 - `estimate_tokens` as it stands (each comma-or-line cut memoised);
-- each line memoised (how it counted before 1 Dec 2026: a prompt's facts block is one long line, new every turn);
+- each line memoised (a prompt's facts block is one long line, new every turn);
 - each text whole, nothing memoised.
 
 Every way must give the same counts (checked); it prints microseconds of CPU a model call, min over the rounds.

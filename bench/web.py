@@ -38,7 +38,7 @@ Garbage-collector pauses are recorded in both parts (`gc.callbacks`): a full col
 hundreds of milliseconds and lands in whichever request or frame is running. --gc-freeze calls gc.freeze() once
 everything is set up, to show the figures without those pauses.
 
-See docs/benchmarks.md for the current figures (raw runs in bench/runs/) and how they compare with the aims.
+See docs/benchmarks.md for the current figures and how they compare with the aims.
 """
 
 from __future__ import annotations

@@ -5,16 +5,13 @@ Django's ASGI handler builds its middleware chain for async: each `MiddlewareMix
 sessions, common, CSRF, authentication, messages, clickjacking) then runs its `process_request` and its
 `process_response` through `sync_to_async`, a hop from the event loop to the request's thread and back, and a
 sync-only middleware (WhiteNoise, our CSP header) hops the other way for everything inside it. Every view of this
-project is synchronous (its work is the database's), so a move's post crossed between the loop and a thread about
-fifteen times, each crossing waiting for the loop's turn among every page's frames (bench/http_games.py with
-py-spy --gil: about a tenth of the server's time at one game). Here the chain is built for sync, as under WSGI,
-and the loop hands the request to the request's thread once: `request_started`, the chain with its view and the
-response's close (`request_finished`) run there together (`handle`; Django crossed three times, about 0.1 ms of
-CPU each).
+project is synchronous (its work is the database's), so a move's post would cross between the loop and a thread
+about fifteen times, each crossing waiting for the loop's turn among every page's frames. Here the chain is built
+for sync, as under WSGI, and the loop hands the request to the request's thread once: `request_started`, the chain
+with its view and the response's close (`request_finished`) run there together (`handle`).
 
 Django gives each request a thread of its own (`ThreadSensitiveContext`): a new thread started for it and joined
-after it, about half a millisecond of the server's CPU a request over daphne (bench/http_games.py: a game's ~38
-requests ran in threads that ended, a third of the server's CPU). Here a request still has a thread to itself
+after it, a cost paid on every request. Here a request still has a thread to itself
 while it runs, as under a threaded WSGI server, but the thread waits for the next request instead of ending
 (`RequestThreads`), and holds no database connection while it waits.
 
@@ -22,10 +19,9 @@ How the thread is lent: the request's `ThreadSensitiveContext` is entered here, 
 does nothing: only the outermost context counts), and the kept thread is registered as that context's thread in
 asgiref's table, where asgiref would otherwise put a thread it starts at the request's first call. Every other
 rule of asgiref's for choosing a thread applies as before. (asgiref 3.13's `ThreadSensitiveContext(executor=...)`
-was tried first: it also overrides the thread of a sync caller waiting on the loop. Both ways were reverted twice
-because the PostgreSQL CI leg at times could not drop its test database; the connection left open was in asgiref's
-shared sync thread, not a request's, and the tests now close it after each test: tests/conftest.py,
-bench/runs/2026-11-28-tenth.md.)
+is not used: it also overrides the thread of a sync caller waiting on the loop. A connection left open in
+asgiref's shared sync thread keeps PostgreSQL from dropping a test database, so the tests close it after each
+test: tests/conftest.py.)
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Django's ModelBackend, reading a log-in's user with a statement built once (AUTHENTICATION_BACKENDS).
 
 Every request and every websocket connection of a logged-in user reads the user's row (`auth.get_user`); through
-the ORM's `get` that query was compiled anew each time, about a tenth of a move's request in the one-process
-server (bench/http_server.py, "the user's row"). The row is read whole and built as the ORM builds it
+the ORM's `get` that query would be compiled anew each time, a visible share of a move's request. The row is read whole and built as the ORM builds it
 (`rows.row_by_pk`); everything else, the password check, the session's hash, permissions, is Django's own.
 """
 

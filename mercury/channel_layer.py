@@ -7,22 +7,19 @@
 A server process receives every page's messages through one Redis key (its process channel), and channels_redis
 takes them off it one at a time with four round trips each (restore a backup queue, a blocking pop, a copy to the
 backup queue, and after delivery its removal), the next not before the last is done. Under load the process's
-event loop is busy, each round trip waits its turn in it, and a streamed frame waited seconds in Redis
-(bench/load.py, 100 students: p50 158 ms, p99 6.5 s) while unread messages piled up past the layer's capacity and
-were dropped. Here one round trip takes up to RECEIVE_BATCH waiting messages (a blocking pop only when there are
+event loop is busy, each round trip waits its turn in it, and streamed frames wait in Redis while unread
+messages pile up past the layer's capacity and are dropped. Here one round trip takes up to RECEIVE_BATCH waiting messages (a blocking pop only when there are
 none) into a buffer of the process's own; channels_redis's receive then hands them to their pages as before.
 
 A group send (every committed turn and streamed frame) is channels_redis's in four round trips: drop the group's
 expired members, read its members, drop each member's expired messages, and a script that adds the message where
 there is room. Here it is two: the group's clean-up and read in one pipeline, and one script (by its hash) that
 drops each member's expired messages and adds the message where there is room, on each Redis server holding
-members. Same commands, same order per key, same capacity rule; a send costs about 0.35 ms of the sender's CPU
-instead of 0.55 (bench/runs/2026-11-28-twelfth.md). And once the layer knows a group's members (from its last
+members. Same commands, same order per key, same capacity rule, for less of the sender's CPU. And once the layer knows a group's members (from its last
 send to it), it is one: a script that cleans and reads the group as the pipeline does, and adds the message only
 if the members are exactly those the sender wrote it for; otherwise it adds nothing and returns the members, and
-the sender writes the message for them and tries again. Members change when a page opens or closes; a drive
-sends about four messages a turn to the same page, and each send cost a worker 0.65 ms under load
-(bench/runs/2026-12-02-twentieth.md).
+the sender writes the message for them and tries again. Members change when a page opens or closes, while a
+drive sends several messages a turn to the same page.
 
 What is given up is channels_redis's backup queue, which puts a message back when a receive is cancelled after
 Redis gave it out. Instead the pop runs in a task of its own that a page's cancelled receive does not cancel (a
@@ -212,8 +209,8 @@ class BatchedRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
 
         Why not the coroutine on a loop kept by the thread: `run_until_complete` polls the loop's selector before
         the first step of the send, and that poll lets go of Python's lock. In a worker of a hundred drive threads
-        taking turns at the lock, getting it back took 100 ms to over a second under load, with the frame not yet
-        written to Redis (bench/runs/2026-12-05-thirty-first.md). Here nothing lets go of the lock before the
+        taking turns at the lock, getting it back can take a long time under load, with the frame not yet
+        written to Redis. Here nothing lets go of the lock before the
         socket write."""
         assert self.require_valid_group_name(group), "Group name not valid"
         key, index = self._group_key(group), self.consistent_hash(group)
@@ -295,7 +292,7 @@ class LocalChannelLayer(InMemoryChannelLayer):
     The in-memory layer's `group_send` makes an asyncio task per member and waits for them through
     `as_completed`, and every send, group send and receive first walks every channel and every group membership of
     the process for expired ones: per message, work in proportion to the pages open, on the one event loop every
-    page shares (about 4 % of a game's server time at one game, bench/http_games.py with py-spy --gil). Here a
+    page shares. Here a
     group send puts the message on each member's queue in turn (the in-memory send never waits: a full queue
     raises ChannelFull, which a group send ignores, as channels' does), and the walk for expired messages runs at
     most once every CLEAN_INTERVAL seconds (messages expire after `expiry`, 60 s, and groups after a day: a

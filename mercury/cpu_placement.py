@@ -4,8 +4,7 @@ A process runs Python on one core at a time (the GIL), but its threads (the even
 drives, the model calls) hand the GIL to each other hundreds of times a turn. Left to the kernel, the thread that
 takes it over wakes on another core: on these virtual machines a wake-up across cores is an interrupt that leaves
 the guest, and the interpreter's hot data then moves between the cores' caches. Pinned to one CPU, the one-process
-server spent about a tenth less CPU a game and varied less (bench/http_games.py, 11 of 12 pairs, 29 Nov); the
-scaled set-up under load showed no consistent difference either way (bench/load.py; docs/benchmarks.md).
+server spends less CPU a game and varies less (bench/http_games.py compares `MERCURY_PIN_CPU=off`).
 
 The processes that pin themselves (a server process: daphne, runserver's, each gunicorn/uvicorn process; each
 `drive_worker`) take the allowed CPU with the fewest Mercury processes on it, so that two web processes and two

@@ -2,8 +2,7 @@
 
 Every request reads its session (the log-in), and a game page reads it again before each render of a committed
 turn (`broadcast.session_still_valid`: a log-out or an expired session stops the page). Through the ORM each read
-compiled its query anew: on the scaled set-up's web processes the session reads were a tenth of their time under
-load (bench/load.py, py-spy). Here the statement's text is built once per database, with the ORM's own quoting
+would compile its query anew, a visible share of a web process's time under load. Here the statement's text is built once per database, with the ORM's own quoting
 and the ORM's own adaptation of the time it compares with, and the row's data goes to the same `decode`. Writes,
 log-outs and everything else are Django's own.
 

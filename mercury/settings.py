@@ -147,7 +147,7 @@ TEMPLATES = [
         # The fragments a game page's update renders after every turn (simulations/services/fragments.py).
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         # The stream box (templates/jinja2/game/_stream.html) too: every streamed frame is rendered in the server's
-        # event loop, where Django's template language took about 8 % of its time (bench/load.py, 150 students, py-spy).
+        # event loop, where Django's template language was a visible share of its time.
         "DIRS": [
             BASE_DIR / "templates" / "jinja2",
             BASE_DIR / "simulations" / "kinds" / "negotiation" / "jinja2",
@@ -188,9 +188,8 @@ def _database() -> dict[str, object]:
         # A process opens at most this many connections and a thread that needs one more waits for one to come
         # back (mercury/db/pool.py): PostgreSQL refuses clients past its max_connections (100 by default), and a
         # school's web and worker processes together must stay under it. A process that drives games needs more
-        # than one that only serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS): with
-        # 20 each, a worker's drive threads queued for a connection after each model call and whole classes' games
-        # went seconds without a word (bench/runs/2026-12-04-thirtieth.md).
+        # than one that only serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS): too
+        # few, and a worker's drive threads queue for a connection after each model call while games go silent.
         drives = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower() == "embedded"
         default = (
             (WORKER_DB_MAX_CONNECTIONS if drives else WEB_DB_MAX_CONNECTIONS) if "postgresql" in engine else 0
@@ -328,8 +327,7 @@ MERCURY_WORKERS = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower()
 if MERCURY_WORKERS not in ("embedded", "external"):
     raise RuntimeError("MERCURY_WORKERS must be 'embedded' or 'external'")
 # Embedded worker threads: how many games the server drives at the same time. A drive waits on its model most of
-# the time, so the pool is sized for a class, not for the cores: with 16, a class of 30 stalled for a free drive
-# while the process used a sixth of a core; 64 kept 50 students answering at once moving (bench/load.py).
+# the time, so the pool is sized for a class answering at once, not for the cores.
 MERCURY_EMBEDDED_WORKERS = int(os.environ.get("MERCURY_EMBEDDED_WORKERS", "64"))  # games driven at once
 # /healthz reports the workers failing when a queued drive has been due this long without a worker taking it.
 MERCURY_HEALTH_QUEUE_SECONDS = float(os.environ.get("MERCURY_HEALTH_QUEUE_SECONDS", "60"))

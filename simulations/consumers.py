@@ -3,7 +3,7 @@
 It renders from the database (so a reconnect shows every message exactly once) and relays what the game's driver
 sends to the game's group: streamed words as escaped, rendered fragments (the driver coalesces them to at most five
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
-connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.tasks`) and a background
+connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.driving.tasks`) and a background
 worker drives the game, whether or not any page stays open. Moves come in over this socket (a kind's
 `socket_move`, for forms marked `data-socket-move`) or as HTTP posts; either queues the drive itself from a page
 thread (`services.page_threads`), and the render after another page's move queues it only if nobody did.

@@ -366,8 +366,8 @@ class ModelCall(AppendOnly):
 class ClaimedTask(DBTaskResult):
     """A task row as the pooled worker claims it (simulations/driving/pool.py): django-tasks-db's own model, whose
     updates of named columns (the library's `set_successful` and `set_failed`) are statements built once. Through
-    the ORM's `save(update_fields=…)` each compiled its UPDATE anew for every drive: most of what the task queue
-    cost a drive's thread (py-spy of the one-process server, bench/http_games.py). The library's methods, their
+    the ORM's `save(update_fields=…)` each would compile its UPDATE anew for every drive, most of what the task
+    queue costs a drive's thread. The library's methods, their
     columns and their retries stay its own."""
 
     class Meta:

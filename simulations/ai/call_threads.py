@@ -2,8 +2,8 @@
 
 A real model's call runs in a thread of its own so that its caller can stop waiting at the deadline
 (gateway._attempt; the offline model answers in its caller's thread).
-Starting a thread waits for the scheduler to run it: about 1.5 ms a call on a busy 2-core machine, some 70 calls
-a headless game, 6 % of its time. Here a thread that finished its call waits for the next one instead, and up to
+Starting a thread waits for the scheduler to run it, a cost paid on every call of a game on a busy machine. Here
+a thread that finished its call waits for the next one instead, and up to
 KEEP of them wait at once. A call abandoned at its deadline keeps its thread until the call ends by itself (at its
 own read time-out); that thread is then kept or ends like any other.
 

@@ -399,9 +399,8 @@ def _offline_attempt(
 
     A real model's call runs in a thread of its own only so that this one can stop waiting at the deadline. The
     offline model is this process's own code and cannot hang: its typing delay is the one wait, and it never
-    sleeps past the deadline (`offline.answer`), so the deadline is kept here, between its words. The other
-    thread cost a streamed word about 50 microseconds of CPU (each word woke both threads and crossed a queue):
-    with a hundred games typing 30 words a second, a sixth of a core (bench/runs/2026-11-29-seventeenth.md)."""
+    sleeps past the deadline (`offline.answer`), so the deadline is kept here, between its words. A second
+    thread would wake twice and cross a queue for every streamed word, a real share of a core under load."""
     from . import offline  # imports litellm: only when a model is called
 
     parts: list[str] = []

@@ -2,9 +2,8 @@
 
 The gateway calls it in-process (`answer`), in the calling thread (a real model's call has a thread of its own, for
 its deadline; this one keeps the deadline between its words), under the same retries and chunk relay as a real
-model's call: litellm's wrapper is left out. That wrapper costs about 12 ms of CPU a streamed
-call (an object per chunk, then the whole response rebuilt and priced at its end), more than the offline model's
-own writing, and several times over what a streamed game costs otherwise. The litellm side of a real model is
+model's call: litellm's wrapper is left out, since it builds an object per chunk and then rebuilds and prices the
+whole response, which costs more CPU than the offline model's own writing. The litellm side of a real model is
 tested against a real HTTP server (tests/realmodel/fake_openai.py).
 
 The model is also registered with litellm as the custom provider ``mercury-offline``, so that
@@ -91,9 +90,8 @@ def answer(messages: list[dict[str, Any]], *, streamed: bool, until: float | Non
 
     The words keep their own schedule (the n-th one due n typing delays after the first), as a real model's do:
     its server sends them at its pace however busy the caller is, and a caller that reads late finds several
-    waiting. Waiting a whole delay after each word instead, a busy worker's late wake-ups added up: at 200
-    students a 60-word answer took 9 s instead of 2, and its student waited for it (bench/runs/
-    2026-12-06-thirty-second.md)."""
+    waiting. Waiting a whole delay after each word instead, a busy worker's late wake-ups would add up and
+    stretch an answer several times over."""
     if latency := call_latency():
         _wait(latency, until)
     text = write(messages)

@@ -24,9 +24,8 @@ _CUTS = re.compile(r"[\n,]")
 def estimate_tokens(text: str) -> int:
     """Counted a comma-or-line at a time, each memoised, plus one piece per comma: a prompt is mostly parts of
     earlier prompts (a seat's instructions, the facts and memory of earlier turns), and its facts block is one line
-    of several kilobytes, new at every turn but made of clauses mostly the same as the last turn's. Counted whole,
-    prompts cost the offline model about 7 % of a headless game; memoised by line, that one line was still half
-    of the counting (bench/tokens.py: 535 µs a call by line, 268 by cut)."""
+    of several kilobytes, new at every turn but made of clauses mostly the same as the last turn's, so memoising
+    by line alone would count it afresh every time (bench/tokens.py compares the ways)."""
     return sum(map(_cut_tokens, _CUTS.split(text))) + text.count(",")
 
 

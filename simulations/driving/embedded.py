@@ -2,15 +2,14 @@
 
 It is django-tasks-db's own worker (the one `manage.py db_worker` runs), in the pooled form of
 `simulations.driving.pool`: one thread claims queued drives and runs up to MERCURY_EMBEDDED_WORKERS of them at once
-in a pool, started with the server's first connection so that a laptop needs no second process. (Two worker
-threads, each polling, drove two games at a time: with ten students at once every game waited for seconds.)
-With `MERCURY_WORKERS=external` the server starts none and `manage.py drive_worker` processes do the work. Threads
+in a pool, started with the server's first connection so that a laptop needs no second process; a pool, since a
+drive waits on its model most of the time and a class's games are driven at once. With `MERCURY_WORKERS=external` the server starts none and `manage.py drive_worker` processes do the work. Threads
 are daemons: a server that stops mid-turn loses only the unfinished turn (never half-stored); the next server's
 sweep (simulations/driving/recovery.py, as in `drive_worker`) sees its process gone and queues the game again.
 
 A task queued by this process wakes the claiming thread at once (`task_enqueued`); otherwise it looks every
-POLL_INTERVAL for tasks queued by other processes or due later. Sleeping a whole interval after each student's
-move cost a game about a second and a half of waiting (30-odd moves, each waiting 0.125 s on average).
+POLL_INTERVAL for tasks queued by other processes or due later, so a student's move does not wait out an
+interval.
 """
 
 from __future__ import annotations

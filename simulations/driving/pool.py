@@ -25,8 +25,8 @@ from simulations.models import ClaimedTask
 from simulations.services.rows import models_from_rows
 
 # At most this many ready tasks are claimed in one transaction (as many as slots are free). Claiming them one
-# transaction each, at 200 students a drive waited seconds to be claimed while slots were free (bench/load.py):
-# each claim a look, a lock, a select, an update and a commit, in a process of 100-odd threads.
+# transaction each (a look, a lock, a select, an update and a commit, in a process of 100-odd threads), a class
+# arriving at once left drives waiting to be claimed while slots were free.
 CLAIM_AT_MOST = 16
 
 
@@ -128,10 +128,9 @@ class PooledWorker(Worker):
 
 def _start_every_thread(pool: ThreadPoolExecutor, count: int) -> None:
     """Start the pool's `count` threads now. The pool starts a thread at a submit that finds none idle, and a
-    thread's start waits for the new thread to run: when a class arrived at once, the claim loop started its
-    threads one after another among a hundred busy ones and claimed about 16 drives a second while drives waited
-    (bench/load.py, 200 students; bench/runs/2026-12-04-twenty-ninth.md). Each thread waits at the barrier until
-    all have started, so no submit finds one idle and every submit starts one."""
+    thread's start waits for the new thread to run: when a class arrives at once, a claim loop starting its
+    threads one after another among a hundred busy ones falls behind while drives wait. Each thread waits at the
+    barrier until all have started, so no submit finds one idle and every submit starts one."""
     started = threading.Barrier(count + 1)
     for _ in range(count):
         pool.submit(started.wait)

@@ -2,16 +2,14 @@
 "is a drive of this game already queued?" check every queued drive makes first, and the queueing itself.
 
 django-tasks-db builds these through the ORM each time: its `ready()` filters, `select_for_update().first()` and
-a JSON key lookup on the task's arguments. Under load (bench/load.py, 100 students, py-spy) compiling them was
-most of a worker's claim, a quarter of a `drive_worker`'s time, and the queued check a fourteenth of a web
-process's; the statements themselves are a small part of that. Here the text is built once from the model's own
+a JSON key lookup on the task's arguments. Under load compiling them is most of a worker's claim and a visible
+share of a web process's time; the statements themselves are a small part of that. Here the text is built once from the model's own
 columns and the values go through the database's own adaptation, so each answers exactly what the library's
 query answers (tests compare them row by row, on SQLite and PostgreSQL).
 
-A drive is queued after every student's move, and queueing, claiming and running its task cost about 2.8 ms of
-CPU besides the drive itself (a game's 18 drives: 6-7 % of the game's own work in the one-process server,
-bench/http_games.py). Two thirds of a queueing went to the ORM's `create` compiling its INSERT, and half a claim to
-the ORM's raw query building its model: `enqueue` writes the library's row with its values and sends its signal,
+A drive is queued after every student's move, so queueing, claiming and running its task is paid on every turn.
+Most of a queueing was the ORM's `create` compiling its INSERT, and much of a claim the ORM's raw query building its
+model: `enqueue` writes the library's row with its values and sends its signal,
 and `claimed` builds the claimed rows as the ORM does (`from_db`, each value converted as a query's are).
 """
 

@@ -6,8 +6,8 @@ of the move queues it too, should that have failed); the task drives the game un
 A task that finds the game's lease held by another queued drive leaves the game to it: that drive's row says
 "running" while it drives, and should its worker die, the workers' sweep (`recovery`) queues the game again.
 A lease held by another driver (the `play` command, a kind's own loop) is watched instead: the task queues itself
-again for when that lease lapses, so a dead driver's game is taken over without anyone watching. (Every queued
-drive used to watch; at 200 students that was a task run every 15 s for each game being driven, bench/load.py.)
+again for when that lease lapses, so a dead driver's game is taken over without anyone watching. (Only such
+drives watch: every queued drive watching would run a task every few seconds for each game being driven.)
 """
 
 from __future__ import annotations

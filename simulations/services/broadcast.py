@@ -7,8 +7,8 @@ thread outside that loop hands its message to the loop (`serve_from_loop` record
 private loop of its own; with Redis too, since that loop already holds the process's Redis connections. In a
 process with no server (a `drive_worker`) each sending thread keeps one event loop of its own for the purpose
 (`_thread_loop`): channels_redis keeps its connections per event loop, and a fresh loop per message (what
-`async_to_sync` does in a worker thread) cost about 3 ms of CPU and a new Redis connection for every streamed
-frame; a kept loop sends one in about 0.3 ms over the thread's one connection. The scaled set-up's layer does
+`async_to_sync` does in a worker thread) would cost a new Redis connection and far more CPU for every streamed
+frame than a kept loop sending over the thread's one connection. The scaled set-up's layer does
 better still: it sends from such a thread over a blocking connection of the thread's own
 (`BatchedRedisChannelLayer.group_send_blocking`), without the loop's poll before the send that let the thread
 wait for the GIL behind a hundred others. (One loop for the whole worker process was tried: every message then

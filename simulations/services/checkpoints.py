@@ -2,8 +2,8 @@
 what the turn changed.
 
 A finished Mercury game has some 130 checkpoints of up to 15 KB of state each; one turn changes a few hundred
-bytes of it. Storing each checkpoint whole cost about 1.2 MB a game; keyframes every 16 and changes between them
-cost about a tenth of that (`bench/storage.py` measures it). Any checkpoint's state is its keyframe plus at most
+bytes of it. Keyframes every 16 and changes between them cost about a tenth of storing each checkpoint whole
+(`bench/storage.py`; docs/benchmarks.md). Any checkpoint's state is its keyframe plus at most
 KEYFRAME_EVERY - 1 changes, so restoring one (resume, a fork at any turn) costs the same at turn 10 as at turn
 130. The game's row keeps the latest state whole, as before.
 
@@ -57,8 +57,8 @@ def same(a: Any, b: Any) -> bool:
     does not. Python's own comparison first (fast, in C). Where it says equal, equal `marshal` encodings settle it,
     in C too: they tell 1, 1.0 and True apart (version 2 has no back-references, so equal documents built from
     different objects encode alike). They also follow key order, so where they differ (a state read back from
-    PostgreSQL's jsonb has its keys in another order) the types are walked in Python. A commit's diff of two
-    consecutive states took half the time (0.15 against 0.29 ms, bench/runs/2026-11-28.md)."""
+    PostgreSQL's jsonb has its keys in another order) the types are walked in Python. A commit diffs two
+    consecutive states this way, so the common case stays in C."""
     return a == b and (_encoded_alike(a, b) or _same_types(a, b))
 
 

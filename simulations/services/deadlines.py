@@ -2,8 +2,7 @@
 
 A streaming turn's relay (`drive.StreamRelay`) holds back words that arrive too soon after its last frame and
 sends them a moment later if nothing else comes. A `threading.Timer` for that started a thread for every such
-frame: at zero token delay one per turn, at a hundred students streaming real words about five hundred a second,
-each thread's start and exit paid under the GIL. Here one daemon thread waits for the earliest deadline instead.
+frame, hundreds a second under a class's load, each thread's start and exit paid under the GIL. Here one daemon thread waits for the earliest deadline instead.
 Callbacks run in that thread one after another, so they must be short (a relay's flush sends one message).
 """
 

@@ -1,6 +1,6 @@
 """The one game loop: advance a game by its AI steps, under the game's lease, until a human must act.
 
-Everyone who moves a game forward calls `drive_game`: the background task (`simulations.tasks`, run by a worker
+Everyone who moves a game forward calls `drive_game`: the background task (`simulations.driving.tasks`, run by a worker
 inside the server or in worker processes), and the CLI (`play`), whose bot plays the student's seat between calls.
 It is kind-blind: the game's kind (`simulations.kinds`) says who acts next and plays each AI step, which commits in one transaction; the lease only keeps two drivers from calling
 the same model at once, and a driver that lost its lease cannot commit a stale turn (`StaleTurn`).
@@ -188,8 +188,8 @@ def _play_ai_steps(
     leased = True  # the lease was taken (drive_game) or renewed at the game's version we hold
     while True:
         # After our own commit, one statement renews the lease and tells whether anyone committed since: if not,
-        # the game we hold is the stored one (a version names one state). Reading the row again, its state's JSON
-        # and the scenario's join, cost a worker about a tenth of its time (bench/load.py, 100 students).
+        # the game we hold is the stored one (a version names one state), which spares reading the row, its
+        # state's JSON and the scenario's join again.
         if committed is not None and renew_lease_at(
             game_id=game_id, holder=holder, version=committed.version
         ):

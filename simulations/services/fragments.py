@@ -1,14 +1,12 @@
 """The page fragments rendered after every committed turn, in Jinja2 (the `jinja2` engine of settings.TEMPLATES).
 
 A game page's update renders its panels' regions and the new transcript entries at every turn its page sees, and a
-move's answer renders the panels again. In Django's template language those fragments were three quarters of a
-render's CPU (about 1.6 ms of 2.2, bench/runs/2026-12-02-twenty-first.md); Jinja2 compiles a template to Python and
-renders the same HTML in about a third of the time. The pages themselves stay Django templates: a fragment they
+move's answer renders the panels again. In Django's template language those fragments were most of a render's
+CPU; Jinja2 compiles a template to Python and renders the same HTML in a fraction of the time. The pages themselves stay Django templates: a fragment they
 show (the transcript, a review's entries) comes to them rendered (`fragment`).
 
 The environment adds what the fragments use beyond Jinja2's own: `url(name, *args)` (Django's `reverse`, each
-answer remembered: a turn's update asks for the same few addresses every time, and reversing them again was
-about 5 % of a render), the `linebreaksbr` filter (Django's, escaping first) and the `markdown` filter (a
+answer remembered: a turn's update asks for the same few addresses every time), the `linebreaksbr` filter (Django's, escaping first) and the `markdown` filter (a
 debrief as it streams: `model_markdown.to_html`, escaping first). Like Django's templates, it
 escapes every value; Django's safe strings (a region rendered earlier) pass as they are.
 """

@@ -6,10 +6,9 @@ a second) must not send 30 frames a second: after its first few words it settles
 Words that come faster wait for the next frame (`drive.StreamRelay` sends them on a timer if nothing else comes).
 
 The burst is for words that arrive already coalesced. The negotiation's output screen releases a sentence at a
-time (`output_guard.ScreenedStream`), about two a second; with a strict interval, a short sentence that followed
-another within 0.2 s waited up to 0.2 s in the worker, and those waits were most of the 99th percentile of the
-worker's hop at 200 students (bench/load.py, 4 Dec: 58 ms, against 0–1 ms for the rest). With a burst allowance
-such a sentence goes out at once, and the average rate is bounded as before.
+time (`output_guard.ScreenedStream`); with a strict interval, a short sentence that followed another closely would
+wait out the interval in the worker, and such waits make the latency tail. With a burst allowance such a sentence
+goes out at once, and the average rate is bounded as before.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def release_lease(*, game_id: int, holder: str) -> None:
 
 
 # The lease's writes, each a statement built once: a drive takes, renews (every turn) and releases its lease, and
-# the ORM compiled each UPDATE anew (a twentieth of a worker's time at 16 games at once, bench/http_games.py).
+# the ORM would compile each UPDATE anew, a visible share of a worker's time.
 _WRITES = {
     "take": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND ({until} IS NULL OR {until} < %s OR {driver} = %s)",
     "take over": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND {driver} = %s",

@@ -2,8 +2,8 @@
 of what a request does after its answer.
 
 A page's database work (renders, session and version checks) runs here (`simulations.consumers`), not on
-channels' one database thread, which every page of the process would share: at 100 students a streamed frame
-waited there behind other pages' renders, p50 283 ms (bench/load.py), 5 ms with a pool. The pool is the process's
+channels' one database thread, which every page of the process would share, so that a streamed frame does not
+wait behind other pages' renders. The pool is the process's
 own, not an event loop's: a loop's threads end with their loop, and a connection still open in a thread that ends
 never went back to mercury/db/pool.py (the PostgreSQL test leg, whose tests each run a loop of their own, ran out of
 connections). Each call hands its connection back when it ends (`hand_back`).
@@ -56,9 +56,8 @@ def hand_back(fn: Callable[P, T]) -> Callable[P, T]:
 
 
 def soon(fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
-    """`fn` in the page threads, not waited for: database work a request's answer does not depend on (at 200
-    students, queueing the drive inside the move's request made moves a quarter slower at the median and stalled
-    games); a failure is logged. Inside a transaction (a test's) it runs here and now: its rows are not visible to
+    """`fn` in the page threads, not waited for: database work a request's answer does not depend on (queueing
+    the drive inside the move's request would slow every move under load); a failure is logged. Inside a transaction (a test's) it runs here and now: its rows are not visible to
     another connection yet."""
     if connection.in_atomic_block:
         fn(*args, **kwargs)

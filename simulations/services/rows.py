@@ -1,9 +1,8 @@
 """The commit's row writes as plain statements, with each field's own conversion to the database's value.
 
 A committed turn writes a handful of rows (its events and entries, a checkpoint, the game's new state). Through
-the ORM's `bulk_create` and `save`, each statement was compiled anew for every turn: about 0.5 ms of Python for
-an insert and 0.4 ms for the game's update, against 0.05 ms for the statement itself, and a headless game spent a
-quarter of its time in these writes (bench/games.py, "row writes"). Here a statement's text is built once per
+the ORM's `bulk_create` and `save`, each statement would be compiled anew for every turn, at several times the
+cost of the statement itself (bench/games.py reports the "row writes" share of a game). Here a statement's text is built once per
 model and set of columns, and the values go through the same `pre_save` and `get_db_prep_save` the ORM calls, so
 JSON, dates and `auto_now` fields are stored exactly as before, on SQLite and on PostgreSQL.
 
@@ -94,8 +93,8 @@ def count_rows(model: type[Model], **equal: Any) -> int:
 def row_by_pk(model: type[M], pk: Any) -> M | None:
     """The saved object with this primary key, built as the ORM's `get` builds it (every concrete field, each value
     converted as a query's results are, `from_db`), or None: the log-in's user is read on every request and every
-    websocket connection, and the ORM compiled that query anew each time (0.15 ms alone, 0.4 in a loaded server,
-    against 0.02 for this)."""
+    websocket connection, and the ORM would compile that query anew each time, several times the cost of the
+    statement itself."""
     alias = router.db_for_read(model)
     sql, names, converters = _row_parts(model, alias)
     values = _row_by_pk(model, alias, sql, converters, pk)
@@ -105,8 +104,8 @@ def row_by_pk(model: type[M], pk: Any) -> M | None:
 def columns_by_pk(model: type[Model], names: Sequence[str], pk: Any) -> tuple[Any, ...] | None:
     """The named columns of the row with this primary key, each converted as the ORM's `values_list` converts it
     (dates made aware, JSON decoded), or None: `filter(pk=...).values_list(...).first()` from a statement built
-    once. A move's answer reads the game's lease this way (tasks.queue_drive_after_move), and the ORM's compiling
-    of that query was a fifth of a game page's thread time (bench/runs/2026-12-04-twenty-sixth.md)."""
+    once. A move's answer reads the game's lease this way (tasks.queue_drive_after_move), where the ORM's
+    compiling of that query was a visible share of a game page's thread time."""
     alias = router.db_for_read(model)
     sql, converters = _by_pk_parts(model, tuple(names), alias)
     values = _row_by_pk(model, alias, sql, converters, pk)

@@ -2,9 +2,8 @@
 (and the parsed object it carries) instead of decoding the same text again.
 
 Every committed turn is read back in the process that committed it, at once and more than once: the page's render
-of the turn, the drive that plays the next one, the move that answers it. Each read decoded the state's JSON
-(0.25 ms for a late negotiation state) and the kind parsed the result again (0.2 ms more), about a hundred times a
-game over HTTP.
+of the turn, the drive that plays the next one, the move that answers it. Each read would decode the state's JSON
+and the kind parse the result again, about a hundred times a game over HTTP.
 
 A read takes the kept document only when the row holds exactly the text the commit wrote: a rolled-back commit, a
 game changed by another process, an id given out again all leave other text in the row, and are decoded as

@@ -118,8 +118,8 @@ def load_game(game_id: int) -> Game:
 
 def game_with_scenario(game_id: int, *, lock: bool = False) -> Game | None:
     """`games_with_scenario().filter(pk=game_id).first()` from a statement built once: pages render, moves check
-    and drives start from this read a hundred times a game, and the ORM compiled its join anew each time (0.7 ms,
-    against 0.05 ms for the statement). The same objects: the columns go through each field's own converters and
+    and drives start from this read a hundred times a game, and the ORM would compile its join anew each time, at
+    many times the statement's own cost. The same objects: the columns go through each field's own converters and
     `from_db`, and the scenario version is the game's cached relation, its document deferred. `lock`: inside a
     transaction, lock the game's row only (not its scenario version's, which every game of the scenario shares)."""
     alias = router.db_for_write(Game) if lock else router.db_for_read(Game)
@@ -236,8 +236,7 @@ def _commit(
     with transaction.atomic():
         # BEGIN IMMEDIATE (SQLite) / row lock (PostgreSQL): one writer per game at a time. The game's row only
         # (`of`): FOR UPDATE on the join would lock its scenario version too, which every game of that scenario
-        # shares, and each commit in the school would wait for the one before (bench/load.py: a move's answer
-        # took about a second at 50 students, twenty sessions waiting on that lock).
+        # shares, and each commit in the school would wait for the one before.
         if known is not None and known.pk == game_id and known.version == expected_version:
             # Only the fields a commit writes matter, and they change only with the version: lock and compare it
             # (re-reading the row cost an AI turn's commit about a seventh of its time, mostly the state's JSON).
@@ -316,10 +315,9 @@ def _sent_together(alias: str) -> Iterator[None]:
     """On PostgreSQL, the block's statements go to the server one after another without waiting for each answer
     (psycopg's pipeline mode), and the block waits once, at its end; their errors are raised there, as Django's
     own (`wrap_database_errors`), so a caller catching IntegrityError still does. Nothing in the block may read a
-    result. Under load a drive thread waited for Python's lock after every answer, and a commit's five inserts
-    one at a time held the game's row, and one of the process's few connections, for about a tenth of a second
-    at the median (bench/load.py at 200 students, bench/runs/2026-12-04-twenty-eighth.md). Elsewhere (SQLite, a
-    connection without pipelines) the statements run as they come."""
+    result. Under load a thread waits for Python's lock after every answer, so a commit's inserts sent one at a
+    time would hold the game's row, and one of the process's few connections, that much longer. Elsewhere
+    (SQLite, a connection without pipelines) the statements run as they come."""
     connection = connections[alias]
     raw = connection.connection
     if connection.vendor != "postgresql" or raw is None or not hasattr(raw, "pipeline"):

@@ -1,8 +1,7 @@
 """On PostgreSQL a commit locks its game's row only: games of the same scenario commit side by side.
 
-`FOR UPDATE` on the game joined with its scenario version locked the version's row too, which every game of
-that scenario shares, so each commit in a school waited for the one before (bench/load.py found a move's answer
-taking about a second at 50 students). SQLite has one writer per database by design (BEGIN IMMEDIATE)."""
+`FOR UPDATE` on the game joined with its scenario version would lock the version's row too, which every game of
+that scenario shares, so each commit in a school would wait for the one before. SQLite has one writer per database by design (BEGIN IMMEDIATE)."""
 
 from __future__ import annotations
 

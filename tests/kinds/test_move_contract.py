@@ -24,7 +24,7 @@ from simulations.services.turns import create_game
 pytestmark = pytest.mark.django_db
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 KINDS = sorted(kind.name for kind in all_kinds())
-HTMX = {"HTTP_HX_REQUEST": "true"}
+HTMX = {"HX-Request": "true"}  # as htmx posts it: the kind answers with its fragment and the real status
 
 
 def _version(kind: str) -> ScenarioVersion:
@@ -50,7 +50,9 @@ def _game_and_client(kind: str) -> tuple[Game, Client]:
 
 
 def _post(client: Client, game: Game, fields: dict[str, Any]) -> tuple[int, str]:
-    response = client.post(f"/games/{game.pk}/move/", {"event": "ANY", "text": "Hello.", **fields}, **HTMX)
+    response = client.post(
+        f"/games/{game.pk}/move/", {"event": "ANY", "text": "Hello.", **fields}, headers=HTMX
+    )
     return response.status_code, html.unescape(response.content.decode())
 
 

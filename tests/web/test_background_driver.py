@@ -412,8 +412,8 @@ def test_after_a_claim_the_worker_looks_again_at_once_only_when_another_drive_wa
 
 
 def test_a_pooled_worker_starts_every_drive_thread_before_it_says_it_is_ready() -> None:
-    """Its threads start before the first claim (a thread started at a claim waited its turn among a hundred busy
-    ones, bench/runs/2026-12-04-twenty-ninth.md): when it says it is ready, all are there."""
+    """Its threads start before the first claim (a thread started at a claim waits its turn among a hundred busy
+    ones): when it says it is ready, all are there."""
     from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, DEFAULT_TASK_QUEUE_NAME
 
     from simulations.driving.pool import PooledWorker

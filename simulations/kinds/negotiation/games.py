@@ -27,7 +27,7 @@ def scenario_of(game: Game) -> Scenario:
 
 def state_of(game: Game) -> GameState:
     """The game's state as the engine's object, read once per loaded game and state: a turn reads it four or
-    five times (its next step, its prompt, the page's render, the commit's `advance`), 0.1-0.2 ms each. The game
+    five times (its next step, its prompt, the page's render, the commit's `advance`), and parsing is not free. The game
     then holds its stored state as a `CommittedState` carrying that object, so whatever is handed `game.state`
     (the kind contract's `advance`) takes the object instead of reading the dict again. Read-only: the machine
     applies events to a copy (`machine.apply`), and so must anything else that changes it."""

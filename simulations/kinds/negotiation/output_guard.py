@@ -193,7 +193,7 @@ class SeatScreen:
 
 def seat_screen(scenario: Scenario, role: str) -> SeatScreen:
     """The seat's screen, built once per scenario and seat: building it reads every public text of the scenario
-    (about 12 ms, two per AI turn: a third of a game's drive before it was kept), and it never changes."""
+    (costly, and needed twice per AI turn), and it never changes."""
     memo = scenario.memo()
     key = f"guard-screen-{role}"
     found = memo.get(key)

@@ -245,9 +245,8 @@ class Scenario(Strict):
     _memo: dict[object, object] = PrivateAttr(default_factory=dict)
 
     def memo(self) -> dict[object, object]:
-        # Straight from pydantic's store of private attributes: `self._memo` goes through the model's
-        # `__getattr__`, about 7 µs a time, and prompts read the memo some 7,000 times a game (a twentieth of a
-        # headless game's CPU, cProfile).
+        # Straight from pydantic's store of private attributes: `self._memo` goes through the model's slow
+        # `__getattr__`, and prompts read the memo thousands of times a game.
         private = self.__pydantic_private__
         assert private is not None
         memo: dict[object, object] = private["_memo"]
