@@ -131,7 +131,9 @@ def test_plain_staff_read_but_cannot_change_or_publish(editor: Client, staff: Cl
     html = page.content.decode()
     assert '<pre class="scenario-yaml draft-reader">slug: mercury' in html and "<textarea" not in html
     html = staff.get(f"{DRAFTS}{draft.pk}/change/?section=roles.BRA").content.decode()  # a section at a time
-    assert '<pre class="scenario-yaml draft-reader">id: BRA\nname: Brazil' in html and "id: CAN" not in html
+    shown = html.split('<pre class="scenario-yaml draft-reader">')[1].split("</pre>")[0]
+    # Brazil's section alone (PostgreSQL's jsonb keeps keys in its own order, so no order is asserted)
+    assert {"id: BRA", "name: Brazil"} <= set(shown.splitlines()) and "id: CAN" not in html
     assert _save(staff, draft, _edited(draft.document, title="Hijacked")).status_code == 403
     staff.post(DRAFTS, {"action": "publish_drafts", "_selected_action": [draft.pk]})
     staff.post(VERSIONS, {"action": "clone_versions", "_selected_action": [draft.based_on_id]})
