@@ -8,12 +8,16 @@ file, the OS Chromium); run apart with `pytest -m browser tests/e2e/test_deliber
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simulations.kinds.deliberation.machine import Event
 from simulations.kinds.deliberation.scenario import load_default_scenario
+from simulations.kinds.deliberation.state import ConclusionCause, Stance, State, Verdict
 from tests.e2e.browser import (
     BROWSER_TEST,
     CHROMIUM,
@@ -24,6 +28,17 @@ from tests.e2e.browser import (
 )
 
 pytestmark = BROWSER_TEST
+IDS = [*State, *Stance, *Verdict, *ConclusionCause, *Event]
+
+
+def leaked_ids(page: Any) -> list[str]:
+    """The machine's ids a person reads on the page, in the text as written (CSS uppercases a few flags) and
+    outside the code under review."""
+    written = page.evaluate(
+        "() => { const m = document.querySelector('main').cloneNode(true);"
+        " m.querySelectorAll('pre, textarea, script').forEach(e => e.remove()); return m.textContent; }"
+    )
+    return [i for i in IDS if re.search(rf"(?<!\w){i}(?!\w)", written)]
 
 
 @pytest.fixture
@@ -76,11 +91,13 @@ def test_a_proposer_amends_a_vetoed_change_to_approval_in_the_browser(server: st
             raise AssertionError(page.locator("#panels").inner_text()) from None
         expect(page.locator("#panels")).to_contain_text("Verdict: Approved")
         expect(page.locator("#rounds")).to_contain_text("Round 2")
+        assert not leaked_ids(page), leaked_ids(page)
         shot("approved")
 
         page.click("text=Open the review")
         expect(page.locator("h1")).to_contain_text("Review")
-        expect(page.locator(".verdict-value")).to_contain_text("APPROVED")
+        expect(page.locator(".verdict-value")).to_contain_text("Approved")
+        assert not leaked_ids(page), leaked_ids(page)
         assert page.locator("figure.vote-chart svg").count() == 2
         expect(page.locator("text=Download review-report.md")).to_be_visible()
         shot("review")

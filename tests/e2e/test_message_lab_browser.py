@@ -9,11 +9,15 @@ test_browser.py (tests/e2e/browser.py: a real daphne server on its own SQLite fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simulations.kinds.message_lab.machine import Event
+from simulations.kinds.message_lab.state import ConceptStatus, RoundStage, SimulationStatus
 from tests.e2e.browser import (
     BROWSER_TEST,
     CHROMIUM,
@@ -24,6 +28,15 @@ from tests.e2e.browser import (
 )
 
 pytestmark = BROWSER_TEST
+IDS = [*Event, *SimulationStatus, *RoundStage, *ConceptStatus]
+
+
+def leaked_ids(page: Any) -> list[str]:
+    """The machine's ids a person reads on the page. Ids with an underscore are looked for in the text as shown;
+    one-word ids in the text as written (a CSS-uppercased badge shows "Winner" as WINNER, a word)."""
+    shown, written = page.locator("main").inner_text(), page.locator("main").text_content() or ""
+    found = [i for i in IDS if re.search(rf"(?<!\w){i}(?!\w)", shown if "_" in i else written)]
+    return found + re.findall(r"(?<![\w/.#-])[a-z]+(?:_[a-z0-9]+)+(?![\w/.])", shown)
 
 
 @pytest.fixture
@@ -85,6 +98,10 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
             raise AssertionError(page.locator("body").inner_text()[:3000]) from None
         expect(page.locator("#panels .phase")).to_contain_text("Finished")
         expect(page.locator("#panels")).to_contain_text("Placed")
+        expect(page.locator("#actions")).to_contain_text("The panel has finished")
+        expect(page.locator("#actions")).to_contain_text("Read the final report next")
+        expect(page.locator("#panels")).not_to_contain_text("drafting")
+        assert not leaked_ids(page), leaked_ids(page)
         shot("finished")
         page.click("text=Open the final report")
         expect(page.locator("h1")).to_contain_text("final report")
@@ -92,6 +109,11 @@ def test_a_panel_is_steered_through_its_gate_to_the_report_in_the_browser(server
         expect(page.locator("h2", has_text="Winner:")).to_have_count(1)  # the winner's own card, once
         expect(page.locator("text=Download the report (Markdown)")).to_be_visible()
         expect(page.locator("text=Open with the 30-day returns").first).to_be_attached()
+        assert not leaked_ids(page), leaked_ids(page)
+        expect(page.locator(".score-chart .axis-title")).to_have_text(["Round", "Score (1 to 10)"])
+        keys = page.locator(".legend li")
+        assert keys.count() >= 3 and page.locator(".legend rect[fill^='#']").count() == keys.count()
+        assert page.locator(".legend [style], .score-chart [style]").count() == 0
         shot("report")
         browser.close()
         shot.assert_accessible()

@@ -4,11 +4,15 @@ Same harness as test_browser.py; run apart with `pytest -m browser tests/e2e/tes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simulations.kinds.social_feed.entities import AgentState
+from simulations.kinds.social_feed.machine import Event, Status
 from tests.e2e.browser import (
     BROWSER_TEST,
     CHROMIUM,
@@ -19,6 +23,15 @@ from tests.e2e.browser import (
 )
 
 pytestmark = BROWSER_TEST
+IDS = [*AgentState, *Status, *Event]
+MISCOUNTED = re.compile(r"(?<![\w.,])(?:1 (?:posts|likes|replies|reshares|agents|rounds|calls|decisions)|"
+                        r"(?:0|[2-9]|\d\d+) (?:post|like|reply|reshare|agent|round|call|decision))\b")  # fmt: skip
+
+
+def leaked_ids(page: Any) -> list[str]:
+    """The machine's ids a person reads on the page, as shown."""
+    shown = page.locator("main").inner_text()
+    return [i for i in IDS if re.search(rf"(?<!\w){i}(?!\w)", shown)] + MISCOUNTED.findall(shown)
 
 
 @pytest.fixture
@@ -65,9 +78,15 @@ def test_a_run_is_watched_as_its_charts_grow_paused_resumed_and_finished(server:
         page.click("text=Resume the run")
         page.wait_for_selector("#panels[data-status=FINISHED]", timeout=60_000)
         expect(page.locator("#panels .phase")).to_contain_text("round 40 of 40")
+        assert not leaked_ids(page), leaked_ids(page)
+        for name, y_title in (("states", "Agents (share)"), ("engagement", "Count")):
+            expect(page.locator(f"svg.{name} .axis-title")).to_have_text(["Round", y_title])
+        assert page.locator(".legend rect[fill^='#']").count() == page.locator(".legend li").count() == 12
+        assert page.locator(".legend [style], svg.feed-chart [style]").count() == 0
         page.click("text=See the results")
         expect(page.locator("h1")).to_contain_text("Results")
         expect(page.locator("text=Decision log (JSON lines)")).to_be_visible()
+        assert not leaked_ids(page), leaked_ids(page)
         shot("results")
         browser.close()
         shot.assert_accessible()

@@ -196,7 +196,7 @@ def _chair_line(sc: DeliberationScenario, st: DeliberationState, event: Event, r
             "Version {v} of '{label}' is before the committee; the checks report {n} finding(s) ({crit} critical).",
         ],
         Event.VETO_EXERCISED: [
-            "The round closes with {tally}. A single veto overrides synthesis: we are in VETO.",
+            "The round closes with {tally}. A single veto overrides synthesis: the change is vetoed.",
             "Tally: {tally}. The veto stands; I ask the proposer and the business driver for a way forward.",
         ],
         Event.CONSENSUS_REACHED: ["Tally: {tally}. That is consensus; I will synthesize the agreement."],
@@ -211,7 +211,7 @@ def _chair_line(sc: DeliberationScenario, st: DeliberationState, event: Event, r
             "No amendment and no compromise: the veto is irreconcilable. The review ends with changes requested.",
         ],
         Event.ROUND_LIMIT_REACHED: [
-            "Round {round} of {max} ends without consensus; I conclude INCONCLUSIVE and escalate to a human.",
+            "Round {round} of {max} ends without consensus; I conclude the review is inconclusive and escalate to a human.",
         ],
     }
     return _pick(r, lines[event], v=sub.version, label=sub.label, n=len(sub.findings), crit=crit, tally=tally,

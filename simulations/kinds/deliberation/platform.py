@@ -159,7 +159,10 @@ class Deliberation:
     def preview(self, scenario: DeliberationScenario) -> str:
         from django.template.loader import render_to_string
 
-        return render_to_string("deliberation/preview.html", {"scenario": scenario})
+        from .presenters import ROLE_NAMES
+
+        personas = [(p, ROLE_NAMES[p.role]) for p in scenario.personas]
+        return render_to_string("deliberation/preview.html", {"scenario": scenario, "personas": personas})
 
     def index_scenario(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
         return None  # the admin shows the document itself; personas have no rows of their own

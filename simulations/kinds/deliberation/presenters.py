@@ -44,6 +44,14 @@ ROLE_WORDS = {
     PersonaRole.SECURITY: "judges security findings",
     PersonaRole.MEMBER: "elected member",
 }
+ROLE_NAMES = {
+    PersonaRole.PROPOSER: "Proposer",
+    PersonaRole.CHAIRPERSON: "Chairperson",
+    PersonaRole.OPERATIONS_KNOWLEDGE_MANAGER: "Operations knowledge manager",
+    PersonaRole.BUSINESS_DRIVER: "Business driver",
+    PersonaRole.SECURITY: "Security",
+    PersonaRole.MEMBER: "Member",
+}
 # The vote chart's bar, in SVG units (presentation attributes: no inline style under the CSP).
 CHART_WIDTH = 300
 
@@ -68,12 +76,28 @@ def transition_words(text: str) -> str:
         return text
 
 
+# What a member said it does, for a vote counted otherwise ("Abstains (objects with low confidence)").
+DECLARED_WORDS = {
+    Stance.SYNTHESIS: "agrees",
+    Stance.OBJECT: "objects",
+    Stance.VETO: "vetoes",
+    Stance.ABSTAIN: "abstains",
+}
+
+
+def vote_words(ballot: Ballot) -> str:
+    """The vote as counted, and what the member said when the two differ: a badge never contradicts the text."""
+    if ballot.stance != ballot.declared:
+        return f"{STANCE_WORDS[ballot.stance]} ({DECLARED_WORDS[ballot.declared]} with low confidence)"
+    return STANCE_WORDS[ballot.stance]
+
+
 def ballot_words(ballot: Ballot, threshold: float) -> str:
     """How a vote was counted, in words: a vote below its seat's threshold counts as an abstention."""
     if ballot.stance != ballot.declared:
-        asked = STANCE_WORDS[ballot.declared].lower()
+        said = DECLARED_WORDS[ballot.declared]
         return (f"Confidence {ballot.confidence:.2f}, below this seat's threshold {threshold:.2f}: counted as an "
-                f"abstention (it {asked}).")  # fmt: skip
+                f"abstention (the member {said}, but not confidently enough for the vote to count).")  # fmt: skip
     return f"Confidence {ballot.confidence:.2f}."
 
 
@@ -139,7 +163,7 @@ def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> lis
                 section.entries.append({
                     "speaker": persona.label, "kind": e.kind, "text": text,
                     "chair": e.speaker == scenario.chair, "you": e.speaker == state.human_seat,
-                    "stance": STANCE_WORDS[ballot.stance] if ballot else "",
+                    "stance": vote_words(ballot) if ballot else "", "vote": ballot.stance.value if ballot else "",
                     "ballot": ballot_words(ballot, persona.confidence_threshold) if ballot else "",
                 })  # fmt: skip
             sections.append(section)
@@ -193,7 +217,7 @@ def chart(scenario: DeliberationScenario, record: RoundRecord) -> dict[str, Any]
                          "x": x, "width": width})  # fmt: skip
         x += width
     ballots = [
-        {"member": scenario.persona(seat).label, "stance": STANCE_WORDS[b.stance],
+        {"member": scenario.persona(seat).label, "stance": vote_words(b), "vote": b.stance.value,
          "detail": ballot_words(b, scenario.persona(seat).confidence_threshold)}
         for seat in scenario.members
         if (b := record.ballots.get(seat))

@@ -3,35 +3,18 @@ column, the score chart's geometry, the gate's choices."""
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass
 from typing import Any
 
 from .document import Concept, LabState
 from .machine import in_panel_order, next_step, rounds_left
-from .report import STAGE_NAMES
 from .scenario import MessageLabScenario
 from .state import ConceptStatus, RoundStage, SimulationStatus
+from .words import PLACED, STAGE_NAMES, STATUS_WORDS, phase_label
 
 CS = ConceptStatus
 OUT = frozenset({CS.ELIMINATED, CS.MERGED})
-PLACED = {CS.WINNER: "Winner", CS.RUNNER_UP: "Runner-up", CS.FINALIST: "Finalist"}
-STATUS_WORDS = {
-    CS.SUBMITTED: "new", CS.ANONYMIZED: "in critique", CS.CRITIQUED: "critiqued", CS.SCORED: "scored",
-    CS.SURVIVING: "survived", CS.REFINED: "refined", CS.PRESENTED: "presented", CS.ELIMINATED: "eliminated",
-    CS.MERGED: "merged", **{k: v.lower() for k, v in PLACED.items()},
-}  # fmt: skip
-PHASES = {
-    "INITIALIZED": "Starting", "PAUSED_AT_GATE": "Quality gate: your decision", "COMPLETED": "The moderator decides",
-    "OUTPUT_READY": "Finished", "FAILED": "Stopped: waiting for you to resume",
-}  # fmt: skip
-
-
-def phase_label(phase: str) -> str:
-    if phase in PHASES:
-        return PHASES[phase]
-    if phase.startswith("STAGE_"):
-        return f"Stage {phase[6]}: {STAGE_NAMES[int(phase[6])]}"
-    return phase.replace("_", " ").capitalize()
 
 
 @dataclass(frozen=True)
@@ -52,7 +35,7 @@ def card(scenario: MessageLabScenario, concept: Concept) -> Card:
     scores = [(int(k.split("_")[1]), v) for k, v in concept.scores.items()]
     return Card(
         id=concept.id, name=concept.name, author=scenario.persona(concept.persona).name,
-        status=STATUS_WORDS.get(concept.status, concept.status.value.lower()), alias=concept.alias,
+        status=STATUS_WORDS[concept.status], alias=concept.alias,
         score=scores[-1][1] if scores else None, scores=scores, versions=len(concept.versions), text=concept.text,
         note=concept.history[-1].reason if concept.history else "",
     )  # fmt: skip
@@ -71,12 +54,18 @@ def stages(state: LabState) -> list[dict[str, Any]]:
     return out
 
 
+def hue_colour(hue: int) -> str:
+    """A line's colour as #rrggbb (an SVG fill or stroke attribute: the CSP blocks inline styles)."""
+    r, g, b = colorsys.hls_to_rgb(hue / 360, 0.4, 0.6)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+
+
 def chart(
-    scenario: MessageLabScenario, state: LabState, *, width: int = 560, height: int = 200
+    scenario: MessageLabScenario, state: LabState, *, width: int = 560, height: int = 220
 ) -> dict[str, Any]:
-    """Each scored concept's line across rounds (score 1-10 bottom to top)."""
+    """Each scored concept's line across rounds (score 1-10 bottom to top), with both axes titled."""
     rounds = max(state.config.rounds, 1)
-    left, right, top, bottom = 36, 12, 10, 24
+    left, right, top, bottom = 52, 12, 10, 40
 
     def x(r: int) -> float:
         return left + (width - left - right) * ((r - 1) / max(rounds - 1, 1))
@@ -88,15 +77,19 @@ def chart(
     for n, concept in enumerate(c for c in state.concepts if c.scores):
         points = [(x(int(k.split("_")[1])), y(v)) for k, v in concept.scores.items()]
         lines.append({
-            "name": concept.name, "author": scenario.persona(concept.persona).name, "hue": (n * 67) % 360,
+            "name": concept.name, "author": scenario.persona(concept.persona).name,
+            "colour": hue_colour((n * 67) % 360),
             "points": " ".join(f"{px:.1f},{py:.1f}" for px, py in points), "last": points[-1],
-            "status": concept.status.value,
+            "status": concept.status.value, "status_words": STATUS_WORDS[concept.status],
         })  # fmt: skip
+    plot_bottom = height - bottom
     return {
         "width": width, "height": height, "lines": lines,
         "x_ticks": [{"x": x(r), "label": r} for r in range(1, rounds + 1)],
         "y_ticks": [{"y": y(s), "label": s} for s in (1, 4, 7, 10)],
-        "plot_bottom": height - bottom, "plot_left": left,
+        "plot_bottom": plot_bottom, "plot_left": left, "tick_y": plot_bottom + 14,
+        "x_title": {"x": left + (width - left - right) / 2, "y": height - 6, "text": "Round"},
+        "y_title": {"x": 12, "y": top + (height - top - bottom) / 2, "text": "Score (1 to 10)"},
     }  # fmt: skip
 
 

@@ -16,9 +16,9 @@ from .document import Concept, LabState
 from .machine import in_panel_order
 from .scenario import MessageLabScenario
 from .state import ConceptStatus, SimulationStatus
+from .words import STAGE_NAMES, STATUS_WORDS, phase_label
 
 CS = ConceptStatus
-STAGE_NAMES = {1: "creation", 2: "critique", 3: "synthesis", 4: "refinement", 5: "presentation"}
 
 
 def _who(scenario: MessageLabScenario, persona: str) -> str:
@@ -52,8 +52,8 @@ def render_report(scenario: MessageLabScenario, state: LabState) -> str:
         "",
     ]
     if state.status is not SimulationStatus.OUTPUT_READY or state.verdict is None:
-        lines += [f"*The simulation has not finished: it is at {state.stage.value.replace('_', ' ').lower()} of "
-                  f"round {state.round} ({state.status.value.replace('_', ' ').lower()}).*", ""]  # fmt: skip
+        lines += [f"*The simulation has not finished: round {state.round}, {phase_label(state.stage.value).lower()} "
+                  f"({phase_label(state.status.value).lower()}).*", ""]  # fmt: skip
     else:
         v = state.verdict
         winner = state.concept(v.winner)
@@ -93,7 +93,7 @@ def _fates(state: LabState, round_number: int) -> list[str]:
         for h in concept.history:
             if h.round == round_number and h.status in (CS.ELIMINATED, CS.MERGED, CS.SURVIVING):
                 out.append(
-                    f"{quoted(concept.name)[0][2:]}: {h.status.value.lower()} — {quoted(h.reason)[0][2:]}"
+                    f"{quoted(concept.name)[0][2:]}: {STATUS_WORDS[h.status]} — {quoted(h.reason)[0][2:]}"
                 )
     return out
 

@@ -15,6 +15,7 @@ from simulations.services.export_schema import SimulationExport, Strict
 from .entities import AgentState
 from .games import state_of
 from .machine import RoundSummary, RunConfig
+from .presenters import count, status_words
 
 
 class SocialFeedSection(Strict):
@@ -62,12 +63,16 @@ def metrics_csv(game: Game) -> str:
 def markdown(game: Game) -> str:
     state = state_of(game)
     last = state.history[-1] if state.history else None
+    calls = sum(r.reasoner_calls for r in state.history)
     lines = [f"# Social feed run #{game.pk}", "", f"Rounds played: {state.round_number} of {state.config.max_rounds}; "
-             f"agents: {len(state.simulation['agents'])}; status: {state.status.value}.", ""]  # fmt: skip
+             f"{count(len(state.simulation['agents']), 'agent')}; {status_words(state.status).lower()}.", ""]  # fmt: skip
     if last:
-        lines += [f"Likes {last.likes}, replies {last.replies}, reshares {last.reshares}, posts created "
-                  f"{last.posts_created}; reasoner calls {sum(r.reasoner_calls for r in state.history)}.", ""]  # fmt: skip
+        lines += [f"{', '.join(count(getattr(last, name), noun) for name, noun in TOTALS).capitalize()}; "
+                  f"{count(calls, 'reasoner call')}.", ""]  # fmt: skip
     return "\n".join(lines)
+
+
+TOTALS = (("likes", "like"), ("replies", "reply"), ("reshares", "reshare"), ("posts_created", "post created"))
 
 
 def download(game: Game, fmt: str) -> tuple[str, str, str] | None:

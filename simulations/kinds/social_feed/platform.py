@@ -102,9 +102,9 @@ class SocialFeed:
         return None  # the offline reasoner runs in-process (turns.py)
 
     def phase_label(self, phase: str) -> str:
-        return {"RUNNING": "Running", "PAUSED": "Paused", "FINISHED": "Finished"}.get(
-            phase, phase.capitalize()
-        )
+        from .presenters import status_words
+
+        return status_words(phase)
 
     # --- the admin ----------------------------------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """What a run's pages show, computed once: the progress, the state distribution over rounds as a stacked area chart
-and engagement over rounds as lines (server-drawn SVG, with the figures in words), the most engaged posts, and the
-reasoner's calls and their share of decisions."""
+and engagement over rounds as lines (server-drawn SVG with labelled axes, with the figures in words), the most
+engaged posts, and the reasoner's calls and their share of decisions.
+
+Every state and status a person reads is named here, in words (STATE_WORDS, STATUS_WORDS); the ids stay in data-
+attributes and in the export. Colours are SVG presentation attributes or CSS classes: the CSP forbids inline style."""
 
 from __future__ import annotations
 
@@ -9,17 +12,56 @@ from typing import Any
 from .entities import AgentState
 from .machine import RoundSummary, RunState, Status, top_posts
 
-W, H, PAD = 640, 220, 30
+W, H = 640, 240
+LEFT, RIGHT, TOP, BOTTOM = 56, 14, 12, 40  # room for the y axis's ticks and title, and the x axis's
 STATES = [s.value for s in AgentState]
+STATE_WORDS = {
+    AgentState.IDLE: "Idle", AgentState.SCROLLING: "Scrolling", AgentState.EVALUATING: "Weighing a post",
+    AgentState.COMPOSING: "Writing a post", AgentState.ENGAGING_LIKE: "Liking", AgentState.ENGAGING_REPLY: "Replying",
+    AgentState.ENGAGING_RESHARE: "Resharing", AgentState.RESTING: "Resting",
+}  # fmt: skip
+STATUS_WORDS = {Status.RUNNING: "Running", Status.PAUSED: "Paused", Status.FINISHED: "Finished"}
 COLOURS = {
     "IDLE": "#c9ced6", "SCROLLING": "#7aa6d8", "EVALUATING": "#f2c14e", "COMPOSING": "#9b6dd6",
     "ENGAGING_LIKE": "#5fbf7f", "ENGAGING_REPLY": "#2d8a57", "ENGAGING_RESHARE": "#e07a5f", "RESTING": "#8d99ae",
 }  # fmt: skip
-LINES = [("likes", "#5fbf7f"), ("replies", "#2d8a57"), ("reshares", "#e07a5f"), ("posts_created", "#9b6dd6")]
+# (the round summary's field, its words, its colour)
+LINES = [("likes", "likes", "#5fbf7f"), ("replies", "replies", "#2d8a57"), ("reshares", "reshares", "#e07a5f"),
+         ("posts_created", "posts created", "#9b6dd6")]  # fmt: skip
+# A count's noun, singular and plural (a person reads "1 reshare", "2 reshares").
+NOUNS = {
+    "post": "posts", "like": "likes", "reply": "replies", "reshare": "reshares", "agent": "agents",
+    "round": "rounds", "call": "calls", "decision": "decisions", "post created": "posts created",
+    "reasoner call": "reasoner calls",
+}  # fmt: skip
+
+
+def count(n: int, noun: str) -> str:
+    """`n` and its noun, agreeing in number: "1 reshare", "0 reshares", "2 replies"."""
+    return f"{n} {noun if n == 1 else NOUNS[noun]}"
+
+
+def state_words(state: str) -> str:
+    try:
+        return STATE_WORDS[AgentState(state)]
+    except ValueError:
+        return state.replace("_", " ").capitalize()
+
+
+def status_words(status: str) -> str:
+    try:
+        return STATUS_WORDS[Status(status)]
+    except ValueError:
+        return status.replace("_", " ").capitalize()
 
 
 def _x(i: int, n: int) -> float:
-    return PAD + (W - 2 * PAD) * (i / max(1, n - 1))
+    return LEFT + (W - LEFT - RIGHT) * (i / max(1, n - 1))
+
+
+def _y(v: float) -> float:
+    """A share from 0 (bottom of the plot) to 1 (top)."""
+    return TOP + (H - TOP - BOTTOM) * (1 - v)
 
 
 def stacked(history: list[RoundSummary]) -> list[dict[str, str]]:
@@ -32,10 +74,10 @@ def stacked(history: list[RoundSummary]) -> list[dict[str, str]]:
     bands = []
     for state in STATES:
         top = [below[i] + history[i].distribution.get(state, 0) / totals[i] for i in range(n)]
-        y = lambda v: PAD + (H - 2 * PAD) * (1 - v)  # noqa: E731
-        upper = [f"{_x(i, n):.1f},{y(top[i]):.1f}" for i in range(n)]
-        lower = [f"{_x(i, n):.1f},{y(below[i]):.1f}" for i in reversed(range(n))]
-        bands.append({"state": state, "colour": COLOURS[state], "points": " ".join(upper + lower)})
+        upper = [f"{_x(i, n):.1f},{_y(top[i]):.1f}" for i in range(n)]
+        lower = [f"{_x(i, n):.1f},{_y(below[i]):.1f}" for i in reversed(range(n))]
+        bands.append({"state": state, "words": state_words(state), "colour": COLOURS[state],
+                      "points": " ".join(upper + lower)})  # fmt: skip
         below = top
     return bands
 
@@ -44,22 +86,32 @@ def lines(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
     if not history:
         return [], 0
     n = len(history)
-    peak = max(1, *(getattr(r, name) for r in history for name, _ in LINES))
+    peak = max(1, *(getattr(r, name) for r in history for name, _, _ in LINES))
     out = []
-    for name, colour in LINES:
-        pts = " ".join(
-            f"{_x(i, n):.1f},{PAD + (H - 2 * PAD) * (1 - getattr(r, name) / peak):.1f}"
-            for i, r in enumerate(history)
-        )
-        out.append(
-            {
-                "name": name.replace("_", " "),
-                "colour": colour,
-                "points": pts,
-                "last": str(getattr(history[-1], name)),
-            }
-        )
+    for name, words, colour in LINES:
+        pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(history))
+        out.append({"name": words, "colour": colour, "points": pts, "last": str(getattr(history[-1], name))})
     return out, peak
+
+
+def axes(history: list[RoundSummary], *, y_title: str, y_ticks: list[tuple[float, str]]) -> dict[str, Any]:
+    """A chart's axes: the plot's frame, the rounds along the bottom, `y_ticks` (share 0-1, label) up the side."""
+    n = len(history)
+    rounds = [r.round for r in history]
+    picks = sorted({0, n // 2, n - 1}) if n else []
+    return {
+        "x0": LEFT, "x1": W - RIGHT, "y0": TOP, "y1": H - BOTTOM, "plot_w": W - LEFT - RIGHT,
+        "plot_h": H - TOP - BOTTOM,
+        "x_ticks": [{"x": f"{_x(i, n):.1f}", "label": str(rounds[i])} for i in picks],
+        "y_ticks": [{"y": f"{_y(v):.1f}", "label": label} for v, label in y_ticks],
+        "x_title": "Round", "y_title": y_title, "x_title_x": LEFT + (W - LEFT - RIGHT) / 2, "x_title_y": H - 6,
+        "y_title_x": 14, "y_title_y": TOP + (H - TOP - BOTTOM) / 2,
+    }  # fmt: skip
+
+
+def _post(p: dict[str, Any]) -> dict[str, Any]:
+    return p | {"tally": ", ".join((count(p["likes"], "like"), count(p["replies"], "reply"),
+                                    count(p["reshares"], "reshare")))}  # fmt: skip
 
 
 def context(state: RunState) -> dict[str, Any]:
@@ -68,14 +120,19 @@ def context(state: RunState) -> dict[str, Any]:
     calls = sum(r.reasoner_calls for r in history)
     engagement, peak = lines(history)
     last = history[-1].distribution if history else {}
+    agents, posts = len(state.simulation["agents"]), len(state.simulation["posts"])
     return {
         "state": state, "round": state.round_number, "rounds": state.config.max_rounds,
         "percent": int(100 * state.round_number / state.config.max_rounds),
         "running": state.status is Status.RUNNING, "paused": state.status is Status.PAUSED,
-        "finished": state.status is Status.FINISHED, "agents": len(state.simulation["agents"]),
-        "bands": stacked(history), "engagement": engagement, "peak": peak, "w": W, "h": H, "pad": PAD,
-        "legend": [(s, COLOURS[s], last.get(s, 0)) for s in STATES],
-        "top": top_posts(state), "decisions": decisions, "reasoner_calls": calls,
+        "finished": state.status is Status.FINISHED, "status_words": STATUS_WORDS[state.status], "agents": agents,
+        "bands": stacked(history), "engagement": engagement, "peak": peak, "w": W, "h": H,
+        "state_axes": axes(history, y_title="Agents (share)", y_ticks=[(0, "0%"), (0.5, "50%"), (1, "100%")]),
+        "engagement_axes": axes(history, y_title="Count", y_ticks=[(0, "0"), (1, str(peak))]),
+        "legend": [(s, state_words(s), COLOURS[s], last.get(s, 0)) for s in STATES],
+        "top": [_post(p) for p in top_posts(state)], "decisions": decisions, "reasoner_calls": calls,
         "reasoner_share": f"{100 * calls / decisions:.1f}" if decisions else "0",
-        "posts": len(state.simulation["posts"]),
+        "posts": posts, "rounds_label": count(state.config.max_rounds, "round"),
+        "agents_label": count(agents, "agent"), "posts_label": count(posts, "post"),
+        "calls_label": count(calls, "call"), "decisions_label": count(decisions, "decision"),
     }  # fmt: skip
