@@ -18,11 +18,11 @@ from django.utils.html import escape
 
 from simulations.kinds import get_kind
 from simulations.kinds.message_lab.scenario import load_default_scenario
-from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.turns import play_headless
 from simulations.models import Game, ModelChoice, ScenarioVersion
 from simulations.services.scenarios import store_scenario
 from simulations.services.work_budget import OverBudget, WorkEstimate, check_work
+from tests.budget import set_school_limits, town_square
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "a-long-test-passphrase-42"
@@ -35,19 +35,12 @@ TWO_GOING = (
 
 @pytest.fixture(autouse=True)
 def _school_limits(settings: Any) -> None:
-    """The shipped defaults, whatever the environment running the tests says."""
-    settings.MERCURY_MAX_RUN_SECONDS, settings.MERCURY_MAX_RUN_MB = 60, 50
-    settings.MERCURY_MAX_RUN_MODEL_CALLS = 2000
-    settings.MERCURY_MAX_RUN_SECONDS_PER_USER, settings.MERCURY_MAX_RUN_MB_PER_USER = 90, 75
-    settings.MERCURY_MAX_BACKGROUND_RUNS_PER_USER = 2
-    settings.MERCURY_MAX_RUN_MB_PER_USER_PER_DAY = 500
+    set_school_limits(settings)
 
 
 @pytest.fixture
 def town() -> ScenarioVersion:
-    kind = get_kind("social_feed")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
-    return store_scenario(kind=kind, source=source, origin="tests")[0]
+    return town_square()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ test_report.py) and is not checked here."""
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -24,44 +23,21 @@ from simulations.kinds.deliberation.state import Ballot, ConclusionCause, Stance
 from simulations.models import Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.scenarios import load_scenarios
+from tests.kinds.visible_text import names_in
+from tests.kinds.visible_text import visible as visible_text
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
 IDS = [*State, *Stance, *Verdict, *ConclusionCause, *Event, *PersonaRole, *Actor]
-SNAKE = re.compile(r"(?<![\w/.#-])[a-z]+(?:_[a-z0-9]+)+(?![\w/.])")  # business_driver, request_changes
-
-
-class _Visible(HTMLParser):
-    """The text a browser shows (and SVG titles a pointer shows); not attributes, scripts, styles, nor the code
-    under review (`pre`, `textarea`: the user's own text, which may name anything)."""
-
-    HIDDEN = ("script", "style", "pre", "textarea")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.hidden += tag in self.HIDDEN
-
-    def handle_endtag(self, tag: str) -> None:
-        self.hidden -= tag in self.HIDDEN
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.parts.append(data)
 
 
 def visible(html: str) -> str:
-    parser = _Visible()
-    parser.feed(html)
-    return " ".join(" ".join(parser.parts).split())
+    # the code under review (`pre`, `textarea`) is the user's own text, which may name anything
+    return visible_text(html, also_hidden=("pre", "textarea"))
 
 
 def ids_in(text: str) -> list[str]:
-    found = [i for i in IDS if "_" in i or i.isupper()]
-    return [i for i in found if re.search(rf"(?<![\w]){re.escape(i)}(?![\w])", text)] + SNAKE.findall(text)
+    return names_in(text, [i for i in IDS if "_" in i or i.isupper()], snake=True)  # business_driver
 
 
 @pytest.fixture(autouse=True)

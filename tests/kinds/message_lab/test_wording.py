@@ -6,7 +6,6 @@ fills, never an inline style (the CSP blocks those)."""
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth.models import User
@@ -18,40 +17,13 @@ from simulations.kinds.message_lab.state import ConceptStatus, RoundStage, Simul
 from simulations.kinds.message_lab.words import PHASES, STATUS_WORDS, phase_label
 from simulations.models import Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
+from tests.kinds.visible_text import names_in, visible
 
 IDS = [*Event, *SimulationStatus, *RoundStage, *ConceptStatus]
-SNAKE = re.compile(
-    r"(?<![\w/.#-])[a-z]+(?:_[a-z0-9]+)+(?![\w/.])"
-)  # runner_up, output_ready, direct_response
-
-
-class _Visible(HTMLParser):
-    """The text a browser shows (and SVG titles a pointer shows); not attributes, scripts or styles."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.hidden += tag in ("script", "style")
-
-    def handle_endtag(self, tag: str) -> None:
-        self.hidden -= tag in ("script", "style")
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.parts.append(data)
-
-
-def visible(html: str) -> str:
-    parser = _Visible()
-    parser.feed(html)
-    return " ".join(" ".join(parser.parts).split())
 
 
 def ids_in(text: str) -> list[str]:
-    return [i for i in IDS if re.search(rf"(?<![\w]){re.escape(i)}(?![\w])", text)] + SNAKE.findall(text)
+    return names_in(text, IDS, snake=True)  # runner_up, output_ready, direct_response
 
 
 def test_every_status_stage_and_phase_has_its_words() -> None:

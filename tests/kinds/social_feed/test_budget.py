@@ -14,14 +14,13 @@ from django.test import Client
 from django.utils.html import escape
 
 from simulations.kinds import get_kind
-from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.estimate import run_estimate
 from simulations.kinds.social_feed.games import scenario_of, state_of
 from simulations.kinds.social_feed.machine import RunConfig
 from simulations.kinds.social_feed.turns import play_headless
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry
-from simulations.services.scenarios import store_scenario
 from simulations.services.turns import create_game
+from tests.budget import set_school_limits, town_square
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,18 +32,12 @@ REFUSED = (
 
 @pytest.fixture(autouse=True)
 def _school_limits(settings: Any) -> None:
-    """The shipped defaults, whatever the environment running the tests says."""
-    settings.MERCURY_MAX_RUN_SECONDS, settings.MERCURY_MAX_RUN_MB = 60, 50
-    settings.MERCURY_MAX_RUN_MODEL_CALLS = 2000
-    settings.MERCURY_MAX_RUN_SECONDS_PER_USER, settings.MERCURY_MAX_RUN_MB_PER_USER = 90, 75
-    settings.MERCURY_MAX_BACKGROUND_RUNS_PER_USER = 2
+    set_school_limits(settings)
 
 
 @pytest.fixture
 def town() -> ScenarioVersion:
-    kind = get_kind("social_feed")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
-    return store_scenario(kind=kind, source=source, origin="tests")[0]
+    return town_square()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ their axes titled in words and their keys coloured by SVG fills, never an inline
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth.models import User
@@ -20,39 +19,15 @@ from simulations.kinds.social_feed.turns import play_headless
 from simulations.models import ScenarioVersion
 from simulations.services.scenarios import store_scenario
 from simulations.services.turns import create_game
+from tests.kinds.visible_text import names_in, visible
 
 pytestmark = pytest.mark.django_db(transaction=True)
 IDS = [*AgentState, *Status, *Event]  # the machine's own names: a person reads none of them
 NOUNS = "posts?|likes?|repl(?:y|ies)|reshares?|agents?|rounds?|calls?|decisions?"
 
 
-class _Visible(HTMLParser):
-    """The text a browser shows (and SVG titles a pointer shows); not attributes, scripts or styles."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.hidden += tag in ("script", "style")
-
-    def handle_endtag(self, tag: str) -> None:
-        self.hidden -= tag in ("script", "style")
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.parts.append(data)
-
-
-def visible(html: str) -> str:
-    parser = _Visible()
-    parser.feed(html)
-    return " ".join(" ".join(parser.parts).split())
-
-
 def ids_in(text: str) -> list[str]:
-    return [i for i in IDS if re.search(rf"(?<![\w]){re.escape(i)}(?![\w])", text)]
+    return names_in(text, IDS)
 
 
 def disagreeing_counts(text: str) -> list[str]:
