@@ -40,9 +40,9 @@ from .estimate import ADVICE, run_estimate
 from .games import scenario_of, state_of
 from .machine import Event, next_step
 from .payloads import MAX_DIRECTION
-from .platform import config_from_options
 from .presenters import context as board_context
 from .report import render_report
+from .run_config import config_from_options
 from .scenario import MAX_PANEL, MAX_ROUNDS, MIN_PANEL, VERBS, Brief, MessageLabScenario, Seat
 
 MAX_BRIEF_CHARS = 8000

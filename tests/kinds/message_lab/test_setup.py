@@ -16,7 +16,7 @@ from simulations.kinds import get_kind
 from simulations.kinds.message_lab import prompts, turns
 from simulations.kinds.message_lab.document import Config
 from simulations.kinds.message_lab.games import state_of
-from simulations.kinds.message_lab.platform import config_from_options
+from simulations.kinds.message_lab.run_config import config_from_options
 from simulations.kinds.message_lab.scenario import MessageLabScenario
 from simulations.kinds.message_lab.state import SimulationStatus
 from simulations.kinds.message_lab.turns import play_headless
