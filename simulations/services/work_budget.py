@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from simulations.ai.model_spec import OFFLINE_PREFIX
@@ -56,8 +57,9 @@ class RunsInBackground(Protocol):
 
     name: str
 
-    def work_estimate(self, game: Game) -> WorkEstimate:
-        """Precondition: `game` is of this kind. The whole run's estimate, from the options it was set up with."""
+    def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
+        """Precondition: `game` is of this kind. The whole run's estimate, from the set-up it stored (`config`, its
+        state's "config", read alone: a run's whole state can hold tens of megabytes)."""
         ...
 
 
@@ -161,17 +163,22 @@ def _runs_since(user_id: int, since: datetime) -> list[Game]:
 
 
 def _background_games(user_id: int) -> QuerySet[Game]:
+    """Each with its set-up (`run_config`) and not its state: a feed's state is the whole simulation."""
     kinds = [kind.name for kind in all_kinds() if isinstance(kind, RunsInBackground)]
     return (
         Game.objects.filter(owner_id=user_id, scenario__kind__in=kinds)
         .select_related("scenario")
+        .defer("state", "scenario__document")
+        .annotate(run_config=KeyTransform("config", "state"))
         .order_by("pk")
     )
 
 
 def _estimate_of(game: Game) -> WorkEstimate:
     kind = get_kind(game.scenario.kind)
-    return kind.work_estimate(game) if isinstance(kind, RunsInBackground) else NOTHING
+    if not isinstance(kind, RunsInBackground):
+        return NOTHING
+    return kind.work_estimate(game, game.run_config)  # type: ignore[attr-defined]  # the query's annotation
 
 
 # --- words ---------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ limit for one person's unfinished runs together; the command line is not limited
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from io import StringIO
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.html import escape
 
@@ -198,3 +201,16 @@ def test_the_command_line_is_not_limited(settings: Any, town: ScenarioVersion) -
     played = [arg for key, value in options.items() for arg in ("--option", f"{key}={value}")]
     call_command("play", "--scenario", "town-square", *played, "--quiet", stdout=StringIO())
     assert Game.objects.get().status == Game.Status.FINISHED
+
+
+def test_the_check_reads_each_runs_set_up_never_its_whole_state(town: ScenarioVersion) -> None:
+    """A feed's state is the whole simulation (tens of megabytes at the limit): a set-up's check reads only the
+    stored set-up of the person's runs, whatever their size."""
+    alice = student("alice")
+    assert feed(alice, town).status_code == 302
+    user = User.objects.get(username="alice")
+    with CaptureQueriesContext(connection) as queries:
+        check_work(user_id=user.pk, estimate=WorkEstimate(seconds=1, storage_bytes=1), advice=FEED_ADVICE)
+    games = [q["sql"] for q in queries.captured_queries if "simulations_game" in q["sql"]]
+    # the whole column selected is `..."state", "next"` or `..."state" FROM`; its set-up alone is an expression
+    assert games and not [sql for sql in games if re.search(r'"simulations_game"\."state"(,\s*"|\s+FROM)', sql)]

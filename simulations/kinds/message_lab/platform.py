@@ -231,14 +231,12 @@ class MessageLab:
 
     # --- the work budget (services/work_budget.py) -------------------------------------------------------------
 
-    def work_estimate(self, game: Game) -> WorkEstimate:
+    def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
         from simulations.services.model_choice import game_specs
 
         from .estimate import run_estimate
 
-        # Only what the run was set up with: validating its whole state would read every agent and post.
-        config = Config.model_validate(game.state["config"])
-        return run_estimate(config, offline=game_specs(game)[0].offline)
+        return run_estimate(Config.model_validate(config), offline=game_specs(game)[0].offline)
 
     # --- the export and downloads (export.py, report.py) -----------------------------------------------------
 

@@ -129,15 +129,15 @@ class SocialFeed:
 
     # --- the work budget (services/work_budget.py) -------------------------------------------------------------
 
-    def work_estimate(self, game: Game) -> WorkEstimate:
+    def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
         from simulations.services.model_choice import game_specs
 
         from .estimate import run_estimate
         from .games import scenario_of
 
-        # Only what the run was set up with: validating its whole state would read every agent and post.
-        config = RunConfig.model_validate(game.state["config"])
-        return run_estimate(scenario_of(game), config, offline=game_specs(game)[0].offline)
+        return run_estimate(
+            scenario_of(game), RunConfig.model_validate(config), offline=game_specs(game)[0].offline
+        )
 
     # --- the command line ---------------------------------------------------------------------------------------
 

@@ -121,4 +121,4 @@ def test_the_estimate_is_not_below_what_a_run_stores(town: ScenarioVersion, opti
     estimate = run_estimate(scenario_of(game), state_of(game).config, offline=True)
     stored = _stored_bytes(game)
     assert stored > 0 and estimate.storage_bytes >= stored
-    assert get_kind("social_feed").work_estimate(game) == estimate  # type: ignore[attr-defined]
+    assert get_kind("social_feed").work_estimate(game, game.state["config"]) == estimate  # type: ignore[attr-defined]
