@@ -213,4 +213,6 @@ def test_the_check_reads_each_runs_set_up_never_its_whole_state(town: ScenarioVe
         check_work(user_id=user.pk, estimate=WorkEstimate(seconds=1, storage_bytes=1), advice=FEED_ADVICE)
     games = [q["sql"] for q in queries.captured_queries if "simulations_game" in q["sql"]]
     # the whole column selected is `..."state", "next"` or `..."state" FROM`; its set-up alone is an expression
-    assert games and not [sql for sql in games if re.search(r'"simulations_game"\."state"(,\s*"|\s+FROM)', sql)]
+    assert games and not [
+        sql for sql in games if re.search(r'"simulations_game"\."state"(,\s*"|\s+FROM)', sql)
+    ]
