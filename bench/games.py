@@ -149,11 +149,11 @@ OPTIONAL_HOOKS = [
     ("simulations.services.turns", "_write", WRITE),
     ("simulations.kinds.negotiation.prompts", "build_prompt", CONTEXT),
     ("simulations.kinds.negotiation.prompts", "build_summary_prompt", CONTEXT),
-    ("simulations.kinds.negotiation.ai_turns", "seen_entries", CONTEXT),
-    ("simulations.kinds.negotiation.ai_turns", "_entries", CONTEXT),
-    ("simulations.kinds.negotiation.ai_turns", "_recent_changes", CONTEXT),
+    ("simulations.kinds.negotiation.turns", "seen_entries", CONTEXT),
+    ("simulations.kinds.negotiation.turns", "_entries", CONTEXT),
+    ("simulations.kinds.negotiation.turns", "_recent_changes", CONTEXT),
     ("simulations.services.budget", "check_budget", CONTEXT),
-    ("simulations.kinds.negotiation.ai_turns", "debrief_facts", CONTEXT),
+    ("simulations.kinds.negotiation.turns", "debrief_facts", CONTEXT),
     ("simulations.kinds.negotiation.debrief", "debrief_facts", CONTEXT),
 ]
 
@@ -167,7 +167,7 @@ def instrumented(clock: Clock) -> Iterator[list[str]]:
     object gets the wrapper. `gateway.complete` is called through the module, so it is patched there.
     Yields the patched attributes, as "module.name".
     """
-    import simulations.kinds.negotiation.play  # noqa: F401 - loads every module of the play loop before the scan
+    import simulations.kinds.negotiation.headless  # noqa: F401 - loads every module of the play loop before the scan
 
     originals: dict[int, tuple[Callable[..., Any], str]] = {}
     for module_name, name, bucket in REQUIRED_HOOKS + OPTIONAL_HOOKS:
@@ -302,7 +302,7 @@ def prepare() -> ScenarioVersion:
 
 def play_one(version: ScenarioVersion, *, seed: int, role: str, human: str, clock: Clock) -> GameRun:
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.services import turns
 
     policy = TimedPolicy(make_policy(human, role), clock)

@@ -218,7 +218,7 @@ def headless(
     from django.db import connections
 
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.services import turns
 
     walls = []

@@ -108,7 +108,8 @@ def time_drive_paths() -> None:
     """A drive's turn and its main parts (the embedded workers here; bench/process_timers.py adds more for a
     drive_worker)."""
     from bench.thread_cpu import time_calls
-    from simulations.kinds.negotiation import ai_turns, platform, prompts
+    from simulations.kinds.negotiation import platform, prompts
+    from simulations.kinds.negotiation import turns as ai_turns
     from simulations.services import drive
 
     time_calls(platform.Negotiation, "play_ai_step", "drive: AI turn (prompt, model, commit)")

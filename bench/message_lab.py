@@ -50,8 +50,8 @@ def play(
     version: Any, scenario: Any, *, panel: int, rounds: int, parallel: int, latency: float
 ) -> dict[str, Any]:
     from simulations.kinds.message_lab.games import state_of
+    from simulations.kinds.message_lab.headless import play_headless
     from simulations.kinds.message_lab.machine import next_step
-    from simulations.kinds.message_lab.turns import play_headless
     from simulations.models import ModelCall
     from simulations.services.turns import create_game
 

@@ -17,7 +17,7 @@ talk_open, talk, talk_final and speech) is measured twice, from the same inputs:
   in is every entry stored before the call (the call's own entry is written after it); visibility is
   `engine.visibility.visible_to`, inside `build_prompt`, as for the real prompt.
 
-The capture swaps a wrapper into `simulations.kinds.negotiation.prompts.build_prompt` (ai_turns calls it through the module), and
+The capture swaps a wrapper into `simulations.kinds.negotiation.prompts.build_prompt` (turns.py calls it through the module), and
 the naive rebuild swaps `prompts.build_memory` for the duration of that one call only.
 
 Game progress of a call is its `ModelCall.event_seq` (the event it produced) over the game's last event seq. The
@@ -251,7 +251,7 @@ def spread(values: Sequence[int]) -> Spread | None:
 
 def play(version: ScenarioVersion, *, seed: int, role: str, human: str) -> GameReport:
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Event, ModelCall, TranscriptEntry
     from simulations.services import turns
 

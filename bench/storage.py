@@ -45,7 +45,7 @@ def _median_ms(fn: Any, runs: int = 50) -> float:
 
 def measure(games: int) -> dict[str, Any]:
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Checkpoint, Event, ModelCall, TranscriptEntry, Vote
     from simulations.services.checkpoints import KEYFRAME_EVERY, state_at
     from simulations.services.turns import create_game

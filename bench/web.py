@@ -441,7 +441,7 @@ def relay_instrumented(rec: Recorder) -> Iterator[None]:
 
     from simulations import consumers
     from simulations.ai import gateway
-    from simulations.kinds.negotiation import ai_turns as drive  # the negotiation plays each AI step here
+    from simulations.kinds.negotiation import turns as drive  # the negotiation plays each AI step here
 
     original_complete = gateway.complete
     original_play = drive.play_ai_step

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from importlib.util import find_spec
-
-from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
+from simulations.kinds import all_kinds
 from simulations.views import accounts, health, lobby, play, review
 
 
@@ -34,10 +32,10 @@ urlpatterns = [
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
     path("shared/", review.shared_entry, name="shared_entry"),
     path("shared/<str:token>/", review.shared_review, name="shared_review"),  # links made before the fragment
-    # A kind's own pages (e.g. a deliberation's set-up form) live under /<kind>/, from its urls module if it has one.
+    # A kind's own pages (e.g. a deliberation's set-up form) live under /<kind>/ (`Kind.pages.urlpatterns`).
     *(
-        path(f"{kind}/", include(f"simulations.kinds.{kind}.urls"))
-        for kind in settings.MERCURY_KINDS
-        if find_spec(f"simulations.kinds.{kind}.urls") is not None
+        path(f"{kind.name}/", include(list(kind.pages.urlpatterns)))
+        for kind in all_kinds()
+        if kind.pages.urlpatterns
     ),
 ]

@@ -252,7 +252,7 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         may_change = self.has_change_permission(request, draft)
         if request.method == "POST" and not may_change:
             raise PermissionDenied
-        specs = get_kind(draft.kind).authoring_fields(draft.document)
+        specs = get_kind(draft.kind).admin.authoring_fields(draft.document)
         pages = parts(specs)
         part = next((p for p in pages if p.key == request.GET.get("part")), pages[0] if pages else None)
         data = request.POST if request.method == "POST" else None
@@ -293,7 +293,7 @@ class ScenarioDraftAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             "title": f"Preview of {draft}",
             "opts": self.model._meta,
             "draft": draft,
-            "body": mark_safe(kind.preview(kind.parse_scenario(draft.document))),  # noqa: S308  # rendered by the kind's autoescaped template
+            "body": mark_safe(kind.admin.preview(kind.scenarios.parse(draft.document))),  # noqa: S308  # rendered by the kind's autoescaped template
         }
         return TemplateResponse(request, "admin/simulations/scenario_preview.html", context)
 
@@ -366,7 +366,7 @@ def rehearsal_summary(game: Any) -> str:
     votes = list(game.votes.values_list("adopted", flat=True))
     if votes:
         return f"{sum(votes)} of {len(votes)} issues adopted"
-    return get_kind(game.scenario.kind).phase_label(game.phase)
+    return get_kind(game.scenario.kind).pages.phase_label(game.phase)
 
 
 def _fields_url(draft: ScenarioDraft, part: str) -> str:

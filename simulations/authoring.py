@@ -1,6 +1,6 @@
 """The admin's structured editor: a scenario's editable fields as form fields, grouped in sections, some as grids.
 
-A kind lists the fields of a scenario document an author edits most (`Kind.authoring_fields`): each names its
+A kind lists the fields of a scenario document an author edits most (`Kind.admin.authoring_fields`): each names its
 place in the document (a path of keys and list indexes), a label, and what kind of value it holds. This module
 turns that list into a Django form filled from the document, writes a submitted form back into a copy of the
 document, and puts the kind schema's errors beside the fields they are about (by the error's location in the

@@ -4,9 +4,9 @@ It renders from the database (so a reconnect shows every message exactly once) a
 sends to the game's group: streamed words as escaped, rendered fragments (the driver coalesces them to at most five
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.driving.tasks`) and a background
-worker drives the game, whether or not any page stays open. Moves come in over this socket (a kind's
-`socket_move`, for forms marked `data-socket-move`) or as HTTP posts; either queues the drive itself from a page
-thread (`services.page_threads`), and the render after another page's move queues it only if nobody did.
+worker drives the game, whether or not any page stays open. Moves come in over this socket (forms marked
+`data-socket-move`) or as HTTP posts, through the one move pipeline (`services.moves.take_move`), which queues the
+drive itself from a page thread (`services.page_threads`), and the render after another page's move queues it only if nobody did.
 
 A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
 session is checked again before each render a frame asks for, each committed turn and every few seconds of
@@ -29,15 +29,17 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.http import QueryDict
 from django.template.loader import render_to_string
 
 from mercury.asgi_handler import request_threads
-from simulations.kinds import TakesSocketMoves, ai_acts_next, kind_of
+from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read
 from simulations.services.broadcast import group_name, session_group, session_still_valid
 from simulations.services.drive_queue import queue_drive_if_ai_next
 from simulations.services.fragments import fragment
+from simulations.services.moves import take_move
 from simulations.services.page_threads import hand_back, page_threads
 from simulations.services.student_errors import failure_title
 from simulations.services.turns import game_with_scenario, load_game, stored_version
@@ -62,21 +64,27 @@ IDLE_RECHECK_MAX = 30.0
 # What a move sent over the socket may be answered with, besides its kind's own refusals.
 NOT_YOURS = "Only the student playing this game can make its moves; you can watch it here."
 GONE = "This game no longer exists."
-NOT_BY_SOCKET = "This move could not be sent this way; reload the page and send it again."
 MOVE_FAILED = "Your move could not be taken because of an error on our side; send it again in a moment."
 
 
-def move_fields(text: str | None) -> dict[str, str] | None:
-    """A frame's move (`{"move": {field: text, ...}}`), or None for any other frame (a request for a render)."""
+def move_fields(text: str | None) -> QueryDict | None:
+    """A frame's move (`{"move": {field: text or [texts], ...}}`: a field a form holds several times, such as
+    ticked boxes, is a list) as a post's fields, or None for any other frame (a request for a render)."""
     if not text or not text.startswith("{"):
         return None
     try:
         frame = json.loads(text)
     except ValueError:
         return None
-    fields = frame.get("move") if isinstance(frame, dict) else None
-    if not isinstance(fields, dict) or not all(isinstance(v, str) for v in fields.values()):
+    sent = frame.get("move") if isinstance(frame, dict) else None
+    if not isinstance(sent, dict):
         return None
+    fields = QueryDict(mutable=True)
+    for name, value in sent.items():
+        values = value if isinstance(value, list) else [value]
+        if not isinstance(name, str) or not all(isinstance(v, str) for v in values):
+            return None
+        fields.setlist(name, values)
     return fields
 
 
@@ -209,7 +217,7 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     # --- moves over the socket ------------------------------------------------------------------------------
 
-    async def _move(self, fields: dict[str, str]) -> None:
+    async def _move(self, fields: QueryDict) -> None:
         """Take the move as its post would be taken, then answer with the notice (which says which move it answers,
         and whether it was taken) and, once taken, the game's render (at once, unless it may share the answer's):
         the page needs no request and no second render. The move runs in a request thread, as its post would (a
@@ -239,7 +247,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         # only a move sent within a blink of it waits for the delegations' answer, and is shown with it.
         await self._show_turn(ai_next=ai_next, taken=taken)
 
-    def _take_move(self, fields: dict[str, str]) -> tuple[str, Game | None, bool] | None:
+    def _take_move(self, fields: QueryDict) -> tuple[str, Game | None, bool] | None:
         """In a request thread: None when the page's session has ended, else the notice, the game the move
         committed if it was taken (its drive is queued: `take_move`), and whether an AI seat acts next."""
         if not session_still_valid(self.session_key, self.user_pk):
@@ -248,11 +256,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         if game is None:
             error = GONE
         else:
-            kind = kind_of(game)
-            if isinstance(kind, TakesSocketMoves):
-                error, game = kind.socket_move(game, user_id=self.user_pk, fields=fields)
-            else:
-                error = NOT_BY_SOCKET
+            taken = take_move(game, user_id=self.user_pk, fields=fields, pages=kind_of(game).pages)
+            error, game = taken.error, taken.game
         notice = _notice_html(error, answers=fields.get("idem", ""), taken=not error)
         if error or game is None:
             return notice, None, False
@@ -476,7 +481,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         """The page's frame, the newest entry it shows and the game's version it shows."""
         game = game or load_game(self.game_id)
         since = 0 if full else self.last_seq
-        html, seq = kind_of(game).render_update(game, since_seq=since, full=full, shown=self.shown)
+        html, seq = kind_of(game).pages.render_update(game, since_seq=since, full=full, shown=self.shown)
         return html, seq, game.version
 
     async def send_update(self, full: bool) -> None:

@@ -21,5 +21,5 @@ def set_school_limits(settings: Any) -> None:
 
 def town_square() -> ScenarioVersion:
     kind = get_kind("social_feed")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
+    [source] = kind.scenarios.read(SCENARIO_ROOT / "town-square.yaml")
     return store_scenario(kind=kind, source=source, origin="tests")[0]

@@ -10,7 +10,7 @@ from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioVersion
 from simulations.services.export import export_game
 from simulations.services.model_choice import pinned_fields

@@ -34,6 +34,14 @@ class InvalidMove(MachineError):
     UNKNOWN_FIELD = "the move carries a field this event does not take"
     BAD_PAYLOAD = "the move's details are not valid"
 
+    # The reasons that say the move is someone else's to make now (a 409, as a turn already played): any other
+    # reason is about what the move carries (a 400, a field to correct).
+    TURN_REASONS: tuple[str, ...] = (WRONG_ACTOR,)
+
+    # A kind's own reasons in a student's words, by the reason's beginning (first match; "" matches any): a kind
+    # whose machine refuses moves the platform has no sentence for (a veto without a critical flaw) names them.
+    STUDENT_SENTENCES: dict[str, str] = {}
+
     def __init__(self, state: str, event: str, reason: str) -> None:
         self.state, self.event, self.reason = state, event, reason
         super().__init__(f"Event {event} rejected in state {state}: {reason}.")

@@ -1,7 +1,7 @@
 """The game export (format "simulation-export/3", see `export_schema`; other tools read it), for every kind.
 
 This module writes the envelope every kind shares (`common_fields`) and the helpers a kind's Markdown view uses;
-the kind adds its own part (`Kind.export`, `Kind.reader_view`, `Kind.export_markdown`)."""
+the kind adds its own part (`Kind.exports`: `build`, `reader_view`, `markdown`)."""
 
 from __future__ import annotations
 
@@ -27,18 +27,18 @@ def build_export(*, game: Game) -> schema.SimulationExport:
     """Precondition: none. The export as its kind's schema model (what the file holds, typed), read in one
     snapshot: a turn committed meanwhile is either wholly in it or not at all."""
     with one_snapshot():
-        return kind_of(game).export(_reread(game))
+        return kind_of(game).exports.build(_reread(game))
 
 
 def reader_export(*, game: Game) -> dict[str, Any]:
     """Precondition: none. The export as people may read it (review page, downloads): see `hide_running`."""
-    return kind_of(game).reader_view(build_export(game=game)).model_dump(mode="json")
+    return kind_of(game).exports.reader_view(build_export(game=game)).model_dump(mode="json")
 
 
 def export_markdown(*, game: Game) -> str:
     """Precondition: none. The game for people to read (while it runs, only what its user may know)."""
     with one_snapshot():
-        return kind_of(game).export_markdown(_reread(game))
+        return kind_of(game).exports.markdown(_reread(game))
 
 
 def _reread(game: Game) -> Game:

@@ -4,7 +4,7 @@
 file against the same classes, so the two can never drift apart. The document is an envelope any simulation kind
 shares (who, what, when, the ledger in order with every event's payload, transcript, votes, model calls and their
 cost), defined here, plus what only the kind has, defined by the kind: a subclass of `SimulationExport` (its
-`Kind.export_model`, e.g. `simulations/kinds/negotiation/export.py`) with one section named after the kind
+`Kind.exports.export_model`, e.g. `simulations/kinds/negotiation/export.py`) with one section named after the kind
 (`"kind": "negotiation"` -> the `negotiation` key). An import reads `kind` and validates the whole file with that
 kind's class.
 
@@ -139,7 +139,7 @@ class JudgeCalls(Strict):
 
 
 class SimulationExport(Strict):
-    """What every kind's export holds. A kind's export class (its `Kind.export_model`) adds its own fields: its
+    """What every kind's export holds. A kind's export class (its `Kind.exports.export_model`) adds its own fields: its
     section, named after the kind, and anything else only it has (the negotiation's `judge_readings`)."""
 
     format: Literal["simulation-export/3"]

@@ -59,7 +59,7 @@ def parse_export(data: Any) -> schema.SimulationExport:
             f"expected {schema.FORMAT!r}, got {repr(got) if 'format' in data else 'no format field'}.",
         )
     try:
-        model = get_kind(str(data.get("kind"))).export_model
+        model = get_kind(str(data.get("kind"))).exports.export_model
     except UnknownKind as exc:
         raise ExportImportError(ExportImportError.BAD_SHAPE, f"kind: {exc}") from exc
     try:
@@ -104,7 +104,7 @@ def import_game(*, data: Any, owner: User | None = None) -> Game:
 
 def _apply(doc: schema.SimulationExport, version: ScenarioVersion, owner: User | None) -> Game:
     """Every committed step of the file, in order: its first event with its payload and its model calls."""
-    options = get_kind(version.kind).start_options(doc)
+    options = get_kind(version.kind).exports.start_options(doc)
     game = create_game(scenario_version=version, seed=doc.game.seed, owner=owner, options=options)
     Game.objects.filter(pk=game.pk).update(
         model_choice=None, model=doc.game.model or "", judge_model=doc.game.judge_model or "",

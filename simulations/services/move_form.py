@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.http import QueryDict
+
 from simulations.services.rate_limit import RateLimited, check_rate
 
 
@@ -30,7 +32,12 @@ FORM_REFUSALS = (NulInForm, RateLimited, MissingVersion)
 def read_move_form(fields: Mapping[str, str], *, user_id: int) -> int:
     """Precondition: the user may drive the game. The form's version, after the checks every kind's move shares;
     raises NulInForm, RateLimited (the move still counts against the rate) or MissingVersion."""
-    if any("\x00" in value for value in fields.values()):
+    every = (
+        (v for _, values in fields.lists() for v in values)
+        if isinstance(fields, QueryDict)
+        else fields.values()
+    )
+    if any("\x00" in value for value in every):
         raise NulInForm()
     check_rate(user_id=user_id, action="move")
     return form_version(fields)

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
-from simulations.kinds import ScenarioSource, all_kinds, get_kind
+from simulations.kinds import ScenarioSource, Seat, all_kinds, get_kind
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
 
+from .headless import play_to_end
 from .model_choice import OFFLINE
 from .scenarios import store_scenario
 from .turns import create_game
@@ -57,7 +58,7 @@ def validate(kind: str, document: Any) -> ScenarioSource:
     if not isinstance(document, dict):
         raise DraftInvalid([Problem("", "the scenario must be a mapping of fields (name: value)")])
     try:
-        return get_kind(kind).source_of(document)
+        return get_kind(kind).scenarios.source_of(document)
     except ValidationError as exc:
         raise DraftInvalid([_problem(document, e) for e in exc.errors()]) from exc
     except ValueError as exc:  # a kind's own cross-checks raised outside pydantic
@@ -332,7 +333,7 @@ def diff(before: dict[str, Any] | None, after: dict[str, Any], *, before_name: s
 # A scenario file holds one or more documents `{kind: <kind>, scenario: <the kind's document>}`; YAML separates
 # several with `---`, JSON holds a list. Exporting what was imported gives the same text back. A kind whose format
 # is a published one of its own (practice conversations: seed 001's JSON) also reads and writes that document
-# bare, so a file made elsewhere imports as it is and one scenario exports as the same file (`Kind.bare_document`).
+# bare, so a file made elsewhere imports as it is and one scenario exports as the same file (`ScenarioBook.bare_document`).
 
 FORMATS = ("yaml", "json")
 
@@ -380,8 +381,7 @@ def parse_scenario_file(text: str, *, fmt: str) -> list[tuple[str, ScenarioSourc
 def _bare_kind(document: Any) -> str:
     """The installed kind that reads `document` bare (without the `{kind, scenario}` envelope), or ""."""
     for kind in all_kinds():
-        reads = getattr(kind, "bare_document", None)
-        if reads is not None and reads(document):
+        if kind.scenarios.bare_document(document):
             return kind.name
     return ""
 
@@ -405,7 +405,7 @@ def rehearse(draft: ScenarioDraft, *, seed: int = 1) -> Rehearsal:
     source = validate(draft.kind, draft.document)
     kind = get_kind(draft.kind)
     try:
-        role, options = kind.rehearsal(source.model)
+        role, options = kind.admin.rehearsal(source.model)
     except ValueError as exc:
         return Rehearsal(None, False, str(exc))
     unlisted = replace(source, slug=f"{source.slug}{REHEARSAL_SUFFIX}"[:64])
@@ -414,8 +414,8 @@ def rehearse(draft: ScenarioDraft, *, seed: int = 1) -> Rehearsal:
     )
     game = create_game(scenario_version=version, seed=seed, model=OFFLINE, options=options)
     try:
-        game = kind.play_headless(game, role=role, human=None, resumed=False, say=log.info, on_progress=None)
+        game = play_to_end(game, bot=kind.headless.bot(game, Seat(role=role, human=None, say=log.info)))
     except (MachineError, ModelFailure, ValueError, RuntimeError) as exc:
         game.refresh_from_db()
-        return Rehearsal(game, False, f"stopped in {kind.phase_label(game.phase)}: {exc}")
+        return Rehearsal(game, False, f"stopped in {kind.pages.phase_label(game.phase)}: {exc}")
     return Rehearsal(game, game.finished_at is not None, "")

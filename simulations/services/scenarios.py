@@ -23,7 +23,7 @@ class NoScenarioHere(ScenarioError):
 
 def find_scenarios(path: str | Path) -> list[tuple[Kind, ScenarioSource]]:
     """Every scenario at `path`, validated by its kind. Raises ScenarioError (invalid, or none at all)."""
-    found = [(kind, source) for kind in all_kinds() for source in kind.read_scenarios(Path(path))]
+    found = [(kind, source) for kind in all_kinds() for source in kind.scenarios.read(Path(path))]
     if not found:
         raise NoScenarioHere(Path(path))
     return found
@@ -62,14 +62,14 @@ def store_scenario(
             source=origin,
             listed=listed,
         )
-        kind.index_scenario(version, source.model)
+        kind.scenarios.index(version, source.model)
     return version, True
 
 
 @lru_cache(maxsize=32)
 def _parse(version_id: int, content_hash: str, kind: str) -> Any:
     document = ScenarioVersion.objects.values_list("document", flat=True).get(pk=version_id)
-    return get_kind(kind).parse_scenario(document)
+    return get_kind(kind).scenarios.parse(document)
 
 
 def parsed_scenario(version: ScenarioVersion) -> Any:

@@ -53,7 +53,8 @@ def for_student(exc: Exception) -> str:
         return NOT_OPEN_NOW
     if isinstance(exc, InvalidMove):
         log.info("refused move: %s", exc)
-        return _REASONS.get(exc.reason, GENERAL)
+        own = (sentence for start, sentence in exc.STUDENT_SENTENCES.items() if exc.reason.startswith(start))
+        return next(own, None) or _REASONS.get(exc.reason, GENERAL)
     if isinstance(exc, MachineError):
         log.info("refused move: %s", exc)
         return GENERAL

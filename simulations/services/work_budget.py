@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -24,7 +23,7 @@ from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from simulations.ai.model_spec import OFFLINE_PREFIX
-from simulations.kinds import all_kinds, get_kind
+from simulations.kinds import get_kind
 from simulations.models import Game
 from simulations.services.model_choice import pinned_fields
 
@@ -50,19 +49,6 @@ class WorkEstimate:
 NOTHING = WorkEstimate(seconds=0, storage_bytes=0)
 
 
-@runtime_checkable
-class RunsInBackground(Protocol):
-    """A kind whose runs advance without the student: it estimates a stored game's work, and its unfinished games
-    are the person's background runs (a paused one, or one waiting at a gate, too: it has work left)."""
-
-    name: str
-
-    def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
-        """Precondition: `game` is of this kind. The whole run's estimate, from the set-up it stored (`config`, its
-        state's "config", read alone: a run's whole state can hold tens of megabytes)."""
-        ...
-
-
 class OverBudget(Exception):
     """A run refused before it starts; its message is the sentence the person reads."""
 
@@ -85,15 +71,15 @@ def check_work(*, user_id: int, estimate: WorkEstimate, advice: str) -> None:
     """Precondition: a person sets up a background run from the web. Raises OverBudget (ending with `advice`)."""
     # Cheapest first: the run alone, then how many runs the person has going, then their estimates added up.
     _within(estimate, _run_limits(), OverBudget.RUN, advice)
-    going = _background_runs(user_id)
+    going = _background_runs(_games_of(user_id).filter(status=Game.Status.ACTIVE))
     cap = settings.MERCURY_MAX_BACKGROUND_RUNS_PER_USER
     if cap and len(going) >= cap:
         raise OverBudget(OverBudget.RUNS.format(count=len(going), limit=cap))
-    together = sum((_estimate_of(game) for game in going), estimate)
-    _within(together, _person_limits(), OverBudget.PERSON, advice)
+    _within(sum(going, estimate), _person_limits(), OverBudget.PERSON, advice)
     day_limit = settings.MERCURY_MAX_RUN_MB_PER_USER_PER_DAY * MB
     day = sum(
-        (_estimate_of(game) for game in _runs_since(user_id, timezone.now() - timedelta(days=1))), estimate
+        _background_runs(_games_of(user_id).filter(created_at__gte=timezone.now() - timedelta(days=1))),
+        estimate,
     )
     if day_limit and day.storage_bytes > day_limit:
         raise OverBudget(
@@ -152,33 +138,26 @@ def _within(estimate: WorkEstimate, limits: dict[str, float], sentence: str, adv
                                          advice=advice))  # fmt: skip
 
 
-def _background_runs(user_id: int) -> list[Game]:
-    """The person's unfinished games of the kinds that run in the background."""
-    return list(_background_games(user_id).filter(status=Game.Status.ACTIVE))
+def _background_runs(games: QuerySet[Game]) -> list[WorkEstimate]:
+    """The estimates of those `games` that are background runs: of a kind whose runs advance without the student
+    (its `work_estimate` is not None)."""
+    found = []
+    for game in games:
+        estimate = get_kind(game.scenario.kind).work_estimate(game, game.run_config)  # type: ignore[attr-defined]
+        if estimate is not None:  # `run_config`: the query's annotation
+            found.append(estimate)
+    return found
 
 
-def _runs_since(user_id: int, since: datetime) -> list[Game]:
-    """The person's games of the kinds that run in the background started since `since`, finished or not."""
-    return list(_background_games(user_id).filter(created_at__gte=since))
-
-
-def _background_games(user_id: int) -> QuerySet[Game]:
+def _games_of(user_id: int) -> QuerySet[Game]:
     """Each with its set-up (`run_config`) and not its state: a feed's state is the whole simulation."""
-    kinds = [kind.name for kind in all_kinds() if isinstance(kind, RunsInBackground)]
     return (
-        Game.objects.filter(owner_id=user_id, scenario__kind__in=kinds)
+        Game.objects.filter(owner_id=user_id)
         .select_related("scenario")
         .defer("state", "scenario__document")
         .annotate(run_config=KeyTransform("config", "state"))
         .order_by("pk")
     )
-
-
-def _estimate_of(game: Game) -> WorkEstimate:
-    kind = get_kind(game.scenario.kind)
-    if not isinstance(kind, RunsInBackground):
-        return NOTHING
-    return kind.work_estimate(game, game.run_config)  # type: ignore[attr-defined]  # the query's annotation
 
 
 # --- words ---------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ def latest_scenarios() -> list[dict[str, object]]:
     document carries, in the order of settings.MERCURY_KINDS (the first is the lobby's default choice), then by
     slug. Games in progress keep the version they started with; a new game always takes the latest."""
     kinds = {kind.name: kind for kind in all_kinds()}
-    blurbs = {f"document__{kind.blurb_field}" for kind in kinds.values()}
+    blurbs = {f"document__{kind.scenarios.blurb_field}" for kind in kinds.values()}
     rows = (
         ScenarioVersion.objects.filter(kind__in=kinds, listed=True)
         .order_by("slug", "-version")
@@ -35,7 +35,7 @@ def latest_scenarios() -> list[dict[str, object]]:
             row["slug"],
             {
                 "pk": row["pk"], "slug": row["slug"], "version": row["version"], "title": row["title"],
-                "kind": kind.title, "kind_name": kind.name, "summary": row[f"document__{kind.blurb_field}"] or "",
+                "kind": kind.title, "kind_name": kind.name, "summary": row[f"document__{kind.scenarios.blurb_field}"] or "",
             },
         )  # fmt: skip
     order = list(kinds)
@@ -57,7 +57,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         )
     }
     rows = [
-        {"game": g, "phase": get_kind(g.scenario.kind).phase_label(g.phase),
+        {"game": g, "phase": get_kind(g.scenario.kind).pages.phase_label(g.phase),
          "seat": seats.get((g.scenario_id, g.human_role), g.human_role)}
         for g in games
     ]  # fmt: skip
@@ -91,7 +91,7 @@ def new_game(request: HttpRequest) -> HttpResponse:
             messages.error(request, "Choose a scenario to play.")
         return redirect("lobby")
     try:
-        return get_kind(version.kind).new_game(
+        return get_kind(version.kind).pages.new_game(
             request, version, seed=secrets.randbelow(2**31), model=request.POST.get("model") or None
         )
     except UnknownModelChoice as exc:  # disabled or deleted since the lobby was rendered

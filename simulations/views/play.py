@@ -2,7 +2,7 @@
 its moves over the game's websocket, `simulations.consumers`).
 
 `game_page` and `move` are the kind-blind shell: they check the game is the user's, then hand it to its kind
-(`Kind.page`, `Kind.move`). The form checks every kind's moves share are `services.move_form`'s."""
+(`Kind.pages`: `page`, `move`). The form checks every kind's moves share are `services.move_form`'s."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from simulations.kinds import kind_of
+from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
 from simulations.services.access import can_drive, can_read, granted_token
 from simulations.services.turns import game_with_scenario
+
+WATCH_REFRESH_SECONDS = 4
 
 
 def _own_game(request: HttpRequest, game_id: int) -> Game:
@@ -35,11 +37,14 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         game = None
     if game is None:
         raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
-    return kind_of(game).page(request, game)
+    # Without JavaScript (no websocket) the page shows the AI's turns by reloading itself while they are played
+    # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
+    request.watch_refresh = WATCH_REFRESH_SECONDS if ai_acts_next(game) else 0  # type: ignore[attr-defined]
+    return kind_of(game).pages.page(request, game)
 
 
 @login_required
 @require_POST
 def move(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _own_game(request, game_id)
-    return kind_of(game).move(request, game)
+    return kind_of(game).pages.move(request, game)

@@ -1,5 +1,5 @@
 """The review shell: who may read a game (its owner, staff, a session granted by a live share link), then the
-kind's review page (`Kind.review`); downloads (the kind's own formats first, then the export), and sharing."""
+kind's review page (`Kind.pages.review`); downloads (the kind's own formats first, then the export), and sharing."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _may_try(request: HttpRequest, game_id: int) -> bool:
 
 
 def _review(request: HttpRequest, game: Game) -> HttpResponse:
-    return kind_of(game).review(request, game)
+    return kind_of(game).pages.review(request, game)
 
 
 def review(request: HttpRequest, game_id: int) -> HttpResponse:
@@ -79,13 +79,13 @@ DOWNLOAD_NAME = re.compile(r"[a-z]{1,20}(\.[a-z]{1,10})?")  # json, md, state.js
 def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
     if not DOWNLOAD_NAME.fullmatch(
         fmt
-    ):  # a kind answers for its own formats (Kind.download); others 404 below
+    ):  # a kind answers for its own formats (Kind.exports.download); others 404 below
         raise Http404("No such format.")
     if not _may_try(request, game_id):
         return redirect_to_login(request.path)
     with one_snapshot():  # the file is read as of one moment, however the game advances meanwhile
         game = _readable(request, game_id)
-        own = kind_of(game).download(game, fmt)
+        own = kind_of(game).exports.download(game, fmt)
     if own is not None:
         body, kind, name = own
         response = HttpResponse(body, content_type=kind)

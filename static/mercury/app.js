@@ -85,9 +85,14 @@
   document.addEventListener("htmx:configRequest", (event) => {
     const form = event.detail.elt;
     if (!gameSocket || !(form instanceof HTMLFormElement) || !form.hasAttribute("data-socket-move")) return;
+    // A chosen file cannot travel in a text frame: that move is posted.
+    if ([...form.querySelectorAll("input[type=file]")].some((input) => input.files && input.files.length)) return;
     event.preventDefault();  // no post: the socket carries the same fields
     const fields = {};
-    event.detail.formData.forEach((value, name) => { if (typeof value === "string") fields[name] = value; });
+    event.detail.formData.forEach((value, name) => {  // a field the form holds several times (ticked boxes): a list
+      if (typeof value !== "string") return;
+      fields[name] = name in fields ? [].concat(fields[name], value) : value;
+    });
     const box = form.querySelector("textarea[data-draft]");
     pendingMove = { form, idem: fields.idem || "", box, clear: form.hasAttribute("data-clear-on-send") };
     form.setAttribute("aria-busy", "true");

@@ -13,8 +13,8 @@ import pytest
 from simulations.ai import gateway
 from simulations.kinds.negotiation import prompts
 from simulations.kinds.negotiation.bots import Decision, Policy, make_policy
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.machine import Step
-from simulations.kinds.negotiation.play import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ModelCall, TranscriptEntry

@@ -11,9 +11,9 @@ import pytest
 
 from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation import llm_judge, machine
-from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game, ModelCall, TranscriptEntry
 from simulations.services.budget import BudgetExhausted
 from simulations.services.turns import StaleTurn

@@ -18,7 +18,7 @@ import pytest
 from simulations.kinds.negotiation import judge
 from simulations.kinds.negotiation.bots import Script, Scripted
 from simulations.kinds.negotiation.games import scenario_of_version
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Checkpoint, Game, TranscriptEntry, Vote
 from simulations.services.checkpoints import state_at

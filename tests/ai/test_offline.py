@@ -11,11 +11,11 @@ import pytest
 from simulations.ai import gateway
 from simulations.ai.offline import register
 from simulations.kinds.negotiation import prompts
-from simulations.kinds.negotiation.ai_turns import _recent_changes, play_ai_step, seen_entries
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.human_turns import submit_human_event
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.turns import _recent_changes, play_ai_step, seen_entries
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
 from simulations.services.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version, repin

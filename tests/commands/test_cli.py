@@ -11,7 +11,7 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from simulations.kinds.negotiation import (
-    ai_turns as drive_service,  # where the negotiation plays each AI step
+    turns as drive_service,  # where the negotiation plays each AI step
 )
 from simulations.kinds.negotiation.bots import PASSIVE_LINES
 from simulations.models import Game, ScenarioVersion, TranscriptEntry

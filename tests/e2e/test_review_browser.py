@@ -41,7 +41,7 @@ from django.core.management import call_command
 from django.contrib.auth.models import User
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import ScenarioVersion
 from simulations.services.turns import create_game
 

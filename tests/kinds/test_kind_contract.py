@@ -12,16 +12,20 @@ its default bot, played by the offline model:
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 
-from simulations.kinds import all_kinds, get_kind
+from simulations.kinds import Seat, all_kinds, get_kind
 from simulations.models import Game, ScenarioVersion
 from simulations.services.export import build_export, export_game
+from simulations.services.headless import play_to_end
 from simulations.services.import_game import import_game
 from simulations.services.resume import resume_game
 from simulations.services.scenarios import find_scenarios, parsed_scenario, store_scenario
@@ -56,7 +60,7 @@ def _version(kind: str) -> ScenarioVersion:
 
 def _start(kind: str) -> tuple[Game, str | None]:
     version = _version(kind)
-    role, options = get_kind(kind).rehearsal(parsed_scenario(version))
+    role, options = get_kind(kind).admin.rehearsal(parsed_scenario(version))
     game = create_game(scenario_version=version, seed=SEED, options={**options, **SMALL.get(kind, {})})
     return game, role
 
@@ -76,9 +80,10 @@ def _play(
             raise _Crash
 
     said: list[str] = []
-    game = get_kind(game.scenario.kind).play_headless(
-        game, role=role, human=None, resumed=resumed, say=said.append, on_progress=progress
+    bot = get_kind(game.scenario.kind).headless.bot(
+        game, Seat(role=role, human=None, resumed=resumed, say=said.append)
     )
+    game = play_to_end(game, bot=bot, on_progress=progress)
     return game, steps
 
 
@@ -131,7 +136,7 @@ def test_a_game_played_headless_finishes_and_its_export_validates(kind: str) -> 
     game, _ = _finished(kind)
     assert game.status == Game.Status.FINISHED
     doc = build_export(game=game)
-    again = get_kind(kind).export_model.model_validate(json.loads(doc.model_dump_json()))
+    again = get_kind(kind).exports.export_model.model_validate(json.loads(doc.model_dump_json()))
     assert (again.kind, again.game.id, again.game.status) == (kind, game.pk, Game.Status.FINISHED)
     assert again.events and again.checkpoints
 
@@ -163,3 +168,22 @@ def test_a_game_resumed_after_a_crash_ends_as_an_uninterrupted_one(kind: str) ->
     resumed.refresh_from_db()
     assert resumed.status == Game.Status.FINISHED
     _assert_same(_normalised(resumed), _normalised(uninterrupted))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_owner_shares_a_finished_games_review_and_the_link_reads_it(kind: str) -> None:
+    game, _ = _finished(kind)
+    owner = User.objects.create_user(f"{kind}-owner", password="a-long-test-passphrase-42")
+    Game.objects.filter(pk=game.pk).update(owner=owner)
+    client = Client()
+    client.force_login(owner)
+    review = client.get(f"/games/{game.pk}/review/").content.decode()
+    assert "Create a read-only link for an instructor" in review
+    shared = client.post(f"/games/{game.pk}/share/", follow=True).content.decode()
+    link = re.search(r'class="share" type="text" readonly value="([^"]+)"', shared)
+    assert link is not None and "Revoke this link" in shared
+    token = html.unescape(link.group(1)).split("#", 1)[1]  # after '#': the entry page's script posts it
+    reader = Client()
+    assert reader.get(f"/games/{game.pk}/review/").status_code in (302, 403, 404)  # not without the link
+    opened = reader.post("/shared/", {"token": token}, follow=True)
+    assert opened.status_code == 200 and opened.redirect_chain[-1][0] == f"/games/{game.pk}/review/"

@@ -41,7 +41,7 @@ def _fresh_counters() -> None:
 
 def _game_and_client(kind: str) -> tuple[Game, Client]:
     version = _version(kind)
-    _, options = get_kind(kind).rehearsal(parsed_scenario(version))
+    _, options = get_kind(kind).admin.rehearsal(parsed_scenario(version))
     owner = User.objects.create_user(f"{kind}-student", password="a-long-test-passphrase-42")
     game = create_game(scenario_version=version, seed=3, owner=owner, options=options)
     client = Client()

@@ -20,6 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 JUDGE_MARK = "You read one message"  # the judge prompt's opening words (prompt_templates/judge)
+REASONER_MARK = (
+    "You decide what one member"  # the social feed's reasoner (simulations/kinds/social_feed/turns.py)
+)
 
 # Plausible delegation sentences; three of them make an answer, chosen by a hash of the prompt.
 SENTENCES = (
@@ -71,8 +74,16 @@ class Script:
 
 
 def answer_for(messages: list[dict[str, Any]]) -> str:
-    """Three sentences picked by a hash of the prompt: deterministic, and different from turn to turn."""
+    """Three sentences picked by a hash of the prompt: deterministic, and different from turn to turn; for the
+    social feed's reasoner, the JSON choice it asks for (one of the options it lists, picked by the same hash)."""
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
+    if any(str(m.get("content", "")).startswith(REASONER_MARK) for m in messages):
+        options = re.findall(
+            r'"([A-Z_]+)" \(', str(messages[-1].get("content", "")).rpartition("Options:")[2]
+        )
+        if options:
+            choice = options[digest[0] % len(options)]
+            return json.dumps({"choice": choice, "reason": "It fits what this member follows."})
     picks = [SENTENCES[b % len(SENTENCES)] for b in digest[:3]]
     return " ".join(dict.fromkeys(picks))  # no sentence twice
 

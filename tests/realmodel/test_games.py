@@ -16,10 +16,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from simulations.ai import gateway
-from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
+from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game, ModelCall, TranscriptEntry
 from simulations.services.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version
@@ -154,9 +154,7 @@ def test_failures_stop_the_play_command_with_their_cause_and_resume_to_the_same_
 def _play_then_refuse(fake: FakeOpenAI, settings: Any, args: list[str], out: io.StringIO) -> None:
     """Three clean turns, then the server's address points at a closed port (the game is pinned to its model's
     address, so the playing calls' spec is changed, as a server moving away would)."""
-    from simulations.kinds.negotiation import ai_turns
-
-    real = ai_turns.gateway.complete
+    real = gateway.complete  # the one door's call (services/model_step.py), patched where it looks it up
     calls = {"n": 0}
     closed = closed_port_base()
 
@@ -168,11 +166,11 @@ def _play_then_refuse(fake: FakeOpenAI, settings: Any, args: list[str], out: io.
                 kwargs["spec"] = dataclasses.replace(kwargs["spec"], api_base=closed)
         return real(messages, **kwargs)
 
-    ai_turns.gateway.complete = complete  # type: ignore[assignment]
+    gateway.complete = complete  # type: ignore[assignment]
     try:
         call_command("play", *args, stdout=out)
     finally:
-        ai_turns.gateway.complete = real  # type: ignore[assignment]
+        gateway.complete = real  # type: ignore[assignment]
 
 
 @pytest.mark.parametrize(

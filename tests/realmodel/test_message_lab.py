@@ -25,7 +25,7 @@ PANEL = ["direct_response", "storyteller", "skeptic"]
 
 def _game() -> Game:
     kind = get_kind("message_lab")
-    version, _ = store_scenario(kind=kind, source=kind.source_of(load_default_scenario().model_dump(mode="json")),
+    version, _ = store_scenario(kind=kind, source=kind.scenarios.source_of(load_default_scenario().model_dump(mode="json")),
                                 origin="tests")  # fmt: skip
     return create_game(
         scenario_version=version, seed=3, options={"rounds": 1, "gates": [], "participants": PANEL}

@@ -56,7 +56,7 @@ def main() -> int:
     from simulations import faults
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.fork import fork_at_checkpoint
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Checkpoint, Game
     from simulations.services.export import export_game
     from simulations.services.resume import resume_game
@@ -71,7 +71,7 @@ def main() -> int:
         data["game"] = {k: v for k, v in data["game"].items() if k not in ("id", "created_at", "finished_at")}
         return data
 
-    from simulations.kinds.negotiation import ai_turns as drive_module  # the kind plays each AI step here
+    from simulations.kinds.negotiation import turns as drive_module  # the kind plays each AI step here
 
     real_step = drive_module.play_ai_step
     steps = {"n": 0}  # AI steps played by the current `play`

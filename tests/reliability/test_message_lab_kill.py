@@ -14,9 +14,9 @@ from django.db import connections
 from simulations import faults
 from simulations.kinds import get_kind
 from simulations.kinds.message_lab.games import state_of
+from simulations.kinds.message_lab.headless import play_headless
 from simulations.kinds.message_lab.report import render_report
 from simulations.kinds.message_lab.scenario import load_default_scenario
-from simulations.kinds.message_lab.turns import play_headless
 from simulations.models import Game, ModelCall, ScenarioVersion
 from simulations.services.scenarios import store_scenario
 from simulations.services.turns import create_game
@@ -33,7 +33,7 @@ KILLS = [("before_model_call", 3), ("inside_commit", 8), ("after_commit", 15), (
 
 def _version() -> ScenarioVersion:
     kind = get_kind("message_lab")
-    source = kind.source_of(load_default_scenario().model_dump(mode="json"))
+    source = kind.scenarios.source_of(load_default_scenario().model_dump(mode="json"))
     return store_scenario(kind=kind, source=source, origin="tests")[0]
 
 

@@ -51,7 +51,7 @@ from bench.http_games import (
     _radios,
 )
 from simulations.kinds.negotiation.events import Event as EventName
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version, normalised

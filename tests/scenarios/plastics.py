@@ -7,7 +7,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioVersion
 from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game

@@ -41,7 +41,7 @@ SPEAKER_LINE = re.compile(r"^\*\*[^*\n]+\*\*( \(private\))?:$")
 
 def _hostile_game() -> tuple[Game, str]:
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
 
     game = create_game(scenario_version=mercury_version(), seed=4)
 

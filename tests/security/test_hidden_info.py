@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
 from simulations.services.turns import create_game

@@ -82,7 +82,7 @@ def test_a_message_with_nothing_visible_is_refused_without_using_up_the_turn(inv
     client, game = _in_private_talk()
     version = game.version
     status, body = _say(client, game, invisible)
-    assert status == 409 and for_student(InvalidMove("", "", NO_VISIBLE_TEXT)) in body
+    assert status == 400 and for_student(InvalidMove("", "", NO_VISIBLE_TEXT)) in body
     assert "nothing visible" in body
     game.refresh_from_db()
     assert game.version == version and _messages(game) == 0

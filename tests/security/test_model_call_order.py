@@ -14,9 +14,9 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
-from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Event, Game, ModelCall
 from simulations.services.budget import BudgetExhausted, check_budget
 from simulations.services.turns import StaleTurn

@@ -12,9 +12,9 @@ import pytest
 
 from simulations.ai.gateway import ModelFailure
 from simulations.kinds.negotiation import output_guard
-from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import TranscriptEntry
 from tests.helpers import game_at_first_ai_turn
 

@@ -21,7 +21,7 @@ from django.utils.html import escape
 
 from simulations.kinds import get_kind
 from simulations.kinds.message_lab.scenario import load_default_scenario
-from simulations.kinds.social_feed.turns import play_headless
+from simulations.kinds.social_feed.headless import play_headless
 from simulations.models import Game, ModelChoice, ScenarioVersion
 from simulations.services.scenarios import store_scenario
 from simulations.services.work_budget import OverBudget, WorkEstimate, check_work
@@ -49,7 +49,7 @@ def town() -> ScenarioVersion:
 @pytest.fixture
 def lab() -> ScenarioVersion:
     kind = get_kind("message_lab")
-    source = kind.source_of(load_default_scenario().model_dump(mode="json"))
+    source = kind.scenarios.source_of(load_default_scenario().model_dump(mode="json"))
     return store_scenario(kind=kind, source=source, origin="tests")[0]
 
 

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from simulations.kinds.negotiation.ai_turns import seen_entries
 from simulations.kinds.negotiation.prompts import SeenEntry
+from simulations.kinds.negotiation.turns import seen_entries
 from simulations.models import Game, TranscriptEntry
 from simulations.services.appended import AppendedRows, committed
 from simulations.services.drive import drive_game
@@ -127,7 +127,8 @@ def test_rows_known_to_cover_the_readers_version_are_not_read_again_and_commits_
 
 @pytest.mark.django_db(transaction=True)  # commits for real: what a commit adds is taken only once committed
 def test_a_drive_reads_the_transcript_once_and_then_keeps_what_its_own_turns_wrote(monkeypatch: Any) -> None:
-    from simulations.kinds.negotiation import ai_turns, entries
+    from simulations.kinds.negotiation import entries
+    from simulations.kinds.negotiation import turns as ai_turns
 
     game = game_at_the_first_debate()
     reads: list[int] = []

@@ -17,7 +17,7 @@ from simulations.kinds.negotiation.bots import Script, Scripted
 from simulations.kinds.negotiation.debrief import debrief_facts
 from simulations.kinds.negotiation.debrief_facts import DebriefFacts
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game, TranscriptEntry
 from simulations.services.export import export_game, export_markdown

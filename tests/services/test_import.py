@@ -18,8 +18,8 @@ from django.test import Client
 
 from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS
-from simulations.kinds.negotiation.play import play_game
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.checkpoints import state_at
 from simulations.services.export import export_game
@@ -273,8 +273,8 @@ def test_a_failed_model_call_is_kept_where_it_happened(
     import litellm
 
     from simulations.ai import gateway
-    from simulations.kinds.negotiation.ai_turns import play_ai_step
     from simulations.kinds.negotiation.games import step_of
+    from simulations.kinds.negotiation.turns import play_ai_step
     from tests.helpers import repin
 
     game = game_at_first_ai_turn(seed=3)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from simulations.kinds.negotiation.ai_turns import play_ai_step
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game
 from simulations.services.export import export_game
 from simulations.services.import_game import ExportImportError, import_game

@@ -15,7 +15,7 @@ from django.test import Client
 
 from simulations.admin import ModelChoiceForm
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ModelCall, ModelChoice
 from simulations.services.export import export_game
 from simulations.services.import_game import import_game

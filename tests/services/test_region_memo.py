@@ -9,7 +9,7 @@ import pytest
 
 from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
 from simulations.services import region_memo
 from simulations.services.fragments import fragment, render_reading

@@ -9,7 +9,7 @@ import pytest
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.fork import fork_at_checkpoint
 from simulations.kinds.negotiation.games import state_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Checkpoint, Game
 from simulations.services.checkpoints import state_at
 from simulations.services.resume import resume_game

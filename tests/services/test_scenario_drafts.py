@@ -39,7 +39,7 @@ SHIPPED = [
 
 
 def _documents(kind: str, folder: str) -> list[dict[str, Any]]:
-    return [source.document for source in get_kind(kind).read_scenarios(ROOT / folder)]
+    return [source.document for source in get_kind(kind).scenarios.read(ROOT / folder)]
 
 
 @pytest.fixture(scope="module")

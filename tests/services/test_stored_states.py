@@ -11,7 +11,7 @@ from django.db import connection, transaction
 
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import CommittedState, state_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
 from simulations.services import stored_states
 from simulations.services.turns import commit_event, create_game, load_game

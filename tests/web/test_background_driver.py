@@ -25,13 +25,14 @@ from django_tasks_db.models import DBTaskResult
 from simulations import faults
 from simulations.driving.embedded import start_embedded_workers
 from simulations.driving.tasks import enqueue_drive
+from simulations.kinds import get_kind
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
-from simulations.kinds.negotiation.pages import take_move
 from simulations.models import Game, TranscriptEntry
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.lease import acquire_lease, new_holder, release_lease
+from simulations.services.moves import take_move
 from simulations.services.turns import create_game, games_with_scenario
 from tests.helpers import game_at_first_ai_turn, game_in_private_talk, mercury_version, normalised, played
 
@@ -298,7 +299,8 @@ def test_a_move_read_while_a_drive_held_the_game_queues_the_answer_once_that_dri
     read_before = games_with_scenario().get(pk=game.pk)  # the move's read: a live driver holds the game
     release_lease(game_id=game.pk, holder=holder)  # ... which then lets go, finding nothing new
     say = {"event": "HUMAN_MESSAGE_SUBMITTED", "version": str(game.version), "idem": "k"}
-    outcome = take_move(game=read_before, user_id=owner.pk, fields=say | {"text": "We would back 2.1."})
+    fields = say | {"text": "We would back 2.1."}
+    outcome = take_move(read_before, user_id=owner.pk, fields=fields, pages=get_kind("negotiation").pages)
     assert not outcome.error and _next_kind(game.pk) == "ai"
     _wait_for(lambda: _queued(game.pk) == 1, timeout=10)
 

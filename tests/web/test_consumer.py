@@ -150,7 +150,7 @@ async def test_streamed_text_is_escaped(settings: Any) -> None:
 
 
 def _game_waiting_for_the_student(owner_name: str) -> tuple[User, Game]:
-    from simulations.kinds.negotiation.ai_turns import play_ai_step
+    from simulations.kinds.negotiation.turns import play_ai_step
 
     owner, game = _setup_game(owner_name)
     game = play_ai_step(game=game, step=step_of(game))  # the partner spoke: the student's turn in the talk

@@ -14,7 +14,7 @@ from django.test import Client
 
 from simulations.consumers import GameConsumer
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.services import drive
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version

@@ -9,7 +9,7 @@ from django.utils.html import escape
 from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, TranscriptEntry
 from simulations.services.turns import create_game, games_with_scenario
 from tests.helpers import mercury_version

@@ -12,7 +12,7 @@ import pytest
 from django.utils.html import escape
 
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.presenters import game_context, render_update
 from simulations.models import Game
 from simulations.services.region_memo import forget_all

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.play import play_game
+from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
 from simulations.services.scenario_drafts import as_yaml, dump_scenarios, find_in_sections
 from simulations.services.scenarios import latest_version, load_scenario

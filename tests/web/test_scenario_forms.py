@@ -30,7 +30,7 @@ def editor() -> Client:
 
 
 def _specs(draft: ScenarioDraft) -> list[FieldSpec]:
-    return get_kind(draft.kind).authoring_fields(draft.document)
+    return get_kind(draft.kind).admin.authoring_fields(draft.document)
 
 
 def _posted(draft: ScenarioDraft, changes: dict[tuple[Any, ...], Any]) -> dict[str, Any]:

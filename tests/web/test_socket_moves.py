@@ -27,7 +27,7 @@ from simulations.consumers import (
     GameConsumer,
     move_fields,
 )
-from simulations.kinds.negotiation.platform import Negotiation
+from simulations.kinds.negotiation import pages as negotiation_pages
 from simulations.models import Game, TranscriptEntry
 from simulations.services.turns import load_game
 from tests.helpers import game_in_private_talk
@@ -266,11 +266,11 @@ async def test_a_move_that_fails_on_our_side_is_refused_with_a_sentence_and_the_
     _, game, session = await database_sync_to_async(_game_at_a_talk)("student")
     comm, page = await _open(game, session)
 
-    def broken(*args: Any, **kwargs: Any) -> tuple[str, Game]:
+    def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the database went away")
 
     with monkeypatch.context() as patched:
-        patched.setattr(Negotiation, "socket_move", broken)
+        patched.setattr(negotiation_pages, "read_move", broken)
         fields = _talk_form(page) | {"text": "This one meets an error."}
         await comm.send_to(text_data=json.dumps({"move": fields}))
         assert await _answer(comm) == (fields["idem"], "0", MOVE_FAILED)
@@ -290,7 +290,7 @@ async def test_should_the_moves_own_queueing_fail_the_quiet_page_queues_the_answ
     def fails(game: Game) -> None:
         raise RuntimeError("the database hiccuped")
 
-    monkeypatch.setattr("simulations.kinds.negotiation.pages.queue_drive_after_move", fails)
+    monkeypatch.setattr("simulations.services.moves.queue_drive_after_move", fails)
     monkeypatch.setattr("simulations.consumers.IDLE_RECHECK", 0.5)
     comm, page = await _open(game, session)
     async with asyncio.timeout(10):  # the drive its connection queued has found the student to act, and gone
@@ -333,11 +333,14 @@ def test_the_moves_render_starts_from_the_game_as_it_is_when_the_page_has_shown_
 
 
 def test_only_a_move_shaped_frame_is_a_move() -> None:
-    assert move_fields('{"move": {"event": "HUMAN_MESSAGE", "version": "3"}}') == {
-        "event": "HUMAN_MESSAGE",
-        "version": "3",
-    }
+    fields = move_fields('{"move": {"event": "HUMAN_MESSAGE", "version": "3"}}')
+    assert fields is not None and fields.dict() == {"event": "HUMAN_MESSAGE", "version": "3"}
+    ticked = move_fields(
+        '{"move": {"eliminate": ["c1", "c3"], "version": "4"}}'
+    )  # a field the form holds twice
+    assert ticked is not None and ticked.getlist("eliminate") == ["c1", "c3"] and ticked["version"] == "4"
     for other in (
+        '{"move": {"eliminate": ["c1", 2]}}',
         "",
         "render please",
         "{",

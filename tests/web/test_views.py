@@ -147,7 +147,7 @@ def test_the_students_own_briefs_are_readable_in_every_phase_and_no_one_elses() 
     from html import escape
 
     from simulations.kinds.negotiation.bots import make_policy
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.kinds.negotiation.scenario import load_scenario_dir
     from tests.conftest import SCENARIO_DIR
 

@@ -1,4 +1,4 @@
-"""What the admin's structured editor shows of a deliberation: the scenario's text, each persona (brief, vote,
+"""A deliberation in the admin: its preview, its rehearsal, and what the structured editor shows: the scenario's text, each persona (brief, vote,
 veto, confidence) and each house rule's severity and wording. Tool codes, checks and samples stay in the YAML
 editor."""
 
@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template.loader import render_to_string
+
 from simulations.authoring import FieldSpec
 
+from .presenters import ROLE_NAMES
+from .scenario import DeliberationScenario
 from .state import Severity
 
 
@@ -37,3 +41,14 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
             FieldSpec("House rules", (*where, "compromise_allowed"), "Compromise allowed", "flag", row=row),
         ]
     return out
+
+
+def rehearsal(scenario: DeliberationScenario) -> tuple[str | None, dict[str, Any]]:
+    if not scenario.samples:
+        raise ValueError("a rehearsal reviews the scenario's first sample; add one")
+    return None, {"sample": scenario.samples[0].id}  # everyone played by the personas
+
+
+def preview(scenario: DeliberationScenario) -> str:
+    personas = [(p, ROLE_NAMES[p.role]) for p in scenario.personas]
+    return render_to_string("deliberation/preview.html", {"scenario": scenario, "personas": personas})

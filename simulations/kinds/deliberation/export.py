@@ -3,7 +3,7 @@ ballots and quorum, the verdict with its fix items) and the Markdown view, which
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from simulations.models import Game
 from simulations.services.export import common_fields
@@ -31,6 +31,9 @@ class DeliberationExport(SimulationExport):
     deliberation: DeliberationSection
 
 
+export_model = DeliberationExport
+
+
 def build(game: Game) -> DeliberationExport:
     state = state_of(game)
     return DeliberationExport(
@@ -45,3 +48,20 @@ def build(game: Game) -> DeliberationExport:
 def markdown(game: Game) -> str:
     """review-report.md, in seed 004's log format (the code is the user's and is shown as a code block)."""
     return render_report(scenario_of(game), state_of(game))
+
+
+def start_options(doc: SimulationExport) -> dict[str, Any]:
+    assert isinstance(doc, DeliberationExport)
+    section = doc.deliberation
+    return {"submission": section.submissions[0].model_dump(mode="json"), "seat": section.human_seat}
+
+
+def reader_view(doc: SimulationExport) -> SimulationExport:
+    return doc  # nothing is hidden in a committee: every opinion is given in the open
+
+
+def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
+    if fmt == "md":
+        body = render_report(scenario_of(game), state_of(game))
+        return body, "text/markdown; charset=utf-8", "review-report.md"
+    return None  # "json": the platform's export (simulation-export/3 with the deliberation's section)

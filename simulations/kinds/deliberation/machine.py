@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
+from simulations.engine.errors import IllegalEvent, InvalidMove
+from simulations.engine.payloads import PayloadProblems, read_payload, restore_snapshot
 
 from .quorum import (
     MAJORITY_ABSTAIN_WARNING,
@@ -206,6 +207,14 @@ class Refusal(InvalidMove):
     NO_VETO_RIGHT = "this seat holds no veto"
     NO_CRITICAL_FLAW = "a veto needs a critical finding in the verification results"
     UNKNOWN_EVENT = "no such event"
+
+    TURN_REASONS = (InvalidMove.WRONG_ACTOR, WRONG_SEAT)
+    STUDENT_SENTENCES = {
+        NO_VETO_RIGHT: "Your seat holds no veto: object or abstain instead.",
+        NO_CRITICAL_FLAW: "A veto needs a critical finding in the verification results: object or abstain instead.",
+        WRONG_SEAT: "That move is not open now: the committee has moved on. The page shows where it stands.",
+        "": "The committee cannot take this move as written: check each field and send it again.",
+    }
 
 
 # --- guards -----------------------------------------------------------------------------------------------
@@ -593,15 +602,10 @@ class Outcome:
 
 
 def parse_payload(event: Event, payload: dict[str, Any] | Payload | None, *, state: State) -> Payload:
-    model = PAYLOADS[event]
-    if isinstance(payload, model):
-        return payload
     try:
-        data = payload.model_dump() if isinstance(payload, BaseModel) else dict(payload or {})
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'payload'}: {e['msg']}" for e in exc.errors())
-        raise Refusal(state.value, event.value, f"{Refusal.BAD_PAYLOAD}: {problems}") from None
+        return read_payload(PAYLOADS[event], payload)
+    except PayloadProblems as exc:
+        raise Refusal(state.value, event.value, f"{Refusal.BAD_PAYLOAD}: {exc}") from None
 
 
 def apply(
@@ -639,10 +643,6 @@ def new_deliberation(
 
 
 def restore(snapshot: dict[str, Any]) -> DeliberationState:
-    """A stored state back as a machine state; refuses another schema version or a malformed snapshot."""
-    if snapshot.get("schema_version") != SCHEMA_VERSION:
-        raise ResumeError(f"snapshot schema {snapshot.get('schema_version')} is not {SCHEMA_VERSION}")
-    try:
-        return DeliberationState.model_validate(snapshot)
-    except ValidationError as exc:
-        raise ResumeError(f"snapshot is not a deliberation state: {exc.error_count()} problems") from exc
+    return restore_snapshot(
+        DeliberationState, snapshot, schema_version=SCHEMA_VERSION, what="a deliberation state"
+    )

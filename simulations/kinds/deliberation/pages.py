@@ -9,38 +9,32 @@ JavaScript (no websocket) still sees the committee reach its verdict, a reload a
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
-from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
+from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.models import Game, ScenarioVersion
-from simulations.services import page_threads
 from simulations.services.access import can_drive, share_link
-from simulations.services.drive_queue import queue_drive_after_move, queue_drive_if_ai_next
 from simulations.services.fragments import fragment
-from simulations.services.model_choice import UnknownModelChoice
-from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.model_step import Move as PlatformMove
+from simulations.services.moves import BadField, NotNow, StartRefused, start_from_setup, take_posted_move
 from simulations.services.scenarios import parsed_scenario, playable_version
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn, create_game
 
-from . import checks, forms, machine
+from . import amendments, checks, forms, machine
 from .games import scenario_of, state_of
 from .machine import Event, Refusal
 from .offline import AmendedCode, Move
 from .presenters import chart, page_context, rounds_view, stance_choices, submission_view, verdict_view
-from .report import render_report
+from .presenters import phase_label as phase_label
 from .scenario import DeliberationScenario
 from .state import DeliberationState
-from .turns import submit_human_move
 
 # Room around the code fields in a set-up post (the other fields, multipart boundaries): a post larger than this
 # cannot hold a reviewable submission and is refused before Django reads its body.
@@ -48,28 +42,13 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 
 
 class MoveRefused(Exception):
-    """A move the person cannot make now; the message is a sentence for them."""
+    """The sentences for a move the person cannot make now (the committee's own reasons: `Refusal.STUDENT_SENTENCES`)."""
 
-    NOT_YOUR_TURN = "That move is not open now: the committee has moved on. The page shows where it stands."
-    NO_VETO_RIGHT = "Your seat holds no veto: object or abstain instead."
-    NO_CRITICAL_FLAW = (
-        "A veto needs a critical finding in the verification results: object or abstain instead."
-    )
-    BAD_MOVE = "The committee cannot take this move as written: check each field and send it again."
+    NOT_YOUR_TURN = Refusal.STUDENT_SENTENCES[Refusal.WRONG_SEAT]
+    NO_VETO_RIGHT = Refusal.STUDENT_SENTENCES[Refusal.NO_VETO_RIGHT]
+    NO_CRITICAL_FLAW = Refusal.STUDENT_SENTENCES[Refusal.NO_CRITICAL_FLAW]
+    BAD_MOVE = Refusal.STUDENT_SENTENCES[""]
     POST_TOO_LARGE = "The submission is larger than the {limit:,}-byte limit."
-
-    @classmethod
-    def from_refusal(cls, exc: Refusal) -> MoveRefused:
-        """The committee's own reasons for refusing a legal event, in its words (the platform's `for_student`
-        speaks of moves in general: it has no sentence for a veto without a critical flaw)."""
-        for reason, sentence in (
-            (Refusal.NO_VETO_RIGHT, cls.NO_VETO_RIGHT),
-            (Refusal.NO_CRITICAL_FLAW, cls.NO_CRITICAL_FLAW),
-            (Refusal.WRONG_SEAT, cls.NOT_YOUR_TURN),
-        ):
-            if exc.reason.startswith(reason):
-                return cls(sentence)
-        return cls(cls.BAD_MOVE)
 
 
 def _refuse_oversized_post(request: HttpRequest, scenario: DeliberationScenario) -> None:
@@ -126,25 +105,21 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
             _refuse_oversized_post(request, scenario)
             form = forms.StartForm(request.POST, request.FILES, scenario=scenario)
             if form.is_valid():
-                check_rate(user_id=int(request.user.pk or 0), action="new_game")
-                game = create_game(
-                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-                    model=form.cleaned_data["model"] or None, options=start_options(form),
-                )  # fmt: skip
-                queue_drive_if_ai_next(game)  # the first member speaks with no page connected, too
-                return redirect("game", game_id=game.pk)
+                model = form.cleaned_data["model"]
+                return start_from_setup(request, version, options=start_options(form), model=model)
             status = 400
-        except (checks.CheckError, UnknownModelChoice) as exc:
+        except checks.CheckError as exc:
             error, status = str(exc), 400
-        except RateLimited as exc:
-            error, status = str(exc), 429
+        except StartRefused as exc:
+            error, status = str(exc), exc.status
     context = {"version": version, "scenario": scenario, "form": form, "error": error,
                "max_bytes": scenario.checks.max_bytes}  # fmt: skip
     return render(request, "deliberation/setup.html", context, status=status)
 
 
-def new_game(request: HttpRequest, version: ScenarioVersion, *, model: str | None) -> HttpResponse:
-    """The lobby's start: the set-up form first (what to review, which seat), with the lobby's model choice."""
+def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
+    """The lobby's start: the set-up form first (what to review, which seat), with the lobby's model choice; the
+    form draws its own seed when it creates the game."""
     return redirect(setup_url(version, model))
 
 
@@ -189,7 +164,9 @@ def _live_parts(context: dict[str, Any], *, request: HttpRequest | None, oob_pan
     return "".join(parts)
 
 
-def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+def render_update(
+    game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+) -> tuple[str, int]:
     """Every live part of the page, swapped out of band (a deliberation's log is short: each update redraws it
     whole), and an empty stream box: the turn that streamed is now in the rounds."""
     html = _live_parts(_context(game), request=None, oob_panels=True) + fragment("game/_stream.html", {})
@@ -208,31 +185,27 @@ def amended_filename(scenario: DeliberationScenario, state: DeliberationState) -
     return first.label if first.label.endswith(".py") else "submission.py"
 
 
-class InvalidForm(Exception):
-    """A field of the move is wrong; the bound form says which, next to the field."""
-
-    def __init__(self, form: Any) -> None:
-        super().__init__("a field of the move is invalid")
-        self.form = form
-
-
 def _valid(form: Any) -> dict[str, Any]:
+    """The form's data; raises BadField carrying the bound form, which says which field is wrong, beside it."""
     if not form.is_valid():
-        raise InvalidForm(form)
+        name, messages = next(iter(form.errors.items()))
+        label = form.fields[name].label if name in form.fields else None
+        raise BadField(f"{label}: {messages[0]}" if label else str(messages[0]), kept=form)
     data: dict[str, Any] = form.cleaned_data
     return data
 
 
 def _build_move(
-    request: HttpRequest,
+    post: Mapping[str, str],
+    files: Mapping[str, Any],
     scenario: DeliberationScenario,
     state: DeliberationState,
     step: machine.Step,
     event: Event,
 ) -> Move:
-    """The person's move from the posted form; raises InvalidForm (a field is wrong, an upload cannot be read)."""
+    """The person's move from the form; raises BadField (a field is wrong, an upload cannot be read)."""
     assert step.seat is not None
-    post, files, limit = request.POST, request.FILES, scenario.checks.max_bytes
+    limit = scenario.checks.max_bytes
     if event == Event.OPINION_GIVEN:
         data = _valid(forms.OpinionForm(post, stances=stance_choices(scenario, step.seat)))
         return Move(event, machine.Opinion(seat=step.seat, stance=data["stance"], confidence=data["confidence"],
@@ -252,46 +225,37 @@ def _build_move(
     if event == Event.COMPROMISE_OFFERED:
         data = _valid(forms.CompromiseForm(post))
         return Move(event, machine.CompromiseOffer(text=data["text"], conditions=data["conditions"]))
-    raise MoveRefused(MoveRefused.NOT_YOUR_TURN)
+    raise NotNow(MoveRefused.NOT_YOUR_TURN)
+
+
+intents: frozenset[str] = frozenset()
+
+
+def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> PlatformMove:
+    """A move by the person who holds the floor, amended code checked by the real tools first (a CheckError says
+    what is wrong with it)."""
+    scenario, state = scenario_of(game), state_of(game)
+    step = machine.next_step(scenario, state)
+    event = _open_event(scenario, state, step, fields.get("event", ""))
+    chosen = _build_move(fields, files, scenario, state, step, event)
+    payload = amendments.payload_for(scenario, chosen)
+    return PlatformMove(chosen.event.value, payload.model_dump(mode="json") if payload is not None else {})
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
     """A move by the person who holds the floor; any other post is refused with a sentence and nothing stored."""
-    scenario, state = scenario_of(game), state_of(game)
-    step = machine.next_step(scenario, state)
     try:
-        _refuse_oversized_post(request, scenario)
+        _refuse_oversized_post(request, scenario_of(game))
     except checks.CheckError as exc:
         return page(request, game, error=str(exc), status=400)  # the body is not read, so nothing can be kept
-    try:
-        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
-        if version != game.version:
-            raise StaleTurn()  # a page (or a double click) older than the game: say so before anything else
-        event = _open_event(scenario, state, step, request.POST.get("event", ""))
-        game = submit_human_move(
-            game=game, move=_build_move(request, scenario, state, step, event), expected_version=version,
-            idempotency_key=(request.POST.get("idem") or None),
-        )  # fmt: skip
-    except InvalidForm as exc:
-        return page(request, game, form=exc.form, kept=_kept(request), status=400)
-    except FORM_REFUSALS as exc:
-        return page(request, game, error=str(exc), kept=_kept(request), status=refusal_status(exc))
-    except StaleTurn as exc:
-        return page(request, game, error=for_student(exc), kept=_kept(request), status=409)
-    except checks.CheckError as exc:
-        return page(request, game, error=str(exc), kept=_kept(request), status=400)
-    except MoveRefused as exc:
-        return page(request, game, error=str(exc), kept=_kept(request), status=409)
-    except Refusal as exc:
-        return page(request, game, error=str(MoveRefused.from_refusal(exc)), kept=_kept(request), status=409)
-    except MachineError as exc:
-        return page(request, game, error=for_student(exc), kept=_kept(request), status=409)
-    # The committee answers at once, page or no page (as the negotiation's moves do: after the answer, in a page
-    # thread; should that fail, a connected page queues the drive when the game has been quiet for a while).
-    page_threads.soon(queue_drive_after_move, game)
+    taken = take_posted_move(request, game)
+    if not taken.committed:
+        if taken.kept is not None:  # the bound form: each wrong field says why, beside it
+            return page(request, game, form=taken.kept, kept=_kept(request), status=taken.status)
+        return page(request, game, error=taken.error, kept=_kept(request), status=taken.status)
     if getattr(request, "htmx", False):
-        return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
-    return redirect("game", game_id=game.pk)
+        return page(request, Game.objects.select_related("scenario").get(pk=taken.game.pk))
+    return redirect("game", game_id=taken.game.pk)
 
 
 def _open_event(
@@ -327,8 +291,6 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
     return render(request, "deliberation/review.html", context)
 
 
-def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
-    if fmt == "md":
-        body = render_report(scenario_of(game), state_of(game))
-        return body, "text/markdown; charset=utf-8", "review-report.md"
-    return None  # "json": the platform's export (simulation-export/3 with the deliberation's section)
+urlpatterns = [
+    path("new/<int:version_id>/", setup, name="deliberation_setup")
+]  # the set-up form creates the game

@@ -10,36 +10,26 @@ model: with the sample's amended code when the sample has one (checked by the re
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simulations.engine.scenario_files import declared_kind
-from simulations.kinds import (
-    Actor,
-    Advance,
-    ChunkSink,
-    Kind,
-    LedgerEntry,
-    LedgerEvent,
-    NextStep,
-    ScenarioSource,
-)
+from simulations.kinds import Actor, Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds.base import KindBase, ScenarioFiles, check_parts
 
 from . import checks, machine, offline, prompts
-from .machine import Outcome, Step
+from .machine import Outcome
 from .offline_facts import offline_answer
 from .scenario import DeliberationScenario, load_scenario
 from .state import DeliberationState, State, Submission
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest, HttpResponse
+    from simulations.models import Game
 
-    from simulations.authoring import FieldSpec
-    from simulations.models import Game, ScenarioVersion
-    from simulations.services.export_schema import SimulationExport
+    from . import authoring, export, headless, pages
+
+    check_parts(authoring, pages, export, headless)  # mypy checks each part against its contract
 
 
 # --- the machine, in the ledger's terms -------------------------------------------------------------------------
@@ -112,63 +102,34 @@ def start_submission(scenario: DeliberationScenario, options: dict[str, Any]) ->
     return report.submission(source=source, label=report.filename)
 
 
-# --- the offline model's side ------------------------------------------------------------------------------------
+class DeliberationScenarios(ScenarioFiles):
+    """A committee is one YAML file with `personas`: that file, or every such file of a folder."""
+
+    def read(self, path: Path) -> list[ScenarioSource]:
+        if path.is_dir() and (path / "chair.yaml").exists():
+            return []  # a negotiation's folder
+        files = (
+            sorted(path.glob("*.yaml"))
+            if path.is_dir()
+            else [path]
+            if path.suffix in (".yaml", ".yml")
+            else []
+        )
+        return [self.source(load_scenario(file)) for file in files if self.declares_me(file)]
+
+    def declares_me(self, file: Path) -> bool:
+        return declared_kind(file) in (None, self.kind)  # a committee declares no kind; others declare theirs
+
+    def slug_of(self, scenario: DeliberationScenario) -> str:
+        return scenario.id
 
 
-# --- the kind -----------------------------------------------------------------------------------------------------
-
-
-def _source(scenario: DeliberationScenario) -> ScenarioSource:
-    document = scenario.model_dump(mode="json")
-    digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-    return ScenarioSource(
-        slug=scenario.id, title=scenario.title, content_hash=digest, document=document, model=scenario
-    )
-
-
-class Deliberation:
+class Deliberation(KindBase):
     name = "deliberation"
     title = "Code review committee"
-    blurb_field = "description"
-    after_finish_events: frozenset[str] = frozenset()
-
-    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
-        """A committee is one YAML file with `personas`: that file, or every such file of a folder."""
-        if path.is_dir():
-            if (path / "chair.yaml").exists():
-                return []  # a negotiation's folder
-            files = sorted(path.glob("*.yaml"))
-        else:
-            files = [path] if path.suffix in (".yaml", ".yml") else []
-        # A file declaring another kind (`kind: message_lab`) is that kind's; a committee declares none.
-        return [_source(load_scenario(file)) for file in files if declared_kind(file) in (None, self.name)]
-
-    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
-        from .authoring import authoring_fields
-
-        return authoring_fields(document)
-
-    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
-        return _source(DeliberationScenario.model_validate(document))
-
-    def rehearsal(self, scenario: DeliberationScenario) -> tuple[str | None, dict[str, Any]]:
-        if not scenario.samples:
-            raise ValueError("a rehearsal reviews the scenario's first sample; add one")
-        return None, {"sample": scenario.samples[0].id}  # everyone played by the personas
-
-    def preview(self, scenario: DeliberationScenario) -> str:
-        from django.template.loader import render_to_string
-
-        from .presenters import ROLE_NAMES
-
-        personas = [(p, ROLE_NAMES[p.role]) for p in scenario.personas]
-        return render_to_string("deliberation/preview.html", {"scenario": scenario, "personas": personas})
-
-    def index_scenario(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
-        return None  # the admin shows the document itself; personas have no rows of their own
-
-    def parse_scenario(self, document: dict[str, Any]) -> DeliberationScenario:
-        return DeliberationScenario.model_validate(document)
+    scenarios = DeliberationScenarios(
+        "deliberation", DeliberationScenario, load_scenario, blurb_field="description"
+    )
 
     def start(self, scenario: DeliberationScenario, *, seed: int, options: dict[str, Any]) -> Advance:
         submission = start_submission(scenario, options)
@@ -197,124 +158,11 @@ class Deliberation:
         speaker = scenario.persona(step.seat).label if step.seat else ""
         return NextStep(actor=Actor.HUMAN if step.human else Actor.AI, speaker=speaker, detail=step)
 
-    def play_ai_step(
-        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
-    ) -> Game:
-        from .turns import play_ai_step
-
-        assert isinstance(step.detail, Step)
-        return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
-
-    # --- the command line --------------------------------------------------------------------------------------
-
-    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
-        if human not in (None, "offline"):
-            raise ValueError(
-                "In a deliberation the bot in your seat is the offline persona: --human offline."
-            )
-        unknown = set(options) - {"sample", "file", "diff"}
-        if unknown or len(options) != 1:
-            raise ValueError("A deliberation starts from one --option: sample=ID, file=PATH or diff=PATH.")
-        ((key, value),) = options.items()
-        start: dict[str, Any] = {"seat": role}
-        if key == "sample":
-            start["sample"] = value
-        else:
-            try:
-                data = Path(value).read_bytes()
-            except OSError as exc:
-                raise ValueError(f"Cannot read {value}: {exc.strerror}.") from exc
-            start |= {"code": data, "filename": Path(value).name, "source": key}
-        return start
-
-    def play_headless(
-        self,
-        game: Game,
-        *,
-        role: str | None,
-        human: str | None,
-        resumed: bool,
-        say: Callable[[str], Any],
-        on_progress: Callable[[Game, str], None] | None,
-    ) -> Game:
-        from .turns import play_headless
-
-        return play_headless(game, on_progress=on_progress)
-
-    # --- the export ------------------------------------------------------------------------------------------
-
-    @property
-    def export_model(self) -> type[SimulationExport]:
-        from .export import DeliberationExport
-
-        return DeliberationExport
-
-    def export(self, game: Game) -> SimulationExport:
-        from .export import build
-
-        return build(game)
-
-    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
-        from .export import DeliberationExport
-
-        assert isinstance(doc, DeliberationExport)
-        section = doc.deliberation
-        return {"submission": section.submissions[0].model_dump(mode="json"), "seat": section.human_seat}
-
-    def reader_view(self, doc: SimulationExport) -> SimulationExport:
-        return doc  # nothing is hidden in a committee: every opinion is given in the open
-
-    def export_markdown(self, game: Game) -> str:
-        from .export import markdown
-
-        return markdown(game)
-
     def stream_view(self, text: str) -> str:
         return prompts.streamed_text(text)
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return offline_answer(messages)
-
-    # --- pages (pages.py, presenters.py, forms.py; simulations/kinds/deliberation/templates/deliberation/) ------------------------------------
-
-    def phase_label(self, phase: str) -> str:
-        from .presenters import phase_label
-
-        return phase_label(phase)
-
-    def new_game(
-        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
-    ) -> HttpResponse:
-        from .pages import new_game
-
-        return new_game(request, version, model=model)  # the set-up form draws its own seed when it creates
-
-    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import page
-
-        return page(request, game)
-
-    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import move
-
-        return move(request, game)
-
-    def render_update(
-        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
-    ) -> tuple[str, int]:
-        from .pages import render_update
-
-        return render_update(game, since_seq=since_seq, full=full)
-
-    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import review
-
-        return review(request, game)
-
-    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
-        from .pages import download
-
-        return download(game, fmt)
 
 
 KIND: Kind = Deliberation()  # mypy checks the class against the contract

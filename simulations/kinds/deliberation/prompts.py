@@ -13,6 +13,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from simulations.engine.model_replies import ReplyError
+
 from .machine import (
     MAX_FIX_ITEMS,
     MAX_TEXT_CHARS,
@@ -26,10 +28,6 @@ from .scenario import DeliberationScenario, PersonaRole
 from .state import MAX_ROUNDS, DeliberationState, Stance, State
 
 MAX_CODE_LINES = 400  # the prompt shows at most this many numbered lines of the submission
-
-
-class ReplyError(ValueError):
-    """The model's reply is not the JSON object the prompt asked for; the message says what is wrong."""
 
 
 class Reply(BaseModel):

@@ -1,10 +1,12 @@
-"""What the admin's structured editor shows of a Message Lab scenario: its title and summary, each persona's
+"""A Message Lab scenario in the admin: its preview, its rehearsal, and what the structured editor shows: its title and summary, each persona's
 voice, strengths, what it pushes for and how it critiques, and each brief's text and facts. Lists (signature
 moves, proof points, keywords, constraints) and the run defaults stay in the YAML editor."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.template.loader import render_to_string
 
 from simulations.authoring import FieldSpec
 
@@ -32,3 +34,11 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
             FieldSpec("Briefs", (*where, "text"), "The brief as the panel reads it (Markdown)", "long_text", row=row),
         ]  # fmt: skip
     return out
+
+
+def rehearsal(scenario: Any) -> tuple[str | None, dict[str, Any]]:
+    return None, {}  # the default panel and brief; a bot approves each gate as it stands
+
+
+def preview(scenario: Any) -> str:
+    return render_to_string("message_lab/preview.html", {"scenario": scenario})

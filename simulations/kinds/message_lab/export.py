@@ -34,6 +34,9 @@ def seed_json(game: Game) -> dict[str, Any]:
     )
 
 
+export_model = MessageLabExport
+
+
 def build(game: Game) -> MessageLabExport:
     state = state_of(game)
     return MessageLabExport(
@@ -53,3 +56,12 @@ def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
         body = json.dumps(seed_json(game), indent=2, ensure_ascii=False)
         return body, "application/json", f"message-lab-{game.pk}-state.json"
     return None  # "json": the platform's export (simulation-export/3 with the message_lab section)
+
+
+def start_options(doc: SimulationExport) -> dict[str, Any]:
+    assert isinstance(doc, MessageLabExport)
+    return {"config": doc.message_lab.config.model_dump(mode="json")}
+
+
+def reader_view(doc: SimulationExport) -> SimulationExport:
+    return doc  # nothing in a panel's work is private to anyone: the player sees every card and critique

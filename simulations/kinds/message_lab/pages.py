@@ -5,7 +5,7 @@ final report page and its downloads. The shared shells have already checked who 
 from __future__ import annotations
 
 import re
-import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -14,13 +14,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
-from simulations.engine.errors import MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive, share_link
-from simulations.services.drive_queue import queue_drive
 from simulations.services.fragments import fragment
 from simulations.services.message_text import (
     FIELD_SENTENCES,
@@ -28,13 +26,10 @@ from simulations.services.message_text import (
     UnreadableText,
     normalise_optional,
 )
-from simulations.services.model_choice import UnknownModelChoice
-from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.model_step import Move
+from simulations.services.moves import BadField, NotNow, StartRefused, start_from_setup, take_posted_move
 from simulations.services.scenarios import parsed_scenario, playable_version
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn, commit_event, create_game
-from simulations.services.work_budget import OverBudget, check_work, plays_offline
+from simulations.services.work_budget import plays_offline
 
 from .estimate import ADVICE, run_estimate
 from .games import scenario_of, state_of
@@ -44,6 +39,7 @@ from .presenters import context as board_context
 from .report import render_report
 from .run_config import config_from_options
 from .scenario import MAX_PANEL, MAX_ROUNDS, MIN_PANEL, VERBS, Brief, MessageLabScenario, Seat
+from .words import phase_label as phase_label
 
 MAX_BRIEF_CHARS = 8000
 PASTE = "paste"
@@ -194,7 +190,7 @@ def setup_url(version: ScenarioVersion, model: str | None) -> str:
     return f"{url}?model={model}" if model else url
 
 
-def new_game(request: HttpRequest, version: ScenarioVersion, *, model: str | None) -> HttpResponse:
+def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
     return redirect(setup_url(version, model))
 
 
@@ -221,21 +217,12 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
                 options["brief_model"] = brief_from_markdown(data["brief_text"])
             else:
                 options["brief"] = data["brief"]
+            offline = plays_offline(model_key=data["model"])
             try:
-                estimate = run_estimate(config_from_options(scenario, options),
-                                        offline=plays_offline(model_key=data["model"]))  # fmt: skip
-                check_work(user_id=int(request.user.pk or 0), estimate=estimate, advice=ADVICE)
-                check_rate(user_id=int(request.user.pk or 0), action="new_game")
-                game = create_game(
-                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-                    model=data["model"] or None, options=options,
-                )  # fmt: skip
-                queue_drive(game_id=game.pk)
-                return redirect("game", game_id=game.pk)
-            except (ValueError, UnknownModelChoice, OverBudget) as exc:
-                error, status = str(exc), 400
-            except RateLimited as exc:
-                error, status = str(exc), 429
+                return start_from_setup(request, version, options=options, model=data["model"], advice=ADVICE,
+                                        estimate=lambda: run_estimate(config_from_options(scenario, options), offline=offline))  # fmt: skip
+            except StartRefused as exc:
+                error, status = str(exc), exc.status
         else:
             status = 400
     return render(request, "message_lab/setup.html", {"version": version, "scenario": scenario, "form": form,
@@ -262,7 +249,9 @@ def page(
     return render(request, "message_lab/page.html", context, status=status)
 
 
-def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+def render_update(
+    game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The board, redrawn whole, and the stream boxes of those who are done emptied: what they streamed is now on a
     card. The boxes of a parallel stage's personas still writing are left to their next frame."""
     context = _context(game)
@@ -278,7 +267,6 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
 
 class MoveRefused(Exception):
     NOT_NOW = "That decision is not open now: the panel has moved on. The page shows where it stands."
-    BAD = "The panel cannot take that decision: {reason}."
 
 
 class GateForm(forms.Form):
@@ -297,56 +285,46 @@ class GateInput:
     error: str = ""
 
 
-class GateRefused(Exception):
-    """A gate decision whose field cannot be taken as typed: nothing is committed."""
-
-    def __init__(self, kept: GateInput) -> None:
-        self.kept = kept
-        super().__init__(kept.error)
-
-
-def _typed(request: HttpRequest) -> GateInput:
-    """A gate decision as it was posted (kept in the form whatever refused it)."""
-    return GateInput(eliminate=request.POST.getlist("eliminate"), rescue=request.POST.getlist("rescue"),
-                     direction=request.POST.get("direction", ""))  # fmt: skip
+def _typed(fields: Mapping[str, Any]) -> GateInput:
+    """A gate decision as it was sent (kept in the form whatever refused it): a post's ticked boxes are lists."""
+    ticked = getattr(fields, "getlist", lambda key: _listed(fields.get(key)))
+    return GateInput(
+        eliminate=ticked("eliminate"), rescue=ticked("rescue"), direction=fields.get("direction", "")
+    )
 
 
-def _gate_payload(request: HttpRequest) -> dict[str, Any]:
-    """The decision's payload, its direction under the shared text rule. Raises GateRefused (with what was posted)."""
-    kept = _typed(request)
-    form = GateForm(request.POST)
+def _listed(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [value] if value else []
+
+
+def _gate_payload(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision's payload, its direction under the shared text rule. Raises BadField (keeping what was sent)."""
+    kept = _typed(fields)
+    form = GateForm(fields)
     if not form.is_valid():
         sentence = f"{form.fields['direction'].label}: {form.errors['direction'][0]}"
-        raise GateRefused(replace(kept, error=sentence))
+        raise BadField(sentence, kept=replace(kept, error=sentence))
     direction = form.cleaned_data["direction"].strip()
     return {"eliminate": kept.eliminate, "rescue": kept.rescue, "direction": direction}
 
 
+intents: frozenset[str] = frozenset()
+
+
+def read_move(game: Game, fields: Mapping[str, Any], files: Mapping[str, Any]) -> Move:
+    """The player's decision at a quality gate, or resuming after a failure: only the one the panel waits for."""
+    step = next_step(state_of(game))
+    event = fields.get("event", "")
+    if step.actor != "human" or step.event is None or event != step.event.value:
+        raise NotNow(MoveRefused.NOT_NOW)
+    return Move(event, _gate_payload(fields) if step.event is Event.GATE_DECIDED else {})
+
+
 def move(request: HttpRequest, game: Game) -> HttpResponse:
-    """The player's decisions: a quality gate, or resuming after a failure."""
-    state = state_of(game)
-    step = next_step(state)
-    try:
-        if read_move_form(request.POST, user_id=int(request.user.pk or 0)) != game.version:
-            raise StaleTurn()
-        event = request.POST.get("event", "")
-        if step.actor != "human" or step.event is None or event != step.event.value:
-            raise MoveRefused(MoveRefused.NOT_NOW)
-        payload = _gate_payload(request) if step.event is Event.GATE_DECIDED else {}
-        commit_event(game_id=game.pk, expected_version=game.version, event=event, payload=payload,
-                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
-    except FORM_REFUSALS as exc:
-        return page(request, game, error=str(exc), status=refusal_status(exc), kept=_typed(request))
-    except StaleTurn as exc:
-        return page(request, game, error=for_student(exc), status=409, kept=_typed(request))
-    except MoveRefused as exc:
-        return page(request, game, error=str(exc), status=409)
-    except GateRefused as exc:
-        return page(request, game, status=400, kept=exc.kept)
-    except MachineError as exc:
-        reason = getattr(exc, "reason", str(exc))
-        return page(request, game, error=MoveRefused.BAD.format(reason=reason), status=409)
-    queue_drive(game_id=game.pk)
+    taken = take_posted_move(request, game)
+    if not taken.committed:
+        kept = taken.kept if isinstance(taken.kept, GateInput) else _typed(request.POST)
+        return page(request, game, error="" if taken.kept else taken.error, status=taken.status, kept=kept)
     if getattr(request, "htmx", False):
         return page(request, Game.objects.select_related("scenario").get(pk=game.pk))
     return redirect("game", game_id=game.pk)
@@ -363,3 +341,8 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
         "verdict": state.verdict,
     }  # fmt: skip
     return render(request, "message_lab/review.html", context)
+
+
+urlpatterns = [
+    path("new/<int:version_id>/", setup, name="message_lab_setup")
+]  # the set-up form creates the run

@@ -12,22 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 
-from django.utils import timezone
-
-from simulations import faults
-from simulations.ai import costs, gateway, tokens
+from simulations.ai import gateway
+from simulations.ai.model_spec import ModelSpec
 from simulations.engine.errors import MachineError
-from simulations.kinds import kind_of
+from simulations.kinds import ChunkSink, Restart, kind_of
 from simulations.models import Game
 from simulations.services.budget import BudgetExhausted, check_budget
 from simulations.services.model_choice import game_specs
-from simulations.services.turns import ModelCallRecord, StaleTurn, commit_event, record_failed_call
+from simulations.services.model_step import CallFailed, ModelRequest, ask_and_read, record_failure
+from simulations.services.turns import ModelCallRecord, StaleTurn, commit_event
 
 from . import prompts
 from .games import scenario_of, state_of
@@ -44,8 +41,12 @@ class Answer:
 
 
 class StageFailed(Exception):
-    def __init__(self, failure: gateway.ModelFailure, request: prompts.Request) -> None:
-        self.failure, self.request = failure, request
+    """An output of a stage could not be written: `record` is its call's record (None: the stage stopped first)."""
+
+    def __init__(
+        self, failure: gateway.ModelFailure, request: prompts.Request, record: ModelCallRecord | None
+    ) -> None:
+        self.failure, self.request, self.record = failure, request, record
 
 
 Relays = Callable[
@@ -53,8 +54,19 @@ Relays = Callable[
 ]
 
 
-def play_ai_step(game: Game, step: Step, *, relays: Relays | None = None) -> Game:
-    """Precondition: `step` is the game's next step, an AI one. Commits each output the step owes, in order."""
+def play_ai_step(
+    game: Game, step: Step, *, on_chunk: ChunkSink | None = None, on_restart: Restart | None = None
+) -> Game:
+    """Precondition: `step` is the game's next step, an AI one. Commits each output the step owes, in order. One
+    call streams into the driver's own box; a parallel stage's calls each into a box of their own, side by side
+    (headless, with nobody watching, none streams)."""
+    if not step.parallel:
+        return play_outputs(game, step, relays=lambda req: (on_chunk, on_restart, lambda: None))
+    return play_outputs(game, step, relays=None if on_chunk is None else _side_by_side(game))
+
+
+def play_outputs(game: Game, step: Step, *, relays: Relays | None = None) -> Game:
+    """`play_ai_step`, each output's stream given by `relays`."""
     scenario, state = scenario_of(game), state_of(game)
     requests = prompts.requests_for(scenario, state, step)
     try:
@@ -74,7 +86,8 @@ def play_ai_step(game: Game, step: Step, *, relays: Relays | None = None) -> Gam
                     answer = future.result()
                 except StageFailed as exc:
                     stop.set()
-                    _record(game, exc)
+                    if exc.record is not None:
+                        record_failure(game, exc.record)
                     return _fail(game, exc.failure, req)
                 game = commit_event(
                     game_id=game.pk, expected_version=game.version, event=req.event.value,
@@ -88,60 +101,26 @@ def play_ai_step(game: Game, step: Step, *, relays: Relays | None = None) -> Gam
 
 
 def _ask(
-    req: prompts.Request, spec: object, relays: Relays | None, stop: threading.Event, *, context: int
+    req: prompts.Request, spec: ModelSpec, relays: Relays | None, stop: threading.Event, *, context: int
 ) -> Answer:
     """One output, in a worker thread: the model call (no database here), its reply read back as the payload."""
-    from simulations.ai.model_spec import ModelSpec
-
-    assert isinstance(spec, ModelSpec)
     if stop.is_set():
-        raise StageFailed(gateway.ModelFailure(gateway.ModelFailure.ERROR, "stage stopped"), req)
+        raise StageFailed(gateway.ModelFailure(gateway.ModelFailure.ERROR, "stage stopped"), req, None)
     on_chunk, on_restart, close = relays(req) if relays else (None, None, lambda: None)
-    messages = prompts.with_facts(req) if spec.offline else req.messages
-    started = timezone.now()
-    faults.point("before_model_call")
+    request = ModelRequest(
+        messages=prompts.with_facts(req) if spec.offline else req.messages, role=req.unit.persona[:ROLE_CHARS],
+        purpose=req.purpose, context=list(range(1, context + 1)), prompt_version=prompts.PROMPT_VERSION,
+    )  # fmt: skip
     try:
-        for attempt in range(REPLY_ATTEMPTS):
-            if attempt and on_restart:
-                on_restart()
-            try:
-                result = gateway.complete(messages, spec=spec, on_chunk=on_chunk, on_restart=on_restart)
-            except gateway.ModelFailure as exc:
-                raise StageFailed(exc, req) from exc
-            try:
-                payload = prompts.payload_from_reply(req, result.text)
-            except prompts.ReplyError as exc:
-                if attempt + 1 < REPLY_ATTEMPTS:
-                    continue
-                raise StageFailed(
-                    gateway.ModelFailure(gateway.ModelFailure.MALFORMED, str(exc)), req
-                ) from exc
-            return Answer(payload.model_dump(mode="json"), _record_of(req, result, started, context))
-        raise AssertionError("unreachable")
+        payload, asked = ask_and_read(
+            request, spec, lambda reply: prompts.payload_from_reply(req, reply), attempts=REPLY_ATTEMPTS,
+            on_chunk=on_chunk, on_restart=on_restart,
+        )  # fmt: skip
+    except CallFailed as exc:
+        raise StageFailed(exc.failure, req, exc.record) from exc
     finally:
         close()
-
-
-def _record_of(
-    req: prompts.Request, result: gateway.Completion, started: datetime, context: int
-) -> ModelCallRecord:
-    return ModelCallRecord(
-        role=req.unit.persona[:ROLE_CHARS], purpose=req.purpose, context=list(range(1, context + 1)),
-        prompt_version=prompts.PROMPT_VERSION, prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens, token_count_method=result.token_count_method,
-        model=result.model, latency_ms=result.latency_ms,
-        cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens), started_at=started,
-    )  # fmt: skip
-
-
-def _record(game: Game, exc: StageFailed) -> None:
-    req = exc.request
-    playing, _ = game_specs(game)
-    record_failed_call(
-        game=game, role=req.unit.persona[:ROLE_CHARS], purpose=req.purpose, model=playing.model,
-        error=exc.failure.record, context=[], prompt_tokens=costs.estimated_prompt_tokens(req.messages),
-        token_count_method=tokens.METHOD,
-    )  # fmt: skip
+    return Answer(payload.model_dump(mode="json"), asked.record)
 
 
 def _fail(game: Game, failure: gateway.ModelFailure, req: prompts.Request) -> Game:
@@ -156,57 +135,16 @@ def _fail(game: Game, failure: gateway.ModelFailure, req: prompts.Request) -> Ga
     raise failure
 
 
-# --- headless play: the driver plays the personas; a bot stands in for the player at gates -------------------
+def _side_by_side(game: Game) -> Relays:
+    """A parallel stage's streams: one relay per persona, each filling its own box on the page."""
+    from simulations.services.drive import StreamRelay
 
-MAX_DRIVES = 400
+    scenario, kind = scenario_of(game), kind_of(game)
 
+    def relays(req: prompts.Request) -> tuple[ChunkSink, Callable[[], None], Callable[[], None]]:
+        relay = StreamRelay(
+            game_id=game.pk, speaker=scenario.persona(req.unit.persona).name, kind=kind, slot=req.unit.persona
+        )
+        return relay.chunk, relay.restart, relay.close
 
-GateBot = Callable[[Game], dict[str, object]]
-
-
-def approve(game: Game) -> dict[str, object]:
-    """The default player at a gate: keeps the panel's survivors and adds no direction."""
-    return {}
-
-
-def play_headless(
-    game: Game,
-    *,
-    at_gate: GateBot = approve,
-    resume_failed: bool = False,
-    on_progress: Callable[[Game, str], None] | None = None,
-) -> Game:
-    """To OUTPUT_READY; safe to call again after any interruption. A FAILED simulation is resumed only when
-    `resume_failed` (else its failure is raised again)."""
-    from simulations.services.drive import Outcome, drive_game
-
-    def progress(g: Game, _: object) -> None:
-        if on_progress:
-            on_progress(g, g.phase)
-
-    for _ in range(MAX_DRIVES):
-        drive = drive_game(game_id=game.pk, stream=False, on_step=progress)
-        if drive.outcome is Outcome.HELD:
-            time.sleep(min(drive.retry_in + 0.1, 5.0))
-            continue
-        game = Game.objects.select_related("scenario").get(pk=game.pk)
-        step = kind_of(game).next_step(game)
-        detail = step.detail
-        assert isinstance(detail, Step)
-        if detail.done:
-            return game
-        if detail.event is Event.GATE_DECIDED:
-            game = commit_event(
-                game_id=game.pk,
-                expected_version=game.version,
-                event=detail.event.value,
-                payload=at_gate(game),
-            )
-        elif detail.event is Event.SIMULATION_RESUMED:
-            if not resume_failed:
-                failure = state_of(game).failure
-                raise drive.failure or RuntimeError(failure.reason if failure else "the simulation failed")
-            game = commit_event(game_id=game.pk, expected_version=game.version, event=detail.event.value)
-        if on_progress:
-            on_progress(game, game.phase)
-    raise RuntimeError(f"Message Lab game {game.pk} did not finish within {MAX_DRIVES} drives")
+    return relays

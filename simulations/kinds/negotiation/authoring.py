@@ -8,6 +8,8 @@ from typing import Any
 
 from simulations.authoring import FieldSpec
 
+from .preview import preview as preview
+
 
 def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
     return [
@@ -111,3 +113,7 @@ def _chair(document: dict[str, Any]) -> list[FieldSpec]:
                   help="One line a line; the chair picks among them. Placeholders in {braces} as in the YAML.")
         for key in chair["lines"]
     ]  # fmt: skip
+
+
+def rehearsal(scenario: Any) -> tuple[str | None, dict[str, Any]]:
+    return scenario.voters[0], {}  # a passive student in the first voting seat: the delegations decide

@@ -100,6 +100,9 @@ class NegotiationExport(SimulationExport):
     negotiation: NegotiationSection
 
 
+export_model = NegotiationExport
+
+
 def build(game: Game) -> NegotiationExport:
     """Precondition: none. The negotiation's export, typed."""
     scenario = scenario_of_version(game.scenario)
@@ -239,3 +242,16 @@ def markdown(game: Game) -> str:
 
 def _scenario_title(game: Game) -> str:
     return scenario_of_version(game.scenario).title
+
+
+def start_options(doc: SimulationExport) -> dict[str, Any]:
+    return {}  # a negotiation starts the same for everyone: the student's seat is its first event
+
+
+def reader_view(doc: SimulationExport) -> SimulationExport:
+    assert isinstance(doc, NegotiationExport)
+    return hide_running(doc)
+
+
+def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
+    return None  # the platform's JSON and Markdown exports are the negotiation's

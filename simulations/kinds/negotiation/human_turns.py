@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 
-from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
+from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds.negotiation import machine
-from simulations.kinds.negotiation.ai_turns import judge_text
 from simulations.kinds.negotiation.events import Spoken
 from simulations.kinds.negotiation.games import state_of
 from simulations.kinds.negotiation.machine import Event
-from simulations.models import Game, Submission
+from simulations.kinds.negotiation.turns import judge_text
+from simulations.models import Game
 from simulations.services.budget import check_budget
 from simulations.services.message_text import UnreadableText, normalise_message
 from simulations.services.model_choice import game_specs
-from simulations.services.turns import (
-    GameFinished,
-    StaleTurn,
-    commit_event,
-    record_uncommitted_calls,
-    stored_version,
-)
+from simulations.services.model_step import Move
+from simulations.services.moves import commit_move, refuse_used_key
+from simulations.services.turns import StaleTurn, stored_version
 
 
 class TurnInProgress(StaleTurn):
@@ -46,13 +43,21 @@ def submit_human_event(
     expected_version: int | None = None,
     idempotency_key: str | None = None,
 ) -> Game:
-    """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes.
-
-    Every cheap refusal (event, text, version, a used key, a copy of the move already being judged) comes before
-    the judge's model call; that call counts against the game's token budget and is recorded whether or not the
-    move then commits."""
+    """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes. The move
+    read (`human_move`) and committed (`services.moves.commit_move`); `expected_version`: the version the
+    student's page showed (default: the game's)."""
     if expected_version is not None and expected_version != game.version:
         raise StaleTurn()  # a page behind the game: its move was someone else's turn, whatever the event
+    refuse_used_key(game, idempotency_key)
+    return commit_move(game, human_move(game, event, payload), game.version, idempotency_key)
+
+
+def human_move(game: Game, event: str, payload: Mapping[str, Any]) -> Move:
+    """Precondition: the student's page shows the game's current version. The student's move: only a student
+    event allowed now (else IllegalEvent), only the payload fields it takes, its text readable (else
+    InvalidMove). With a real judge, its reading of the text rides with the move; every cheap refusal (the text,
+    a turn already played, a used key, a copy of the move already being judged) comes before that model call,
+    which counts against the game's token budget and is recorded whether or not the move then commits."""
     state = state_of(game)
     allowed = machine.allowed_events(state)
     if event not in PAYLOAD_FIELDS or event not in allowed:
@@ -63,37 +68,22 @@ def submit_human_event(
             clean["text"] = normalise_message(clean["text"])
         except UnreadableText as exc:  # refused before the turn is spent: the student can send it again
             raise InvalidMove(state.status, event, exc.reason) from exc
-    version = game.version if expected_version is None else expected_version
     if event not in TEXT_EVENTS or game_specs(game)[1].offline:  # no model call: the commit checks everything
-        return commit_event(
-            game_id=game.pk,
-            expected_version=version,
-            event=event,
-            payload=clean,
-            idempotency_key=idempotency_key,
-            known=game,  # the commit then locks the row without reading it again, if `game` is at `version`
-        )
+        return Move(event, clean)
     _check_text(state.status, event, clean.get("text"))
-    _check_fresh(game, version, idempotency_key)
+    _check_fresh(game, game.version)
     check_budget(game)
     claim = _claim_turn(
-        game, version
+        game, game.version
     )  # one judge call per turn at a time, across processes sharing the cache
     try:
         clean["signals"], judged = judge_text(
             game, state.human_role or "", clean["text"], machine.text_seq(state, event)
         )
-        calls = tuple(judged)
-        try:
-            return commit_event(
-                game_id=game.pk, expected_version=version, event=event, payload=clean, model_calls=calls,
-                idempotency_key=idempotency_key, known=game,
-            )  # fmt: skip
-        except (StaleTurn, GameFinished, MachineError) as exc:
-            record_uncommitted_calls(game=game, calls=calls, why=str(exc))
-            raise
-    finally:
+    except BaseException:
         cache.delete(claim)
+        raise
+    return Move(event, clean, tuple(judged), after=lambda: cache.delete(claim))
 
 
 def _claim_turn(game: Game, version: int) -> str:
@@ -112,10 +102,8 @@ def _check_text(status: str, event: str, text: object) -> None:
     Spoken.read(status, event, {"text": text})
 
 
-def _check_fresh(game: Game, version: int, key: str | None) -> None:
-    """The turn is still open: nobody committed since the form was rendered, and this form was not sent before
-    (read without a lock: the commit checks both again inside its transaction)."""
+def _check_fresh(game: Game, version: int) -> None:
+    """The turn is still open: nobody committed since the form was rendered (read without a lock: the commit
+    checks it again inside its transaction, with the form's key)."""
     if stored_version(game.pk) != version:
-        raise StaleTurn()
-    if key and Submission.objects.filter(game=game, key=key[:64]).exists():
         raise StaleTurn()

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from simulations.engine import rng
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
+from simulations.engine.transitions import Transition as Applied
 from simulations.kinds.negotiation import judge, rules
 from simulations.kinds.negotiation.events import (
     MAX_MESSAGE_CHARS,
@@ -70,14 +71,7 @@ class Entry:
 
 
 @dataclass
-class Outcome:
-    seq: int
-    event: str
-    actor: str
-    source: str
-    target: str
-    payload: dict[str, Any]
-    state: GameState
+class Outcome(Applied[str, GameState]):
     entries: list[Entry] = field(default_factory=list)
     stance_changes: list[judge.StanceChange] = field(default_factory=list)
     vote: dict[str, Any] | None = None  # set when an issue's vote completes

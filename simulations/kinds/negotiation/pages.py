@@ -7,29 +7,28 @@ The shared views (`simulations/views/`) check who may see or drive a game and ha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 
-from simulations.ai.gateway import ModelFailure
-from simulations.engine.errors import MachineError
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
-from simulations.models import Game
-from simulations.services import page_threads
+from simulations.models import Game, ScenarioVersion
 from simulations.services.broadcast import notify_panels_drawn
-from simulations.services.drive_queue import queue_drive_after_move
 from simulations.services.fragments import fragment
-from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn
+from simulations.services.model_step import Move
+from simulations.services.moves import take_posted_move
+from simulations.services.turns import create_game
 
 from .games import state_of
-from .human_turns import PAYLOAD_FIELDS, submit_human_event
+from .human_turns import PAYLOAD_FIELDS, human_move
 from .presenters import brief_context, game_context, persona_context, render_panels, roles_context, transcript
+from .presenters import phase_label as phase_label
+from .presenters import render_update as render_update
+from .review_page import review as review
 
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
@@ -50,34 +49,21 @@ def page(request: HttpRequest, game: Game) -> HttpResponse:
     return render(request, "negotiation/page.html", context)
 
 
-@dataclass(frozen=True)
-class MoveOutcome:
-    """A move taken (`error` empty) or refused: the sentence for the student and the status a post answers with."""
-
-    game: Game
-    error: str = ""
-    status: int = 200
+urlpatterns: list[Any] = []  # the shared game, move and review URLs are all it needs
 
 
-def take_move(*, game: Game, user_id: int, fields: Mapping[str, str]) -> MoveOutcome:
-    """Precondition: `game` is the user's. The student's move from its form's fields, posted or sent over the game's
-    websocket (the same checks either way); a committed move has its drive queued (`_answer_soon`)."""
+def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
+    game = create_game(scenario_version=version, seed=seed, owner=request.user, model=model)  # type: ignore[arg-type]
+    return redirect("game", game_id=game.pk)  # it opens on the choice of a delegation
+
+
+intents: frozenset[str] = frozenset()
+
+
+def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
+    """The student's move: the event and only the payload fields it takes (`human_turns.human_move`)."""
     event = fields.get("event", "")
-    payload = {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields}
-    try:
-        version = read_move_form(fields, user_id=user_id)
-        key = fields.get("idem") or None
-        game = submit_human_event(
-            game=game, event=event, payload=payload, expected_version=version, idempotency_key=key
-        )
-    except FORM_REFUSALS as exc:
-        return MoveOutcome(game, str(exc), refusal_status(exc))
-    except StaleTurn as exc:
-        return MoveOutcome(game, for_student(exc), 409)
-    except (MachineError, ModelFailure, ValueError) as exc:
-        return MoveOutcome(game, for_student(exc), 409)
-    _answer_soon(game)
-    return MoveOutcome(game)
+    return human_move(game, event, {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields})
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:
@@ -87,7 +73,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         # message reaches the consumer after this one (on the same socket's queue, by Redis too) and the update it
         # brings sends the panels whole. (A move sent over the socket redraws nothing but through the consumer.)
         notify_panels_drawn(request.session.session_key or "", game.pk)
-    outcome = take_move(game=game, user_id=int(request.user.pk or 0), fields=request.POST)
+    outcome = take_posted_move(request, game)
     game, error = outcome.game, outcome.error
     if not request.htmx:  # type: ignore[attr-defined]
         if error:  # a plain post (no JavaScript): the sentence rides to the game page as a flash message
@@ -107,11 +93,3 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
     panels = render_panels(context, request=request)
     notice = render_to_string("game/_notice.html", {"error": error, "oob": True}, request=request)
     return HttpResponse(panels + notice, status=outcome.status)
-
-
-def _answer_soon(game: Game) -> None:
-    """The delegations answer the move at once: its page's render may wait a moment to share the next turn's
-    (consumers.ADVANCE_COALESCE), and the drive it would queue after that render would start only then. Queued in
-    a page thread, after the answer: the move is committed whatever happens there (should this fail, the player's
-    page queues the drive when the game has been quiet for a few seconds: consumers.GameConsumer._watch)."""
-    page_threads.soon(queue_drive_after_move, game)

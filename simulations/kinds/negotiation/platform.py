@@ -4,34 +4,26 @@ offline model's questions from the negotiation machine's table and services."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import (
-    Actor,
-    Advance,
-    ChunkSink,
-    Kind,
-    LedgerEntry,
-    LedgerEvent,
-    NextStep,
-    ScenarioSource,
-)
+from simulations.kinds import Actor, Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds.base import KindBase, ScenarioFiles, check_parts
 from simulations.kinds.negotiation.machine import Event, Status
 
 from . import machine, offline_writer, prompts
 from .games import committed_state
-from .machine import Outcome, Step
+from .machine import Outcome
 from .scenario import Scenario, load_scenario_dir
 from .state import GameState
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest, HttpResponse
-
-    from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
-    from simulations.services.export_schema import SimulationExport
+
+    from . import authoring, export, headless, pages
+
+    check_parts(authoring, pages, export, headless)  # mypy checks each part against its contract
 
 log = logging.getLogger("simulations.services.turns")
 
@@ -95,42 +87,22 @@ def _advance(outcomes: list[Outcome]) -> Advance:
     )  # fmt: skip
 
 
-def _source(scenario: Scenario) -> ScenarioSource:
-    return ScenarioSource(
-        slug=scenario.slug, title=scenario.title, content_hash=scenario.content_hash(),
-        document=scenario.model_dump(mode="json"), model=scenario,
-    )  # fmt: skip
+class NegotiationScenarios(ScenarioFiles):
+    """A negotiation is a folder with a chair.yaml (docs/scenario-format.md), hashed by its own content hash; the
+    admin lists its roles and issues beside each version."""
 
-
-class Negotiation:
-    name = "negotiation"
-    title = "Treaty negotiation"
-    blurb_field = "summary"
-    # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
-    after_finish_events: frozenset[str] = frozenset({Event.AI_SUMMARY_READY})
-
-    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
+    def read(self, path: Path) -> list[ScenarioSource]:
         if not (path.is_dir() and (path / "chair.yaml").is_file()):
-            return []  # a negotiation is a folder with a chair.yaml (docs/scenario-format.md)
-        return [_source(load_scenario_dir(path))]
+            return []
+        return [self.source(load_scenario_dir(path))]
 
-    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
-        from .authoring import authoring_fields
+    def source(self, scenario: Scenario) -> ScenarioSource:
+        return ScenarioSource(
+            slug=scenario.slug, title=scenario.title, content_hash=scenario.content_hash(),
+            document=scenario.model_dump(mode="json"), model=scenario,
+        )  # fmt: skip
 
-        return authoring_fields(document)
-
-    def source_of(self, document: dict[str, Any]) -> ScenarioSource:
-        return _source(Scenario.model_validate(document))
-
-    def rehearsal(self, scenario: Scenario) -> tuple[str | None, dict[str, Any]]:
-        return scenario.voters[0], {}  # a passive student in the first voting seat: the delegations decide
-
-    def preview(self, scenario: Scenario) -> str:
-        from .preview import render_preview
-
-        return render_preview(scenario)
-
-    def index_scenario(self, version: ScenarioVersion, scenario: Scenario) -> None:
+    def index(self, version: ScenarioVersion, scenario: Scenario) -> None:
         from simulations.models import ScenarioIssue, ScenarioRole
 
         ScenarioRole.objects.bulk_create(
@@ -148,8 +120,13 @@ class Negotiation:
             for n, i in enumerate(scenario.issues)
         )  # fmt: skip
 
-    def parse_scenario(self, document: dict[str, Any]) -> Scenario:
-        return Scenario.model_validate(document)
+
+class Negotiation(KindBase):
+    name = "negotiation"
+    title = "Treaty negotiation"
+    scenarios = NegotiationScenarios("negotiation", Scenario, load_scenario_dir, blurb_field="summary")
+    # The game is finished (REVIEW) when the last vote is counted; the debrief's summary is written after.
+    after_finish_events: frozenset[str] = frozenset({Event.AI_SUMMARY_READY})
 
     def start(self, scenario: Scenario, *, seed: int, options: dict[str, Any]) -> Advance:
         if options:
@@ -181,14 +158,6 @@ class Negotiation:
             speaker, markdown = "The debrief", True
         return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown)
 
-    def play_ai_step(
-        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
-    ) -> Game:
-        from simulations.kinds.negotiation.ai_turns import play_ai_step
-
-        assert isinstance(step.detail, Step)
-        return play_ai_step(game=game, step=step.detail, on_chunk=on_chunk, on_restart=on_restart)
-
     def stream_view(self, text: str) -> str:
         return "" if prompts.PASS.startswith(text.strip().upper()) else text
 
@@ -198,126 +167,6 @@ class Negotiation:
         except ValueError:
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
-
-    # --- pages (pages.py, presenters.py, templates/negotiation/) ---------------------------------------------
-
-    def phase_label(self, phase: str) -> str:
-        from .presenters import phase_label
-
-        return phase_label(phase)
-
-    def new_game(
-        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
-    ) -> HttpResponse:
-        from django.shortcuts import redirect
-
-        from simulations.services.turns import create_game
-
-        game = create_game(scenario_version=version, seed=seed, owner=request.user, model=model)  # type: ignore[arg-type]
-        return redirect("game", game_id=game.pk)  # it opens on the choice of a delegation
-
-    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import page
-
-        return page(request, game)
-
-    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import move
-
-        return move(request, game)
-
-    def socket_move(self, game: Game, *, user_id: int, fields: Mapping[str, str]) -> tuple[str, Game]:
-        from .pages import take_move
-
-        outcome = take_move(game=game, user_id=user_id, fields=fields)
-        return outcome.error, outcome.game
-
-    def render_update(
-        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
-    ) -> tuple[str, int]:
-        from .presenters import render_update
-
-        return render_update(game, since_seq=since_seq, full=full, shown=shown)
-
-    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .review_page import review
-
-        return review(request, game)
-
-    # --- the command line --------------------------------------------------------------------------------------
-
-    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
-        from .bots import make_policy
-
-        if options:
-            raise ValueError(f"A negotiation takes no --option (got {', '.join(sorted(options))}).")
-        if not role:
-            raise ValueError("--role is required for a new game.")
-        make_policy(human or "passive", role)  # refuses an unknown bot or script before the game exists
-        return {}
-
-    def play_headless(
-        self,
-        game: Game,
-        *,
-        role: str | None,
-        human: str | None,
-        resumed: bool,
-        say: Callable[[str], Any],
-        on_progress: Callable[[Game, str], None] | None,
-    ) -> Game:
-        from .bots import describe_policy, make_policy, policy_from_record, policy_record
-        from .play import play_game
-
-        if not role:
-            raise ValueError("--role is required for a new game.")
-        stored = game.human_policy or {}
-        if not resumed:
-            policy = make_policy(human or "passive", role)
-        elif human:
-            policy = make_policy(human, role)
-            if stored and policy_record(policy) != stored:
-                say(
-                    f"Game {game.pk} was played with --human {describe_policy(stored)}; "
-                    f"continuing with --human {human} as asked."
-                )
-        elif stored:
-            try:
-                policy = policy_from_record(stored, role)
-            except ValueError as exc:
-                raise ValueError(f"Game {game.pk}: {exc}.") from exc
-        else:
-            say(f"Game {game.pk} has no stored student; continuing with --human passive.")
-            policy = make_policy("passive", role)
-        return play_game(game_id=game.pk, policy=policy, on_progress=on_progress)
-
-    @property
-    def export_model(self) -> type[SimulationExport]:
-        from .export import NegotiationExport
-
-        return NegotiationExport
-
-    def export(self, game: Game) -> SimulationExport:
-        from .export import build
-
-        return build(game)
-
-    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
-        return {}  # a negotiation starts the same for everyone: the student's seat is its first event
-
-    def reader_view(self, doc: SimulationExport) -> SimulationExport:
-        from .export import NegotiationExport, hide_running
-
-        assert isinstance(doc, NegotiationExport)
-        return hide_running(doc)
-
-    def export_markdown(self, game: Game) -> str:
-        from .export import markdown
-
-        return markdown(game)
-
-    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
-        return None  # the platform's JSON and Markdown exports are the negotiation's
 
 
 KIND: Kind = Negotiation()  # mypy checks the class against the contract

@@ -48,7 +48,7 @@ def reach(scenario: Scenario) -> dict[str, list[OptionReach]]:
     return out
 
 
-def render_preview(scenario: Scenario) -> str:
+def preview(scenario: Scenario) -> str:
     by_issue = reach(scenario)
     context: dict[str, Any] = {
         "scenario": scenario,

@@ -1,4 +1,4 @@
-"""What the admin's structured editor shows of a practice conversation: the character (name, who they are, how
+"""A practice conversation in the admin: its preview, its rehearsal, and what the structured editor shows: the character (name, who they are, how
 they resist, the opening, the student's goal), every state's condition and addprompt by branch, every transition's
 condition and type, and the terminal states. Adding or removing states and branches is done in the YAML editor."""
 
@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template.loader import render_to_string
+
 from simulations.authoring import FieldSpec
+
+from .document import RoleplayState
+from .presenters import picture, staged
+from .scenario import RoleplayScenario
 
 QUOTE_HELP = "Quote one line the character may say here, in double quotes: the offline model speaks it."
 
@@ -47,3 +53,16 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
                       help=QUOTE_HELP),
         ]  # fmt: skip
     return out
+
+
+def rehearsal(scenario: Any) -> tuple[str | None, dict[str, Any]]:
+    return "student", {"username": "Rehearsal"}  # the seeker bot heads for SUCCESS
+
+
+def preview(scenario: RoleplayScenario) -> str:
+    """The admin's preview: the goal, the character, the graph as the student first sees it, every condition."""
+    state = RoleplayState(seed=0, username="the student")
+    return render_to_string(
+        "roleplay/preview.html",
+        {"scenario": scenario, "picture": picture(scenario, state), "opening": staged(scenario.opening)},
+    )

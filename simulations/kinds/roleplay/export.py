@@ -3,7 +3,7 @@ visited and blocked, every judgment with its explanation, the score per branch) 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from simulations.models import Game
 from simulations.services.export import common_fields
@@ -28,6 +28,9 @@ class RoleplayExport(SimulationExport):
     roleplay: RoleplaySection
 
 
+export_model = RoleplayExport
+
+
 def build(game: Game) -> RoleplayExport:
     scenario, state = scenario_of(game), state_of(game)
     return RoleplayExport(
@@ -47,3 +50,12 @@ def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
     if fmt == "md":
         return markdown(game), "text/markdown; charset=utf-8", f"conversation-{game.pk}.md"
     return None
+
+
+def start_options(doc: SimulationExport) -> dict[str, Any]:
+    assert isinstance(doc, RoleplayExport)
+    return {"username": doc.roleplay.username}
+
+
+def reader_view(doc: SimulationExport) -> SimulationExport:
+    return doc  # the student saw every message; the judgments are the exercise's feedback

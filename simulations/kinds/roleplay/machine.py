@@ -18,7 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
+from simulations.engine.errors import IllegalEvent, InvalidMove
+from simulations.engine.payloads import restore_snapshot
+from simulations.engine.transitions import Transition
 
 from . import graph
 from .document import MAX_EXCHANGES, MAX_MESSAGE, SCHEMA_VERSION, Judgment, Message, RoleplayState, Status
@@ -102,14 +104,7 @@ def next_step(state: RoleplayState) -> Step:
 
 
 @dataclass
-class Outcome:
-    seq: int
-    event: Event
-    actor: str
-    source: str
-    target: str
-    payload: dict[str, Any]
-    state: RoleplayState
+class Outcome(Transition[Event, RoleplayState]):
     said: list[tuple[int, Message]] = field(default_factory=list)  # (message number, message) written
     changes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -194,9 +189,6 @@ def _judged(scenario: RoleplayScenario, out: Outcome, judged: Judged) -> None:
 
 
 def restore(snapshot: dict[str, Any]) -> RoleplayState:
-    if snapshot.get("schema_version") != SCHEMA_VERSION:
-        raise ResumeError(f"snapshot schema {snapshot.get('schema_version')} is not {SCHEMA_VERSION}")
-    try:
-        return RoleplayState.model_validate(snapshot)
-    except ValidationError as exc:
-        raise ResumeError(f"snapshot is not a practice conversation: {exc.error_count()} problems") from exc
+    return restore_snapshot(
+        RoleplayState, snapshot, schema_version=SCHEMA_VERSION, what="a practice conversation"
+    )

@@ -4,36 +4,38 @@ the score per branch) and the admin's preview. The shared shells have already ch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 
-from simulations.engine.errors import InvalidMove, MachineError
 from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive, share_link
 from simulations.services.drive_queue import queue_drive
 from simulations.services.form_keys import new_form_key
 from simulations.services.fragments import fragment
-from simulations.services.message_text import UnreadableText, normalise_message
-from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.services.message_text import normalise_message
+from simulations.services.model_step import Move
+from simulations.services.moves import NotNow, take_posted_move
+from simulations.services.turns import create_game
 
 from .document import MAX_MESSAGE
 from .games import scenario_of, state_of
 from .machine import Event, next_step
 from .presenters import context as chat_context
-from .presenters import picture, staged
-from .scenario import RoleplayScenario
+
+urlpatterns: list[Any] = []  # the shared game, move and review URLs are all it needs
 
 NOT_NOW = "It is not your turn to speak: {who} is still answering. What you typed is kept in the box."
 TOO_LONG = "Your message is {n:,} characters; the limit is {limit:,}. Shorten it and send it again."
 
 
-class NotYourTurn(Exception):
-    """The character is still answering: a conflict with the game's turn (409), not a bad field."""
+def phase_label(phase: str) -> str:
+    return {
+        "STUDENT_TURN": "Your turn", "JUDGING": "Listening", "CHARACTER_TURN": "Answering", "ENDED": "Ended",
+    }.get(phase, phase.replace("_", " ").capitalize())  # fmt: skip
 
 
 def student_name(request: HttpRequest) -> str:
@@ -61,7 +63,9 @@ def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200
     return render(request, "roleplay/page.html", context, status=status)
 
 
-def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
+def render_update(
+    game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
+) -> tuple[str, int]:
     """The conversation, the graph and the turn's state, swapped out of band; the stream box emptied (what it
     showed is now in the conversation)."""
     context = _context(game) | {"oob": True}
@@ -69,38 +73,28 @@ def render_update(game: Game, *, since_seq: int, full: bool) -> tuple[str, int]:
     return html + fragment("game/_stream.html", {}), len(state_of(game).messages)
 
 
-def move(request: HttpRequest, game: Game) -> HttpResponse:
-    """The student's message, or leaving the conversation. An HTMX post gets the updated fragments back (a refusal
-    as 409 with its sentence in #notice, the typed text left in the box)."""
+intents: frozenset[str] = frozenset()
+
+
+def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
+    """The student's message, or leaving the conversation; refused while the character is still answering."""
     state = state_of(game)
-    event = request.POST.get("event", Event.STUDENT_SPOKE.value)
-    try:
-        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
-        if version != game.version:
-            raise StaleTurn()
-        if next_step(state).actor != "human":
-            raise NotYourTurn(NOT_NOW.format(who=scenario_of(game).botname))
-        if event == Event.STUDENT_LEFT.value:
-            payload: dict[str, Any] = {}
-        else:
-            event = Event.STUDENT_SPOKE.value
-            text = normalise_message(request.POST.get("text", ""))
-            if len(text) > MAX_MESSAGE:
-                raise ValueError(TOO_LONG.format(n=len(text), limit=MAX_MESSAGE))
-            payload = {"text": text}
-        commit_event(game_id=game.pk, expected_version=version, event=event, payload=payload,
-                     idempotency_key=request.POST.get("idem") or None)  # fmt: skip
-    except UnreadableText as exc:  # the shared sentences for empty, invisible or control-character text
-        return _refused(request, game, for_student(InvalidMove(state.status.value, event, exc.reason)), 400)
-    except FORM_REFUSALS as exc:
-        return _refused(request, game, str(exc), refusal_status(exc))
-    except ValueError as exc:
-        return _refused(request, game, str(exc), 400)
-    except NotYourTurn as exc:
-        return _refused(request, game, str(exc), 409)
-    except (StaleTurn, MachineError) as exc:
-        return _refused(request, game, for_student(exc), 409)
-    queue_drive(game_id=game.pk)
+    if next_step(state).actor != "human":
+        raise NotNow(NOT_NOW.format(who=scenario_of(game).botname))
+    if fields.get("event") == Event.STUDENT_LEFT.value:
+        return Move(Event.STUDENT_LEFT.value, {})
+    text = normalise_message(fields.get("text", ""))
+    if len(text) > MAX_MESSAGE:
+        raise ValueError(TOO_LONG.format(n=len(text), limit=MAX_MESSAGE))
+    return Move(Event.STUDENT_SPOKE.value, {"text": text})
+
+
+def move(request: HttpRequest, game: Game) -> HttpResponse:
+    """An HTMX post gets the updated fragments back (a refusal with its sentence in #notice and its status, the
+    typed text left in the box); a plain post, the page."""
+    taken = take_posted_move(request, game)
+    if taken.error:
+        return _refused(request, game, taken.error, taken.status)
     game = Game.objects.select_related("scenario").get(pk=game.pk)
     if getattr(request, "htmx", False):
         html = render_to_string("roleplay/_updates.html", _context(game) | {"oob": True, "sent": True})
@@ -121,14 +115,3 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
         "share_url": share_link(request, game),
     }
     return render(request, "roleplay/review.html", context)
-
-
-def preview(scenario: RoleplayScenario) -> str:
-    """The admin's preview: the goal, the character, the graph as the student first sees it, every condition."""
-    from .document import RoleplayState
-
-    state = RoleplayState(seed=0, username="the student")
-    return render_to_string(
-        "roleplay/preview.html",
-        {"scenario": scenario, "picture": picture(scenario, state), "opening": staged(scenario.opening)},
-    )

@@ -4,34 +4,25 @@ judge and character, the pages (pages.py, presenters.py, templates/roleplay/), t
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import (
-    Actor,
-    Advance,
-    ChunkSink,
-    Kind,
-    LedgerEntry,
-    LedgerEvent,
-    NextStep,
-    ScenarioSource,
-)
+from simulations.kinds import Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds.base import KindBase, ScenarioFiles, check_parts, content_hash, platform_step
 
 from . import machine, prompts
 from .document import RoleplayState, Status
-from .machine import Outcome, Step
+from .machine import Outcome
 from .scenario import RoleplayScenario, load_file, looks_like_roleplay, validate_scenario
+from .wording import unstarred
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest, HttpResponse
+    from simulations.models import Game
 
-    from simulations.authoring import FieldSpec
-    from simulations.models import Game, ScenarioVersion
-    from simulations.services.export_schema import SimulationExport
+    from . import authoring, export, headless, pages
+
+    check_parts(authoring, pages, export, headless)  # mypy checks each part against its contract
 
 DEFAULT_USERNAME = "the student"
 
@@ -60,36 +51,28 @@ def _advance(out: Outcome, scenario: RoleplayScenario) -> Advance:
     )  # fmt: skip
 
 
-def _source(scenario: RoleplayScenario, document: dict[str, Any]) -> ScenarioSource:
-    digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-    return ScenarioSource(
-        slug=scenario.slug, title=scenario.title, content_hash=digest, document=document, model=scenario
-    )
+class RoleplayScenarios(ScenarioFiles):
+    """Seed 001's JSON files, stored as they are (the document itself is hashed, not the model's dump)."""
 
-
-class Roleplay:
-    name = "roleplay"
-    title = "Practice conversation"
-    blurb_field = "goal"
-    after_finish_events: frozenset[str] = frozenset()
-
-    def read_scenarios(self, path: Path) -> list[ScenarioSource]:
-        """Every seed-001 JSON file at `path` (a folder of them, or one file)."""
+    def read(self, path: Path) -> list[ScenarioSource]:
         files = sorted(path.glob("*.json")) if path.is_dir() else [path] if path.suffix == ".json" else []
-        return [_source(*load_file(file)) for file in files]
-
-    def bare_document(self, document: Any) -> bool:
-        """A scenario file may hold seed 001's JSON as it is (services/scenario_drafts.py)."""
-        return looks_like_roleplay(document)
-
-    def parse_scenario(self, document: dict[str, Any]) -> RoleplayScenario:
-        return RoleplayScenario.model_validate(document)
+        return [self.stored(*load_file(file)) for file in files]
 
     def source_of(self, document: dict[str, Any]) -> ScenarioSource:
-        return _source(validate_scenario(document), document)
+        return self.stored(validate_scenario(document), document)
 
-    def index_scenario(self, version: ScenarioVersion, scenario: RoleplayScenario) -> None:
-        return None
+    def stored(self, scenario: RoleplayScenario, document: dict[str, Any]) -> ScenarioSource:
+        return ScenarioSource(slug=scenario.slug, title=scenario.title, content_hash=content_hash(document),
+                              document=document, model=scenario)  # fmt: skip
+
+    def bare_document(self, document: Any) -> bool:
+        return looks_like_roleplay(document)  # a scenario file may hold seed 001's JSON as it is
+
+
+class Roleplay(KindBase):
+    name = "roleplay"
+    title = "Practice conversation"
+    scenarios = RoleplayScenarios("roleplay", RoleplayScenario, load_file, blurb_field="goal")
 
     def start(self, scenario: RoleplayScenario, *, seed: int, options: dict[str, Any]) -> Advance:
         username = str(options.get("username") or DEFAULT_USERNAME).strip()[:80] or DEFAULT_USERNAME
@@ -108,141 +91,13 @@ class Roleplay:
     def next_step(self, game: Game) -> NextStep:
         from .games import scenario_of, state_of
 
-        step = machine.next_step(state_of(game))
-        if step.done:
-            return NextStep(actor=Actor.DONE, detail=step)
-        if step.actor == "human":
-            return NextStep(actor=Actor.HUMAN, detail=step)
-        speaker = scenario_of(game).botname
-        return NextStep(actor=Actor.AI, speaker=speaker, detail=step)
-
-    def play_ai_step(
-        self, game: Game, step: NextStep, *, on_chunk: ChunkSink | None, on_restart: Callable[[], None] | None
-    ) -> Game:
-        from .turns import play_ai_step
-
-        assert isinstance(step.detail, Step)
-        return play_ai_step(game, step.detail, on_chunk=on_chunk, on_restart=on_restart)
+        return platform_step(machine.next_step(state_of(game)), lambda: scenario_of(game).botname)
 
     def stream_view(self, text: str) -> str:
-        from .wording import unstarred
-
         return unstarred(text)  # only the character's words are streamed (the judge's JSON is not)
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return prompts.offline_answer(messages)
-
-    def phase_label(self, phase: str) -> str:
-        return {
-            "STUDENT_TURN": "Your turn", "JUDGING": "Listening", "CHARACTER_TURN": "Answering", "ENDED": "Ended",
-        }.get(phase, phase.replace("_", " ").capitalize())  # fmt: skip
-
-    # --- the admin ----------------------------------------------------------------------------------------------
-
-    def preview(self, scenario: RoleplayScenario) -> str:
-        from .pages import preview
-
-        return preview(scenario)
-
-    def rehearsal(self, scenario: RoleplayScenario) -> tuple[str | None, dict[str, Any]]:
-        return "student", {"username": "Rehearsal"}  # the seeker bot heads for SUCCESS
-
-    def authoring_fields(self, document: dict[str, Any]) -> list[FieldSpec]:
-        from .authoring import authoring_fields
-
-        return authoring_fields(document)
-
-    # --- the command line ---------------------------------------------------------------------------------------
-
-    def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
-        from .bots import BOTS
-
-        if role not in (None, "student"):
-            raise ValueError("A practice conversation has one seat to play: --role student (the default).")
-        if human not in (None, "offline", *BOTS):
-            raise ValueError(f"--human takes one of: {', '.join(BOTS)} (the student bot).")
-        unknown = set(options) - {"username"}
-        if unknown:
-            raise ValueError(f"Unknown option(s) {', '.join(sorted(unknown))}: use username.")
-        return {"username": options.get("username", "Sam")}
-
-    def play_headless(
-        self,
-        game: Game,
-        *,
-        role: str | None,
-        human: str | None,
-        resumed: bool,
-        say: Callable[[str], Any],
-        on_progress: Callable[[Game, str], None] | None,
-    ) -> Game:
-        from .bots import BOTS, seeker
-        from .turns import play_headless
-
-        return play_headless(game, bot=BOTS.get(human or "", seeker), on_progress=on_progress)
-
-    # --- pages --------------------------------------------------------------------------------------------------
-
-    def new_game(
-        self, request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None
-    ) -> HttpResponse:
-        from .pages import new_game
-
-        return new_game(request, version, seed=seed, model=model)
-
-    def page(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import page
-
-        return page(request, game)
-
-    def move(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import move
-
-        return move(request, game)
-
-    def render_update(
-        self, game: Game, *, since_seq: int, full: bool, shown: dict[str, str] | None = None
-    ) -> tuple[str, int]:
-        from .pages import render_update
-
-        return render_update(game, since_seq=since_seq, full=full)
-
-    def review(self, request: HttpRequest, game: Game) -> HttpResponse:
-        from .pages import review
-
-        return review(request, game)
-
-    # --- the export ---------------------------------------------------------------------------------------------
-
-    @property
-    def export_model(self) -> type[SimulationExport]:
-        from .export import RoleplayExport
-
-        return RoleplayExport
-
-    def export(self, game: Game) -> SimulationExport:
-        from .export import build
-
-        return build(game)
-
-    def start_options(self, doc: SimulationExport) -> dict[str, Any]:
-        from .export import RoleplayExport
-
-        assert isinstance(doc, RoleplayExport)
-        return {"username": doc.roleplay.username}
-
-    def reader_view(self, doc: SimulationExport) -> SimulationExport:
-        return doc  # the student saw every message; the judgments are the exercise's feedback
-
-    def export_markdown(self, game: Game) -> str:
-        from .export import markdown
-
-        return markdown(game)
-
-    def download(self, game: Game, fmt: str) -> tuple[str, str, str] | None:
-        from .export import download
-
-        return download(game, fmt)
 
 
 KIND: Kind = Roleplay()  # mypy checks the class against the contract

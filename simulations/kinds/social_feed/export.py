@@ -15,7 +15,7 @@ from simulations.services.export_schema import SimulationExport, Strict
 from .entities import AgentState
 from .games import state_of
 from .machine import RoundSummary, RunConfig
-from .presenters import count, status_words
+from .presenters import count, phase_label
 
 
 class SocialFeedSection(Strict):
@@ -28,6 +28,9 @@ class SocialFeedSection(Strict):
 class SocialFeedExport(SimulationExport):
     kind: Literal["social_feed"]
     social_feed: SocialFeedSection
+
+
+export_model = SocialFeedExport
 
 
 def build(game: Game) -> SocialFeedExport:
@@ -65,7 +68,7 @@ def markdown(game: Game) -> str:
     last = state.history[-1] if state.history else None
     calls = sum(r.reasoner_calls for r in state.history)
     lines = [f"# Social feed run #{game.pk}", "", f"Rounds played: {state.round_number} of {state.config.max_rounds}; "
-             f"{count(len(state.simulation['agents']), 'agent')}; {status_words(state.status).lower()}.", ""]  # fmt: skip
+             f"{count(len(state.simulation['agents']), 'agent')}; {phase_label(state.status).lower()}.", ""]  # fmt: skip
     if last:
         lines += [f"{', '.join(count(getattr(last, name), noun) for name, noun in TOTALS).capitalize()}; "
                   f"{count(calls, 'reasoner call')}.", ""]  # fmt: skip
@@ -86,3 +89,15 @@ def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
     if fmt == "md":
         return markdown(game), "text/markdown; charset=utf-8", f"social-feed-{game.pk}.md"
     return None
+
+
+def start_options(doc: SimulationExport) -> dict[str, Any]:
+    assert isinstance(doc, SocialFeedExport)
+    return {
+        "config": doc.social_feed.config.model_dump(mode="json"),
+        "started_at": doc.social_feed.started_at,
+    }
+
+
+def reader_view(doc: SimulationExport) -> SimulationExport:
+    return doc  # a run has no private part

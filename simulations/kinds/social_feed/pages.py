@@ -4,7 +4,6 @@ calls), pause and resume, and the results page with its downloads."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,22 +12,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
-from simulations.engine.errors import IllegalEvent, MachineError
-from simulations.models import Game
+from simulations.engine.errors import IllegalEvent
+from simulations.models import Game, ScenarioVersion
 from simulations.services.access import can_drive, share_link
-from simulations.services.drive_queue import queue_drive
 from simulations.services.model_choice import UnknownModelChoice
-from simulations.services.move_form import FORM_REFUSALS, read_move_form, refusal_status
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.model_step import Move
+from simulations.services.moves import StartRefused, start_from_setup, take_posted_move
 from simulations.services.scenarios import parsed_scenario, playable_version
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn, commit_event, create_game
 from simulations.services.work_budget import (
-    OverBudget,
     WorkEstimate,
-    check_work,
     describe_estimate,
     plays_offline,
 )
@@ -38,6 +33,7 @@ from .estimate import ADVICE, run_estimate
 from .games import state_of
 from .machine import MAX_AGENTS, Event, config_from_options
 from .presenters import context as run_context
+from .presenters import phase_label as phase_label
 
 PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
 
@@ -50,6 +46,12 @@ class SetupForm(forms.Form):
     reasoner_enabled = forms.BooleanField(
         required=False, label="Ask the reasoner when the guards leave a choice"
     )
+
+
+def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
+    """The lobby's start: the set-up form first (population, rounds, checkpoints), with the lobby's model choice."""
+    url = reverse("social_feed_setup", args=[version.pk])
+    return redirect(f"{url}?model={model}" if model else url)
 
 
 OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled")
@@ -69,21 +71,12 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             data = form.cleaned_data
+            options = {k: data[k] for k in OPTIONS}
             try:
-                check_work(
-                    user_id=int(request.user.pk or 0), estimate=_estimate(scenario, data), advice=ADVICE
-                )
-                check_rate(user_id=int(request.user.pk or 0), action="new_game")
-                game = create_game(
-                    scenario_version=version, seed=secrets.randbelow(2**31), owner=request.user,  # type: ignore[arg-type]
-                    model=data["model"] or None, options={k: data[k] for k in OPTIONS},
-                )  # fmt: skip
-                queue_drive(game_id=game.pk)
-                return redirect("game", game_id=game.pk)
-            except (ValueError, UnknownModelChoice, OverBudget) as exc:
-                error, status = str(exc), 400
-            except RateLimited as exc:
-                error, status = str(exc), 429
+                return start_from_setup(request, version, options=options, model=data["model"], advice=ADVICE,
+                                        estimate=lambda: _estimate(scenario, data))  # fmt: skip
+            except StartRefused as exc:
+                error, status = str(exc), exc.status
         else:
             status = 400
     return render(request, "social_feed/setup.html", {"version": version, "scenario": scenario, "form": form,
@@ -119,46 +112,34 @@ def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200
     return render(request, "social_feed/page.html", context, status=status)
 
 
-def render_update(game: Game) -> tuple[str, int]:
+def render_update(
+    game: Game, *, since_seq: int = 0, full: bool = True, shown: dict[str, str] | None = None
+) -> tuple[str, int]:
+    """The panels, redrawn whole (a run has no transcript: its seq stays 0)."""
     return render_to_string("social_feed/_panels.html", _context(game) | {"oob": True}), 0
 
 
+# Pause and resume mean the same whatever block the page last showed: they go on the run as it is now (the
+# driver's block in flight then fails its version check and is not committed; the machine refuses a second pause).
+intents = frozenset({Event.RUN_PAUSED.value, Event.RUN_RESUMED.value})
+
+
+def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
+    """Pause (while running) or resume (while paused); any other event is not a move of this page's."""
+    event = fields.get("event", "")
+    if event not in intents:
+        raise IllegalEvent(game.phase, event, sorted(intents))
+    return Move(event, {})
+
+
 def move(request: HttpRequest, game: Game) -> HttpResponse:
-    """Pause (while running) or resume (while paused)."""
-    try:
-        version = read_move_form(request.POST, user_id=int(request.user.pk or 0))
-        event = request.POST.get("event", "")
-        intents = [Event.RUN_PAUSED.value, Event.RUN_RESUMED.value]
-        if event not in intents:  # not a move of this page's: from a page behind the run, or forged
-            raise StaleTurn() if version != game.version else IllegalEvent(game.phase, event, intents)
-        # Pause and resume mean the same whatever block the page last showed: they go on the run as it is now
-        # (the driver's block in flight then fails its version check and is not committed; the machine refuses
-        # a second pause). A block committed between reading the version and committing is simply read again.
-        _commit_on_latest(game, event)
-    except FORM_REFUSALS as exc:
-        return page(request, game, error=str(exc), status=refusal_status(exc))
-    except (StaleTurn, MachineError) as exc:
-        fresh = Game.objects.select_related("scenario").get(pk=game.pk)
-        return page(request, fresh, error=for_student(exc), status=409)
-    queue_drive(game_id=game.pk)
+    taken = take_posted_move(request, game)
     fresh = Game.objects.select_related("scenario").get(pk=game.pk)
+    if not taken.committed:
+        return page(request, fresh, error=taken.error, status=taken.status)
     if getattr(request, "htmx", False):
         return page(request, fresh)
     return redirect("game", game_id=game.pk)
-
-
-INTENT_ATTEMPTS = 5
-
-
-def _commit_on_latest(game: Game, event: str) -> None:
-    for attempt in range(INTENT_ATTEMPTS):
-        latest = Game.objects.values_list("version", flat=True).get(pk=game.pk)
-        try:
-            commit_event(game_id=game.pk, expected_version=latest, event=event, payload={})
-            return
-        except StaleTurn:
-            if attempt + 1 == INTENT_ATTEMPTS:
-                raise
 
 
 def review(request: HttpRequest, game: Game) -> HttpResponse:
@@ -167,3 +148,8 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
         "share_url": share_link(request, game),
     }
     return render(request, "social_feed/review.html", context)
+
+
+urlpatterns = [
+    path("new/<int:version_id>/", setup, name="social_feed_setup")
+]  # the set-up form creates the run

@@ -48,7 +48,7 @@ def state_words(state: str) -> str:
         return state.replace("_", " ").capitalize()
 
 
-def status_words(status: str) -> str:
+def phase_label(status: str) -> str:
     try:
         return STATUS_WORDS[Status(status)]
     except ValueError:

@@ -12,19 +12,21 @@ saying so (the run goes on; the calls are on record).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from django.utils import timezone
 
 from simulations import faults
-from simulations.ai import costs, gateway
+from simulations.ai import gateway
 from simulations.ai.model_spec import ModelSpec
 from simulations.ai.offline import call_latency
 from simulations.engine.model_replies import ReplyError, json_object
+from simulations.kinds import ChunkSink, Restart
 from simulations.models import Game
 from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
+from simulations.services.model_step import CallFailed, ModelRequest, ask, ask_and_read, failed
 from simulations.services.turns import ModelCallRecord, commit_event
 
 from . import machine, rounds
@@ -35,7 +37,6 @@ from .offline import VERB, OfflineReasoner
 
 PARALLEL = 4
 PROMPT_VERSION = "social-feed-1"
-MAX_DRIVES = 1000
 
 
 class Recording:
@@ -56,7 +57,7 @@ class Recording:
 class ModelReasoner:
     """A real model decides each ambiguous case of a round; calls run concurrently, bounded."""
 
-    def __init__(self, spec: object, seed: int, records: list[ModelCallRecord]) -> None:
+    def __init__(self, spec: ModelSpec, seed: int, records: list[ModelCallRecord]) -> None:
         self.spec, self.fallback, self.records = spec, OfflineReasoner(seed), records
 
     def decide(self, batch: Sequence[Ambiguity]) -> list[tuple[AgentState, str]]:
@@ -64,9 +65,6 @@ class ModelReasoner:
             return list(pool.map(self._one, batch))
 
     def _one(self, item: Ambiguity) -> tuple[AgentState, str]:
-        from simulations.ai.model_spec import ModelSpec
-
-        assert isinstance(self.spec, ModelSpec)
         options = ", ".join(f'"{c.value}" ({VERB[c]})' for c in item.candidates)
         messages = [
             {"role": "system", "content": (
@@ -76,31 +74,32 @@ class ModelReasoner:
             {"role": "user", "content": f"The post (topics {', '.join(item.post.topics)}; {item.post.engagement} "
                                         f"engagements): {item.post.content}\n\nOptions: {options}"},
         ]  # fmt: skip
-        why = ""
-        for _ in range(2):
-            started = timezone.now()
+        request = ModelRequest(
+            messages=messages,
+            role=item.agent.id[:16],
+            purpose="reasoner",
+            context=[],
+            prompt_version=PROMPT_VERSION,
+        )
+
+        def choice(reply: str) -> tuple[AgentState, str]:
+            data = json_object(reply)
             try:
-                result = gateway.complete(messages, spec=self.spec)
-            except gateway.ModelFailure as exc:
-                why = exc.reason
-                break
-            self.records.append(ModelCallRecord(
-                role=item.agent.id[:16], purpose="reasoner", context=[], prompt_version=PROMPT_VERSION,
-                prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-                token_count_method=result.token_count_method, model=result.model, latency_ms=result.latency_ms,
-                cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens),
-                started_at=started,
-            ))  # fmt: skip
-            try:
-                data = json_object(result.text)
                 target = AgentState(str(data.get("choice", "")).strip().upper())
-                if target not in item.candidates:
-                    raise ReplyError(f"{target.value} is not one of the options")
-                return target, str(data.get("reason") or "")[:600]
-            except (ReplyError, ValueError) as exc:
-                why = str(exc)
-        target, reason = self.fallback.decide([item])[0]
-        return target, f"{reason} (the model's answer could not be used: {why[:200]})"
+            except ValueError:
+                raise ReplyError(f"{data.get('choice')!r} is not one of the options") from None
+            if target not in item.candidates:
+                raise ReplyError(f"{target.value} is not one of the options")
+            return target, str(data.get("reason") or "")[:600]
+
+        try:
+            (target, reason), asked = ask_and_read(request, self.spec, choice, attempts=2)
+        except CallFailed as exc:
+            self.records.append(exc.record)
+            target, reason = self.fallback.decide([item])[0]
+            return target, f"{reason} (the model's answer could not be used: {exc.failure.reason[:200]})"
+        self.records.append(asked.record)
+        return target, reason
 
 
 class ModelWriter:
@@ -116,17 +115,16 @@ class ModelWriter:
         messages = [{"role": "system", "content": f"You write one social-media post as {who}. Plain text, at most "
                                                   "two sentences, no hashtags beyond one."},
                     {"role": "user", "content": task}]  # fmt: skip
-        started = timezone.now()
+        request = ModelRequest(
+            messages=messages, role=agent.id[:16], purpose="writer", context=[], prompt_version=PROMPT_VERSION
+        )
         try:
-            result = gateway.complete(messages, spec=self.spec)
-        except gateway.ModelFailure:
+            asked = ask(request, self.spec)
+        except gateway.ModelFailure as exc:
+            self.records.append(failed(request, self.spec, exc))
             return fallback
-        self.records.append(ModelCallRecord(
-            role=agent.id[:16], purpose="writer", context=[], prompt_version=PROMPT_VERSION,
-            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            token_count_method=result.token_count_method, model=result.model, latency_ms=result.latency_ms,
-            cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens), started_at=started,
-        ))  # fmt: skip
+        self.records.append(asked.record)
+        result = asked.reply
         text = result.text.strip()[: machine.MAX_TEXT] or fallback
         self.texts[f"{n}:{agent.id}"] = text
         return text
@@ -146,8 +144,10 @@ class ModelWriter:
         return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}", fallback)
 
 
-def play_ai_step(game: Game, step: machine.Step) -> Game:
-    """Precondition: the run is RUNNING. Plays and commits the next block of rounds."""
+def play_ai_step(
+    game: Game, step: machine.Step, *, on_chunk: ChunkSink | None = None, on_restart: Restart | None = None
+) -> Game:
+    """Precondition: the run is RUNNING. Plays and commits the next block of rounds (nothing streams)."""
     scenario, state = scenario_of(game), state_of(game)
     check_budget(game)
     playing, _ = game_specs(game)
@@ -189,27 +189,3 @@ def _write_files(game: Game, config: object) -> None:
     if config.log_decisions and config.log_file:
         last = game.events.order_by("-seq").values_list("stance_changes", flat=True).first() or []
         append_decisions(config.log_file, [{"run": game.pk, **d} for d in last])
-
-
-def play_headless(game: Game, *, on_progress: Callable[[Game, str], None] | None = None) -> Game:
-    from simulations.services.drive import Outcome, drive_game
-
-    def progress(g: Game, _: object) -> None:
-        if on_progress:
-            on_progress(g, g.phase)
-
-    for _ in range(MAX_DRIVES):
-        drive = drive_game(game_id=game.pk, stream=False, on_step=progress)
-        if drive.outcome is Outcome.FAILED:
-            assert drive.failure is not None
-            raise drive.failure
-        if drive.outcome is Outcome.HELD:
-            time.sleep(min(drive.retry_in + 0.1, 5.0))
-            continue
-        game = Game.objects.select_related("scenario").get(pk=game.pk)
-        step = machine.next_step(state_of(game))
-        if step.done:
-            return game
-        if step.event is Event.RUN_RESUMED:
-            game = commit_event(game_id=game.pk, expected_version=game.version, event=step.event.value)
-    raise RuntimeError(f"social-feed run {game.pk} did not finish within {MAX_DRIVES} drives")

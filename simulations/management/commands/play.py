@@ -7,8 +7,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
-from simulations.kinds import get_kind, kind_of
+from simulations.kinds import Seat, get_kind, kind_of
 from simulations.models import Game
+from simulations.services.headless import play_to_end
 from simulations.services.model_choice import UnknownModelChoice, find
 from simulations.services.model_choice import options as options_offered
 from simulations.services.scenarios import latest_version
@@ -60,10 +61,10 @@ class Command(BaseCommand):
                 self.stderr.flush()
 
         try:
-            game = kind_of(game).play_headless(
-                game, role=role, human=options["human"], resumed=bool(options["resume"]), say=self.stderr.write,
-                on_progress=progress,
-            )  # fmt: skip
+            seat = Seat(
+                role=role, human=options["human"], resumed=bool(options["resume"]), say=self.stderr.write
+            )
+            game = play_to_end(game, bot=kind_of(game).headless.bot(game, seat), on_progress=progress)
         except (ModelFailure, MachineError, ValueError) as exc:
             game.refresh_from_db()
             if not options["quiet"]:
@@ -90,7 +91,9 @@ class Command(BaseCommand):
         if any(len(p) != 2 for p in pairs):
             raise CommandError("--option takes KEY=VALUE.")
         try:
-            start = kind.cli_options(role=options["role"], human=options["human"], options=dict(pairs))
+            start = kind.headless.cli_options(
+                role=options["role"], human=options["human"], options=dict(pairs)
+            )
             key = find(options["model"]) if options["model"] else None
             game = create_game(scenario_version=version, seed=options["seed"], model=key, options=start)
         except UnknownModelChoice as exc:

@@ -312,7 +312,7 @@ def test_a_member_gives_opinions_and_is_refused_a_veto_without_a_critical_flaw(
     text = "I veto this on principle."
     response = move(client, game, "OPINION_GIVEN", stance="VETO", confidence="0.9", text=text)
     refused = response.content.decode()
-    assert response.status_code == 409 and MoveRefused.NO_CRITICAL_FLAW in refused
+    assert response.status_code == 400 and MoveRefused.NO_CRITICAL_FLAW in refused  # the stance field
     assert escape(text) in refused and re.search(r'value="VETO"[^>]*checked', refused)  # the input is kept
     response = move(client, game, "OPINION_GIVEN", stance="SYNTHESIS", confidence="1.5", text="Fine.")
     assert response.status_code == 400 and "Confidence" in response.content.decode()
@@ -451,7 +451,7 @@ def test_another_user_gets_404(client: Client, version: ScenarioVersion) -> None
 
 def test_the_websocket_update_redraws_the_live_parts(client: Client, version: ScenarioVersion) -> None:
     game = drive(started(client, version, sample="secret", seat="proposer"))
-    html, last = kind_of(game).render_update(game, since_seq=0, full=True)
+    html, last = kind_of(game).pages.render_update(game, since_seq=0, full=True)
     assert last == len(state_of(game).log)
     for part in ('id="panels"', 'id="submission"', 'id="rounds"', 'id="stream"'):
         assert part in html

@@ -21,7 +21,7 @@ def lab_version(transactional_db: None) -> ScenarioVersion:
     from simulations.services.scenarios import store_scenario
 
     kind = get_kind("message_lab")
-    source = kind.source_of(load_default_scenario().model_dump(mode="json"))
+    source = kind.scenarios.source_of(load_default_scenario().model_dump(mode="json"))
     version, _ = store_scenario(kind=kind, source=source, origin="tests")
     return version
 

@@ -64,7 +64,7 @@ def test_a_panel_runs_through_its_gate_to_the_report(client: Client, lab_version
     survivors = [c for c in st.concepts if c.status is ConceptStatus.PRESENTED]
     assert 'id="gate-dialog" data-autoshow' in page
     # The websocket's update redraws the board and empties every stream box: nobody is writing at a gate.
-    update, _ = kind_of(game).render_update(game, since_seq=0, full=True)
+    update, _ = kind_of(game).pages.render_update(game, since_seq=0, full=True)
     assert 'id="panels"' in update and 'hx-swap-oob="outerHTML"' in update
     assert all(
         f'<div id="stream-{p}" hx-swap-oob="innerHTML"></div>' in update for p in st.config.participants

@@ -6,7 +6,7 @@ import json
 
 from simulations.kinds import kind_of
 from simulations.kinds.message_lab.games import state_of
-from simulations.kinds.message_lab.turns import play_headless
+from simulations.kinds.message_lab.headless import play_headless
 from simulations.models import ScenarioVersion
 from simulations.services.export import export_game
 from simulations.services.import_game import import_game
@@ -20,7 +20,7 @@ def test_the_report_names_the_winner_its_evolution_and_the_moderators_reasoning(
     game = play_headless(new_lab_game(lab_version, seed=12, rounds=3, gates=[2]))
     st = state_of(game)
     assert st.verdict is not None
-    body, content_type, filename = kind_of(game).download(game, "md")  # type: ignore[misc]
+    body, content_type, filename = kind_of(game).exports.download(game, "md")  # type: ignore[misc]
     assert content_type.startswith("text/markdown") and filename.endswith("report.md")
     winner = st.concept(st.verdict.winner)
     assert body.index("## Winner") < body.index(winner.name) < body.index("### Why it won")
@@ -37,7 +37,7 @@ def test_the_state_exports_in_the_seeds_shape_and_imports_to_the_same_run(
     lab_version: ScenarioVersion,
 ) -> None:
     game = play_headless(new_lab_game(lab_version, seed=13, rounds=2, gates=[1]))
-    body, content_type, _ = kind_of(game).download(game, "state.json")  # type: ignore[misc]
+    body, content_type, _ = kind_of(game).exports.download(game, "state.json")  # type: ignore[misc]
     sim = json.loads(body)["simulation"]
     assert (
         content_type == "application/json"

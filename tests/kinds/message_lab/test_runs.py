@@ -11,9 +11,9 @@ import pytest
 from simulations import faults
 from simulations.kinds import kind_of
 from simulations.kinds.message_lab.games import state_of
+from simulations.kinds.message_lab.headless import play_headless
 from simulations.kinds.message_lab.machine import Event, next_step
 from simulations.kinds.message_lab.state import SimulationStatus
-from simulations.kinds.message_lab.turns import play_headless
 from simulations.models import Event as EventRow
 from simulations.models import Game, ModelCall, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game

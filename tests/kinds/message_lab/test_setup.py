@@ -16,10 +16,10 @@ from simulations.kinds import get_kind
 from simulations.kinds.message_lab import prompts, turns
 from simulations.kinds.message_lab.document import Config
 from simulations.kinds.message_lab.games import state_of
+from simulations.kinds.message_lab.headless import play_headless
 from simulations.kinds.message_lab.run_config import config_from_options
 from simulations.kinds.message_lab.scenario import MessageLabScenario
 from simulations.kinds.message_lab.state import SimulationStatus
-from simulations.kinds.message_lab.turns import play_headless
 from simulations.models import Game, ModelCall, ScenarioVersion
 
 from .conftest import new_lab_game
@@ -239,6 +239,6 @@ def test_the_command_line_takes_the_moderator_the_evaluator_and_the_pace(
     lab_scenario: MessageLabScenario,
 ) -> None:
     typed = {"moderator": "humorist", "evaluator": "organiser", "parallel": "2", "participants": "skeptic,nudger,storyteller"}  # fmt: skip
-    options = get_kind("message_lab").cli_options(role=None, human=None, options=typed)
+    options = get_kind("message_lab").headless.cli_options(role=None, human=None, options=typed)
     cfg: Config = config_from_options(lab_scenario, options)
     assert (cfg.moderator, cfg.evaluator, cfg.parallel) == ("humorist", "organiser", 2)

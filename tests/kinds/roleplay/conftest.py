@@ -13,7 +13,7 @@ def store(file: str) -> ScenarioVersion:
     from simulations.services.scenarios import store_scenario
 
     kind = get_kind("roleplay")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / file)
+    [source] = kind.scenarios.read(SCENARIO_ROOT / file)
     version, _ = store_scenario(kind=kind, source=source, origin="tests")
     return version
 

@@ -13,8 +13,8 @@ from simulations.kinds import kind_of
 from simulations.kinds.roleplay import bots
 from simulations.kinds.roleplay.document import RoleplayState, Status
 from simulations.kinds.roleplay.games import state_of
+from simulations.kinds.roleplay.headless import play_headless
 from simulations.kinds.roleplay.scenario import SCENARIO_ROOT, RoleplayScenario
-from simulations.kinds.roleplay.turns import play_headless
 from simulations.models import Game, ModelCall, ScenarioVersion
 
 from .conftest import new_chat, store
@@ -41,7 +41,7 @@ def conversation(game: Game) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("goal", ["success", "fail"])
 def test_a_scripted_student_reaches_each_ending_of_each_scenario(file: str, goal: str) -> None:
     version = store(file)
-    scenario = kind_of(new_chat(version)).parse_scenario(version.document)
+    scenario = kind_of(new_chat(version)).scenarios.parse(version.document)
     lines = SCRIPTS[scenario.name][goal]
     game = play_headless(new_chat(version), bot=scripted(lines))
     state = state_of(game)

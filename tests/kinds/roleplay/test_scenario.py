@@ -38,7 +38,7 @@ def test_four_scenarios_ship_with_both_endings_and_a_fork_each() -> None:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_a_shipped_file_is_stored_as_written(path: Path) -> None:
     written = json.loads(path.read_text(encoding="utf-8"))
-    [source] = get_kind("roleplay").read_scenarios(path)
+    [source] = get_kind("roleplay").scenarios.read(path)
     assert source.document == written
 
 

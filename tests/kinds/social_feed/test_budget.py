@@ -16,8 +16,8 @@ from django.utils.html import escape
 from simulations.kinds import get_kind
 from simulations.kinds.social_feed.estimate import run_estimate
 from simulations.kinds.social_feed.games import scenario_of, state_of
+from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.machine import RunConfig
-from simulations.kinds.social_feed.turns import play_headless
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry
 from simulations.services.turns import create_game
 from tests.budget import set_school_limits, town_square

@@ -20,8 +20,9 @@ from simulations.kinds.social_feed import machine
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.entities import AgentState
 from simulations.kinds.social_feed.games import state_of
+from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.offline import OfflineReasoner
-from simulations.kinds.social_feed.turns import Recording, play_headless
+from simulations.kinds.social_feed.turns import Recording
 from simulations.models import Game, ScenarioVersion
 from simulations.services.drive import Outcome, drive_game
 from simulations.services.scenarios import store_scenario
@@ -34,7 +35,7 @@ SMALL = {"agents": 30, "max_rounds": 12, "checkpoint_frequency": 3, "started_at"
 @pytest.fixture
 def town() -> ScenarioVersion:
     kind = get_kind("social_feed")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
+    [source] = kind.scenarios.read(SCENARIO_ROOT / "town-square.yaml")
     return store_scenario(kind=kind, source=source, origin="tests")[0]
 
 
@@ -72,7 +73,7 @@ def test_a_run_interrupted_between_blocks_resumes_to_the_identical_run(
 
 
 def test_a_choice_the_guards_did_not_offer_is_refused(town: ScenarioVersion) -> None:
-    scenario = get_kind("social_feed").parse_scenario(town.document)
+    scenario = get_kind("social_feed").scenarios.parse(town.document)
     st = state_of(new_run(town))
     for _ in range(5):  # play until a block holds a reasoner's choice
         block: dict[str, Any] = {"rounds": machine.block_size(st), "at": "t"}

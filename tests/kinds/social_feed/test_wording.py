@@ -14,8 +14,8 @@ from simulations.kinds import get_kind
 from simulations.kinds.social_feed import presenters
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.entities import AgentState
+from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.machine import Event, Status
-from simulations.kinds.social_feed.turns import play_headless
 from simulations.models import ScenarioVersion
 from simulations.services.scenarios import store_scenario
 from simulations.services.turns import create_game
@@ -39,7 +39,7 @@ def disagreeing_counts(text: str) -> list[str]:
 @pytest.fixture
 def town() -> ScenarioVersion:
     kind = get_kind("social_feed")
-    [source] = kind.read_scenarios(SCENARIO_ROOT / "town-square.yaml")
+    [source] = kind.scenarios.read(SCENARIO_ROOT / "town-square.yaml")
     return store_scenario(kind=kind, source=source, origin="tests")[0]
 
 

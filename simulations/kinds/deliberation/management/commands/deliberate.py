@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from simulations.engine.errors import MachineError, ScenarioError
 from simulations.kinds.deliberation import amendments, checks, machine
 from simulations.kinds.deliberation.games import scenario_of, state_of
+from simulations.kinds.deliberation.headless import play_headless
 from simulations.kinds.deliberation.machine import (
     Actor,
     AmendmentDeclined,
@@ -22,7 +23,6 @@ from simulations.kinds.deliberation.offline import AmendedCode, Move, decide
 from simulations.kinds.deliberation.report import render_report
 from simulations.kinds.deliberation.scenario import SCENARIO_ROOT, DeliberationScenario
 from simulations.kinds.deliberation.state import DeliberationState, Stance
-from simulations.kinds.deliberation.turns import play_headless
 from simulations.models import Game, TranscriptEntry
 from simulations.services.scenarios import load_scenario, parsed_scenario
 from simulations.services.turns import create_game

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from simulations import faults
-from simulations.ai import costs, gateway, tokens
+from simulations.ai import tokens
+from simulations.ai.model_spec import ModelSpec
+from simulations.kinds import ChunkSink, Restart
 from simulations.kinds.negotiation import llm_judge, machine, output_guard, prompts
 from simulations.kinds.negotiation.debrief import debrief_facts
 from simulations.kinds.negotiation.entries import kept_entries
@@ -22,25 +23,17 @@ from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
 from simulations.services.appended import AppendedRows
-from simulations.services.budget import check_budget
 from simulations.services.model_choice import game_specs
+from simulations.services.model_step import ModelRequest, Move, play_model_step, record_of
 from simulations.services.rows import rows_after
 from simulations.services.turns import (
-    GameFinished,
     ModelCallRecord,
-    StaleTurn,
     commit_event,
-    record_failed_call,
-    record_uncommitted_calls,
 )
 
 
 def play_ai_step(
-    *,
-    game: Game,
-    step: Step,
-    on_chunk: Callable[[str], None] | None = None,
-    on_restart: Callable[[], None] | None = None,
+    game: Game, step: Step, *, on_chunk: ChunkSink | None = None, on_restart: Restart | None = None
 ) -> Game:
     """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn.
     `on_restart`: the model call is retried; words already relayed to `on_chunk` are void."""
@@ -49,66 +42,43 @@ def play_ai_step(
         return commit_event(
             game_id=game.pk, expected_version=game.version, event=machine.Event.AI_VOTE_COMMITTED, known=game
         )
-    check_budget(game)
-    playing, judging = game_specs(game)
     scenario, state = scenario_of_version(game.scenario), state_of(game)
-    if step.purpose == "summary":
-        prompt = prompts.build_summary_prompt(
-            debrief_facts(game, scenario, state), with_facts=playing.offline
-        )
-    else:
-        entries = seen_entries(game)
-        prompt = prompts.build_prompt(
-            scenario, state, step, entries, _recent_changes(game, step.role, entries),
-            with_facts=playing.offline,  # only the offline model reads the facts block
-        )  # fmt: skip
     if on_chunk is not None and step.role is not None:  # every relay (page or background driver) is screened
         on_chunk, on_restart = _screened(scenario, step.role, on_chunk, on_restart)
-    faults.point("before_model_call")
-    try:
-        result = gateway.complete(prompt.messages, spec=playing, on_chunk=on_chunk, on_restart=on_restart)
-    except gateway.ModelFailure as exc:
-        record_failed_call(
-            game=game, role=step.role, purpose=step.purpose, model=playing.model, error=exc.record, context=prompt.context,
-            prompt_tokens=costs.estimated_prompt_tokens(prompt.messages), token_count_method=tokens.METHOD,
+    judging = game_specs(game)[1]
+
+    def build(spec: ModelSpec) -> ModelRequest:
+        if step.purpose == "summary":
+            prompt = prompts.build_summary_prompt(
+                debrief_facts(game, scenario, state), with_facts=spec.offline
+            )
+        else:
+            entries = seen_entries(game)
+            prompt = prompts.build_prompt(
+                scenario, state, step, entries, _recent_changes(game, step.role, entries),
+                with_facts=spec.offline,  # only the offline model reads the facts block
+            )  # fmt: skip
+        return ModelRequest(
+            messages=prompt.messages, role=step.role or "debrief", purpose=step.purpose or "",
+            context=prompt.context, prompt_version=prompt.version,
         )  # fmt: skip
-        raise
-    calls = [_record(step.role or "debrief", step.purpose, prompt, result)]
-    try:
+
+    def read(reply: str) -> Move:
         text = trim(
-            result.text if step.role is None else output_guard.clean(scenario, step.role, result.text),
+            reply if step.role is None else output_guard.clean(scenario, step.role, reply),
             limit=machine.MAX_SUMMARY_CHARS if step.purpose == "summary" else machine.MAX_MESSAGE_CHARS,
         )
-    except gateway.ModelFailure as exc:
-        record_failed_call(
-            game=game, role=step.role, purpose=step.purpose, model=result.model, error=exc.record, context=prompt.context,
-            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            token_count_method=result.token_count_method, cost_usd=calls[0].cost_usd,
-        )  # fmt: skip
-        raise
-    event, payload = step.events[0], {"text": text}
-    if step.purpose == "speech" and is_pass(text):
-        event, payload = machine.Event.AI_TURN_SKIPPED, {}
-    elif step.purpose != "summary" and not judging.offline:
+        if step.purpose == "speech" and is_pass(text):
+            return Move(machine.Event.AI_TURN_SKIPPED, {})
+        event, payload = step.events[0], {"text": text}
+        if step.purpose == "summary" or judging.offline:
+            return Move(event, payload)
         payload["signals"], judge_call = judge_text(
             game, step.role or "", text, machine.text_seq(state, event)
         )
-        calls += judge_call
-    try:
-        return commit_event(
-            game_id=game.pk,
-            expected_version=game.version,
-            event=event,
-            payload=payload,
-            model_calls=tuple(calls),
-            known=game,
-        )
-    except (
-        StaleTurn,
-        GameFinished,
-    ) as exc:  # another driver played this turn: these calls were still paid for
-        record_uncommitted_calls(game=game, calls=tuple(calls), why=str(exc))
-        raise
+        return Move(event, payload, tuple(judge_call))
+
+    return play_model_step(game, build, read, on_chunk=on_chunk, on_restart=on_restart)
 
 
 def _screened(
@@ -139,23 +109,11 @@ def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list
             outcome_reason=judged.reason[:300],
         )  # fmt: skip
         return signals, [failed]
-    record = _record("judge", "judge", prompt, judged.completion)
-    return signals, [replace(record, outcome=judged.outcome, outcome_reason=judged.reason[:300])]
-
-
-def _record(role: str, purpose: str, prompt: prompts.Prompt, result: gateway.Completion) -> ModelCallRecord:
-    return ModelCallRecord(
-        role=role,
-        purpose=purpose,
-        context=prompt.context,
-        prompt_version=prompt.version,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        token_count_method=result.token_count_method,
-        model=result.model,
-        latency_ms=result.latency_ms,
-        cost_usd=costs.call_cost(result.model, result.prompt_tokens, result.completion_tokens),
+    asked = ModelRequest(
+        messages=[], role="judge", purpose="judge", context=prompt.context, prompt_version=prompt.version
     )
+    record = record_of(asked, judged.completion)
+    return signals, [replace(record, outcome=judged.outcome, outcome_reason=judged.reason[:300])]
 
 
 def is_pass(text: str) -> bool:
