@@ -1,4 +1,4 @@
-"""Scoring a judge on the labelled corpus (tests/engine/judge_corpus.yaml): per reading kind and per sentence family.
+"""Scoring a judge on the labelled corpus (tests/kinds/negotiation/judge_corpus.yaml): per reading kind and per sentence family.
 
 Used by the corpus test (the rule judge, in CI) and by `manage.py score_judge` (the configured model judge, by
 hand). A judge is any function from a corpus item to `Signals` (None: it gave no usable reading). Readings are
@@ -16,7 +16,7 @@ import yaml
 
 from simulations.kinds.negotiation.judge import Signals
 
-CORPUS = Path(__file__).resolve().parents[3] / "tests" / "engine" / "judge_corpus.yaml"
+CORPUS = Path(__file__).resolve().parents[3] / "tests" / "kinds" / "negotiation" / "judge_corpus.yaml"
 KINDS = ("support", "oppose", "conditional", "offers", "asks", "trades")
 
 

@@ -22,7 +22,7 @@ Pure and deterministic. A message is cut into sentences and each sentence into c
 An explicit stance outranks an evaluation of the same option, and a clause after "but" the clause it answers; an
 option backed and opposed equally strongly is neither; and backing for one option said outright drops backing for
 another option of the same issue that was only implied. The corpus that measures all this is
-`tests/engine/judge_corpus.yaml` (see docs/kinds/negotiation.md, "The AI delegations").
+`tests/kinds/negotiation/judge_corpus.yaml` (see docs/kinds/negotiation.md, "The AI delegations").
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from simulations.kinds.negotiation.scenario import ScenarioError, load_scenario_
 
 
 class Command(BaseCommand):
-    help = "Score the judge (the configured model's, or --rules) on tests/engine/judge_corpus.yaml."
+    help = (
+        "Score the judge (the configured model's, or --rules) on tests/kinds/negotiation/judge_corpus.yaml."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rules", action="store_true", help="score the rule judge instead of the model")

@@ -1,5 +1,5 @@
 """The rule judge reads the second scenario's stance lines with that scenario's lexicon: its own labelled corpus
-(tests/scenarios/plastics_judge_corpus.yaml) reads right at a high rate, and covers every argument line."""
+(tests/kinds/negotiation/plastics_judge_corpus.yaml) reads right at a high rate, and covers every argument line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from simulations.kinds.negotiation import judge, judge_score
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
-from tests.scenarios.plastics import PLASTICS_DIR
+from tests.kinds.negotiation.plastics import PLASTICS_DIR
 
 CORPUS = Path(__file__).resolve().parent / "plastics_judge_corpus.yaml"
 OVERALL = 0.95

@@ -5,7 +5,7 @@ from __future__ import annotations
 from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import Passive
 from simulations.kinds.negotiation.scenario import Scenario
-from tests.engine.driver import new_pure_game
+from tests.kinds.negotiation.driver import new_pure_game
 
 
 def test_the_lean_panel_shows_public_statements_only(scenario: Scenario) -> None:

@@ -16,7 +16,7 @@ from simulations.kinds.negotiation import review_pictures
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.models import Event, Game
 from tests.helpers import played
-from tests.scenarios.plastics import played_plastics
+from tests.kinds.negotiation.plastics import played_plastics
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from simulations.kinds.negotiation import machine, rules
 from simulations.kinds.negotiation.bots import Advocate, Passive
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
-from tests.engine.driver import PureGame, new_pure_game
+from tests.kinds.negotiation.driver import PureGame, new_pure_game
 
 SPEC_STATES = {
     "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",

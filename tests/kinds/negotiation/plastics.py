@@ -12,7 +12,7 @@ from simulations.models import Game, ScenarioVersion
 from simulations.services.scenarios import load_scenario
 from simulations.services.turns import create_game
 
-PLASTICS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "plastics"
+PLASTICS_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "plastics"
 PLASTICS_ROLES = ["FJI", "IND", "NOR", "SAU", "GPIC", "WPWA"]  # countries, then NGOs, each by id
 
 

@@ -1,6 +1,6 @@
 """The rule judge on its labelled corpus: at least 97 % of sentences read right, and no reading kind below its floor.
 
-The report prints in a normal run (`pytest tests/engine/test_judge_corpus.py`), so a change to the judge shows what
+The report prints in a normal run (`pytest tests/kinds/negotiation/test_judge_corpus.py`), so a change to the judge shows what
 it gained or lost per kind and per sentence family.
 """
 

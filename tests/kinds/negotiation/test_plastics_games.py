@@ -14,7 +14,7 @@ from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
 from simulations.services.export import export_game
 from simulations.services.scenarios import load_scenario
-from tests.scenarios.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
+from tests.kinds.negotiation.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
 
 pytestmark = pytest.mark.django_db
 SEED = 2

@@ -12,7 +12,7 @@ from simulations.kinds.negotiation.bots import Decision, Passive
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
-from tests.engine.driver import new_pure_game
+from tests.kinds.negotiation.driver import new_pure_game
 
 SAYS_4_2 = "The United States supports 4.2, out of scope pending assessment, once the convention is secure."
 

@@ -15,8 +15,8 @@ from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Game, TranscriptEntry
 from simulations.services import student_errors
 from simulations.services.turns import StaleTurn
-from tests.engine.driver import new_pure_game
 from tests.helpers import played
+from tests.kinds.negotiation.driver import new_pure_game
 
 pytestmark = pytest.mark.django_db
 

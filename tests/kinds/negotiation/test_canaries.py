@@ -19,7 +19,7 @@ from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ModelCall, TranscriptEntry
 from simulations.services.turns import create_game
-from tests.ai.conftest import ROLES, brief_canary
+from tests.kinds.negotiation.conftest import ROLES, brief_canary
 
 
 def talk_canary(human: str, convo: int) -> str:

@@ -30,7 +30,7 @@ from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS, Outcome, St
 from simulations.kinds.negotiation.scenario import load_scenario_dir
 from simulations.kinds.negotiation.state import GameState
 
-SCENARIO = load_scenario_dir(Path(__file__).parents[2] / "scenarios" / "mercury")
+SCENARIO = load_scenario_dir(Path(__file__).parents[3] / "scenarios" / "mercury")
 ROLE_IDS = SCENARIO.role_ids
 VOTERS = frozenset(SCENARIO.voters)
 CHAIR = SCENARIO.chair.id

@@ -31,7 +31,7 @@ from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEnt
 from simulations.services.checkpoints import state_at
 from simulations.services.resume import resume_game
 from simulations.services.turns import create_game
-from tests.ai.conftest import ROLES, brief_canary
+from tests.kinds.negotiation.conftest import ROLES, brief_canary
 
 COUNTRIES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA"]
 LIMIT = machine.MAX_MESSAGE_CHARS

@@ -15,7 +15,7 @@ from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
-from tests.scenarios.plastics import plastics_version
+from tests.kinds.negotiation.plastics import plastics_version
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-passphrase-42"
