@@ -168,7 +168,7 @@ def new_game(version: ScenarioVersion, owner: User, where: Where | None) -> Game
     """A new game of the owner, played headless until `where` holds (to the end when None)."""
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.games import state_of, step_of
-    from simulations.kinds.negotiation.play import play_game
+    from simulations.kinds.negotiation.headless import play_game
     from simulations.services.turns import create_game
 
     game = create_game(scenario_version=version, seed=SEED, owner=owner)
