@@ -311,6 +311,8 @@ MERCURY_SHARE_LINK_DAYS = int(os.environ.get("MERCURY_SHARE_LINK_DAYS", "14"))  
 MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
     os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
 )  # per user name; 0: none
+# Class-session join codes a user may try in 15 minutes: a class types its code once; guessing codes is stopped.
+MERCURY_RATE_JOINS_PER_15_MINUTES = int(os.environ.get("MERCURY_RATE_JOINS_PER_15_MINUTES", "10"))  # 0: no limit
 MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = int(
     os.environ.get("MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS", "50")
 )  # per client address and 15 minutes; 0: none

@@ -6,7 +6,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 
 from simulations.kinds import all_kinds
-from simulations.views import accounts, health, lobby, play, review
+from simulations.views import accounts, classes, health, lobby, play, review
 
 
 def favicon(request: HttpRequest) -> HttpResponseRedirect:
@@ -30,6 +30,17 @@ urlpatterns = [
     path("games/<int:game_id>/share/", review.share, name="share"),
     path("games/<int:game_id>/unshare/", review.unshare, name="unshare"),
     path("games/<int:game_id>/export.<str:fmt>", review.download, name="download"),
+    path("classes/", classes.session_list, name="class_list"),
+    path("classes/new/", classes.session_new, name="class_new"),
+    path("classes/<int:session_id>/", classes.room, name="class_room"),
+    path("classes/<int:session_id>/roster/", classes.roster, name="class_roster"),
+    path("classes/<int:session_id>/start/", classes.start, name="class_start"),
+    path("classes/<int:session_id>/end/", classes.end, name="class_end"),
+    path("classes/<int:session_id>/results.csv", classes.results, name="class_results"),
+    path("classes/<int:session_id>/wait/", classes.wait, name="class_wait"),
+    path("classes/<int:session_id>/play/", classes.play, name="class_play"),
+    path("join/", classes.join, name="class_join"),
+    path("join/<str:code>/", classes.join, name="class_join_code"),
     path("shared/", review.shared_entry, name="shared_entry"),
     path("shared/<str:token>/", review.shared_review, name="shared_review"),  # links made before the fragment
     # A kind's own pages (e.g. a deliberation's set-up form) live under /<kind>/ (`Kind.pages.urlpatterns`).

@@ -22,6 +22,7 @@ from .admin_scenarios import ScenarioDraftAdmin, VersionAuthoring
 from .models import (
     Checkpoint,
     Classroom,
+    ClassSession,
     Event,
     Game,
     ModelCall,
@@ -163,6 +164,20 @@ class ClassroomAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     @admin.display(description="Students")
     def student_count(self, obj: Classroom) -> int:
         return obj.students.count()
+
+
+@admin.register(ClassSession)
+class ClassSessionAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Teachers run their sessions from their own pages (/classes/); the admin lists every session for admins."""
+
+    list_display = ("title", "code", "teacher", "scenario", "status", "created_at")
+    list_filter = ("status",)
+    search_fields = ("title", "code", "teacher__username", "members__student__username")
+    readonly_fields = ("code", "created_at", "started_at", "ended_at")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ClassSession]:
+        rows = super().get_queryset(request)
+        return rows.filter(teacher=request.user) if class_scoped(request.user) else rows
 
 
 @admin.register(Event)

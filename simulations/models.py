@@ -101,6 +101,57 @@ class Classroom(models.Model):
         return self.name
 
 
+class ClassSession(models.Model):
+    """A class played together: a teacher opens it on one scenario version, students join with its code, the
+    teacher starts it and each student then plays their own game of it; the teacher watches them live and reads
+    the class's results. Its games are its members' games of its scenario made while it ran."""
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "waiting for students"
+        RUNNING = "running", "running"
+        ENDED = "ended", "ended"
+
+    teacher = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sessions_taught"
+    )
+    scenario = models.ForeignKey(ScenarioVersion, on_delete=models.PROTECT, related_name="class_sessions")
+    title = models.CharField(max_length=120)
+    code = models.CharField(max_length=12, unique=True, help_text="What students type to join.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
+    max_students = models.PositiveSmallIntegerField(default=30)
+    model = models.CharField(
+        max_length=64, blank=True, help_text="The model option the games use; blank: the default."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.code})"
+
+
+class ClassMember(models.Model):
+    """A student who joined a class session."""
+
+    session = models.ForeignKey(ClassSession, on_delete=models.CASCADE, related_name="members")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="class_memberships"
+    )
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["joined_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "student"], name="one_membership_a_session")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.student} in {self.session}"
+
+
 class ScenarioRole(models.Model):
     """A seat of a scenario version, broken out of the document for browsing in the admin."""
 

@@ -1,5 +1,6 @@
 """Who may read and who may drive a game: the owner drives; staff and holders of the share link read. A staff
-member in the Teachers group reads only the games of the students in the classes they teach (Classroom).
+member in the Teachers group reads only the games of the students in the classes they teach (Classroom); the
+teacher of a class session reads its games.
 
 A share link carries its token after `#` (`/shared/#TOKEN`), which browsers never send in a request line: the
 page posts it once, the visitor's session receives a grant for that game (`grant_share`), and every later
@@ -15,12 +16,12 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.backends.base import SessionBase
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from simulations.models import Game
+from simulations.models import ClassSession, Game
 
 
 class NotAllowed(Exception):
@@ -45,15 +46,30 @@ def class_scoped(user: User | AnonymousUser) -> bool:
 
 
 def readable_games(user: User | AnonymousUser) -> QuerySet[Game]:
-    """The games staff `user` may read: all of them, or a teacher's classes' games."""
+    """The games staff `user` may read: all of them, or a teacher's classes' and class sessions' games."""
     if not class_scoped(user):
         return Game.objects.all()
-    return Game.objects.filter(owner__classes__teachers=user.pk).distinct()
+    return Game.objects.filter(
+        Q(owner__classes__teachers=user.pk) | Exists(_sessions_taught(user.pk))
+    ).distinct()
+
+
+def _sessions_taught(teacher_id: int | None) -> QuerySet[ClassSession]:
+    """For a game (OuterRef): the class sessions `teacher_id` opened that it belongs to (services/class_sessions)."""
+    return ClassSession.objects.filter(
+        teacher_id=teacher_id, scenario=OuterRef("scenario"), members__student=OuterRef("owner"),
+        started_at__lte=OuterRef("created_at"),
+    ).filter(Q(ended_at__isnull=True) | Q(ended_at__gte=OuterRef("created_at")))  # fmt: skip
 
 
 def can_read(user: User | AnonymousUser, game: Game, share_token: str | None = None) -> bool:
     if can_drive(user, game):
         return True
+    if (
+        user.is_authenticated
+        and Game.objects.filter(pk=game.pk).filter(Exists(_sessions_taught(user.pk))).exists()
+    ):
+        return True  # a class session's teacher reads its games
     if (
         user.is_authenticated
         and user.is_staff

@@ -1,4 +1,4 @@
-"""Rate limits on moves, new games, sign-ups and log-in attempts (fixed windows in Django's cache).
+"""Rate limits on moves, new games, sign-ups, log-in attempts and class-session join codes tried (fixed windows in Django's cache).
 
 A class often reaches the server from one address (a school's network): what is limited per address must let a
 class through. Sign-ups per address are sized for a class; log-ins count per address only when they fail (a
@@ -24,6 +24,9 @@ class RateLimited(Exception):
     GAMES = "You have started many games recently: finish or resume one, or try again later."
     SIGNUPS = "Too many accounts were created from your network recently: try again later."
     LOGINS = "Too many log-in attempts: wait a few minutes and try again."
+    JOINS = (
+        "Too many attempts to join a class: check the code with your teacher and try again in a few minutes."
+    )
 
 
 def check_rate(*, user_id: int, action: str) -> None:
@@ -39,6 +42,7 @@ def _limit(action: str) -> tuple[int, int, str]:
         "signup": (settings.MERCURY_RATE_SIGNUPS_PER_HOUR, 3600, RateLimited.SIGNUPS),
         "login": (settings.MERCURY_RATE_LOGINS_PER_15_MINUTES, 900, RateLimited.LOGINS),
         "login_failure": (settings.MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS, 900, RateLimited.LOGINS),
+        "join": (settings.MERCURY_RATE_JOINS_PER_15_MINUTES, 900, RateLimited.JOINS),
     }[action]
 
 

@@ -1,0 +1,175 @@
+"""Class sessions: a teacher opens one on a scenario version, students join with its short code, the teacher
+starts it, each student plays their own game of it, the teacher watches every game and reads the class's results.
+
+A session's games are found, not linked: its members' games of its scenario version made while it ran. So every
+kind's own start (a negotiation's seat choice, a deliberation's or Message Lab's set-up form) serves a class
+unchanged, and a game stays its student's: the teacher reads it, nobody else does."""
+
+from __future__ import annotations
+
+import csv
+import io
+import secrets
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from simulations.kinds import Actor, get_kind
+from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion
+
+from .access import TEACHERS
+from .rate_limit import check_limit
+
+# No 0/O, 1/I/L: a code read aloud or copied from a projector is typed right.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+
+
+class JoinRefused(Exception):
+    """A join the session does not take; the message is the sentence for the student."""
+
+    UNKNOWN = "No class session has this code: check it with your teacher (letters and digits, no spaces)."
+    ENDED = "This class session has ended."
+    FULL = "This class session is full: ask your teacher."
+    TEACHER = "You are this session's teacher: open it from your sessions."
+
+
+def may_teach(user: User | AnonymousUser) -> bool:
+    """Teachers (the Teachers group) and staff open class sessions."""
+    return bool(user.is_authenticated and (user.is_staff or user.groups.filter(name=TEACHERS).exists()))
+
+
+def teaches(user: User | AnonymousUser, session: ClassSession) -> bool:
+    """The session's own teacher, or an admin."""
+    return bool(user.is_authenticated and (session.teacher_id == user.pk or user.is_superuser))
+
+
+def open_session(
+    *, teacher: User, version: ScenarioVersion, title: str, max_students: int, model: str = ""
+) -> ClassSession:
+    """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code."""
+    for _ in range(20):
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+        try:
+            with transaction.atomic():
+                return ClassSession.objects.create(
+                    teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
+                    max_students=max_students, model=model,
+                )  # fmt: skip
+        except IntegrityError:
+            continue  # that code is taken: draw another
+    raise RuntimeError("no free join code after 20 draws")
+
+
+def normalised_code(code: str) -> str:
+    return "".join(code.split()).upper().replace("-", "")
+
+
+def join(*, user: User, code: str) -> ClassSession:
+    """The session the student joins (again, if already a member: joining twice is harmless). Every attempt counts
+    against the user's rate of join attempts, so codes cannot be guessed by trying. Raises JoinRefused, RateLimited."""
+    check_limit(action="join", subject=str(user.pk))
+    session = ClassSession.objects.filter(code=normalised_code(code)).first()
+    if session is None:
+        raise JoinRefused(JoinRefused.UNKNOWN)
+    if session.teacher_id == user.pk:
+        raise JoinRefused(JoinRefused.TEACHER)
+    if ClassMember.objects.filter(session=session, student=user).exists():
+        return session
+    if session.status == ClassSession.Status.ENDED:
+        raise JoinRefused(JoinRefused.ENDED)
+    with transaction.atomic():
+        locked = ClassSession.objects.select_for_update().get(pk=session.pk)
+        if locked.members.count() >= locked.max_students:
+            raise JoinRefused(JoinRefused.FULL)
+        ClassMember.objects.get_or_create(session=locked, student=user)
+    return session
+
+
+def start(session: ClassSession) -> None:
+    if session.status == ClassSession.Status.WAITING:
+        session.status, session.started_at = ClassSession.Status.RUNNING, timezone.now()
+        session.save(update_fields=["status", "started_at"])
+
+
+def end(session: ClassSession) -> None:
+    if session.status != ClassSession.Status.ENDED:
+        session.status, session.ended_at = ClassSession.Status.ENDED, timezone.now()
+        session.save(update_fields=["status", "ended_at"])
+
+
+def session_games(session: ClassSession) -> QuerySet[Game]:
+    """Its members' games of its scenario version made while it ran (none before it started)."""
+    if session.started_at is None:
+        return Game.objects.none()
+    games = Game.objects.filter(
+        scenario=session.scenario,
+        owner__class_memberships__session=session,
+        created_at__gte=session.started_at,
+    )
+    if session.ended_at is not None:
+        games = games.filter(created_at__lte=session.ended_at)
+    return games.select_related("scenario", "owner").defer("state", "scenario__document")
+
+
+@dataclass(frozen=True)
+class StudentRow:
+    """One student of the session, as the teacher's room and the results show them."""
+
+    name: str
+    joined_at: str
+    game: Game | None  # their latest game of the session
+    phase: str  # where it stands, in the kind's words
+    waiting_on: str  # "the student", "the AI: <who>", "" when over
+    updated_at: str
+
+
+def roster(session: ClassSession) -> list[StudentRow]:
+    """Every member with their latest game of the session (its phase, and whom it waits for)."""
+    latest: dict[int, Game] = {}
+    for made in session_games(session).order_by("created_at"):
+        latest[made.owner_id] = made  # type: ignore[index]
+    kind = get_kind(session.scenario.kind)
+    rows = []
+    for member in session.members.select_related("student"):
+        game = latest.get(member.student_id)
+        phase = waiting_on = updated = ""
+        if game is not None:
+            phase, updated = kind.pages.phase_label(game.phase), game.updated_at.isoformat(timespec="seconds")
+            if game.finished_at is None:
+                step = kind.next_step(Game.objects.select_related("scenario").get(pk=game.pk))
+                waiting_on = f"the AI: {step.speaker}" if step.actor is Actor.AI else "the student"
+        rows.append(
+            StudentRow(
+                member.student.get_username(),
+                member.joined_at.isoformat(timespec="seconds"),
+                game,
+                phase,
+                waiting_on,
+                updated,
+            )  # fmt: skip
+        )
+    return rows
+
+
+def results_csv(session: ClassSession) -> str:
+    """One row per student: their game, where it ended or stands, and when it last moved."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    cell = _inert_cell
+    writer.writerow(["student", "joined_at", "game_id", "seat", "phase", "finished", "updated_at"])
+    for row in roster(session):
+        played = row.game
+        writer.writerow([
+            cell(row.name), row.joined_at, played.pk if played else "", played.human_role if played else "",
+            row.phase, "yes" if played and played.finished_at else "no", row.updated_at,
+        ])  # fmt: skip
+    return out.getvalue()
+
+
+def _inert_cell(text: str) -> str:
+    """A spreadsheet never reads a student's name as a formula (a user name may begin with + - or @)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

@@ -1,0 +1,173 @@
+"""Class sessions' pages (services/class_sessions.py): a teacher opens a session and watches its room; students join
+with the code, wait, then each opens their own game. Every page checks who is asking: the room, its roster and
+the results are the session's teacher's; the waiting page and the game button are its members'."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from simulations.kinds import get_kind
+from simulations.models import ClassMember, ClassSession
+from simulations.services import class_sessions as sessions
+from simulations.services.model_choice import UnknownModelChoice, options
+from simulations.services.rate_limit import RateLimited
+from simulations.services.scenarios import latest_version
+
+from .lobby import latest_scenarios
+
+ROSTER_EVERY_SECONDS = (
+    3  # the room's roster and the waiting page ask again this often (htmx; a reload without)
+)
+MAX_STUDENTS = 200
+
+
+def _taught(request: HttpRequest, session_id: int) -> ClassSession:
+    session = get_object_or_404(ClassSession.objects.select_related("scenario"), pk=session_id)
+    if not sessions.teaches(request.user, session):  # type: ignore[arg-type]
+        raise Http404("No such class session.")  # another teacher's session does not exist for you
+    return session
+
+
+def _joined(request: HttpRequest, session_id: int) -> ClassSession:
+    session = get_object_or_404(ClassSession.objects.select_related("scenario"), pk=session_id)
+    if not ClassMember.objects.filter(session=session, student=request.user.pk).exists():
+        raise Http404("No such class session.")
+    return session
+
+
+@login_required
+def session_list(request: HttpRequest) -> HttpResponse:
+    if not sessions.may_teach(request.user):  # type: ignore[arg-type]
+        raise Http404("No such page.")
+    mine = ClassSession.objects.filter(teacher=request.user.pk).select_related("scenario")
+    return render(request, "classes/list.html", {"class_sessions": mine})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def session_new(request: HttpRequest) -> HttpResponse:
+    if not sessions.may_teach(request.user):  # type: ignore[arg-type]
+        raise Http404("No such page.")
+    error, status = "", 200
+    if request.method == "POST":
+        version = latest_version(slug=request.POST.get("scenario", ""))
+        try:
+            students = int(request.POST.get("max_students", "30"))
+        except ValueError:
+            students = 0
+        keys = {o.key for o in options()}
+        model = request.POST.get("model", "")
+        if version is None:
+            error = "Choose a scenario from the list."
+        elif not 1 <= students <= MAX_STUDENTS:
+            error = f"A session takes 1 to {MAX_STUDENTS} students."
+        elif model and model not in keys:
+            error = "That model is no longer offered: choose another."
+        else:
+            session = sessions.open_session(
+                teacher=request.user,  # type: ignore[arg-type]
+                version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
+            )  # fmt: skip
+            return redirect("class_room", session_id=session.pk)
+        status = 400
+    context = {
+        "scenarios": latest_scenarios(),
+        "model_options": options(),
+        "error": error,
+        "posted": request.POST,
+    }
+    return render(request, "classes/new.html", context, status=status)
+
+
+@login_required
+def room(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _taught(request, session_id)
+    join_url = request.build_absolute_uri(f"/join/{session.code}/")
+    context = {"session": session, "rows": sessions.roster(session), "join_url": join_url,
+               "every": ROSTER_EVERY_SECONDS}  # fmt: skip
+    return render(request, "classes/room.html", context)
+
+
+@login_required
+def roster(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The room's live part: the students, each game's phase and whom it waits for (asked again every few seconds)."""
+    session = _taught(request, session_id)
+    context = {"session": session, "rows": sessions.roster(session), "every": ROSTER_EVERY_SECONDS}
+    return render(request, "classes/_roster.html", context)
+
+
+@login_required
+@require_POST
+def start(request: HttpRequest, session_id: int) -> HttpResponse:
+    sessions.start(_taught(request, session_id))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+@require_POST
+def end(request: HttpRequest, session_id: int) -> HttpResponse:
+    sessions.end(_taught(request, session_id))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+def results(request: HttpRequest, session_id: int) -> HttpResponse:
+    session = _taught(request, session_id)
+    response = HttpResponse(sessions.results_csv(session), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="class-{session.code}.csv"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def join(request: HttpRequest, code: str = "") -> HttpResponse:
+    """GET: the code form (filled from a link's code). POST: join, then the waiting page."""
+    error, status = "", 200
+    if request.method == "POST":
+        try:
+            session = sessions.join(user=request.user, code=request.POST.get("code", ""))  # type: ignore[arg-type]
+            return redirect("class_wait", session_id=session.pk)
+        except sessions.JoinRefused as exc:
+            error, status = str(exc), 400
+        except RateLimited as exc:
+            error, status = str(exc), 429
+        code = request.POST.get("code", "")
+    return render(request, "classes/join.html", {"code": code[:20], "error": error}, status=status)
+
+
+@login_required
+def wait(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The student's page of the session: waiting for the teacher, then the way into their own game."""
+    session = _joined(request, session_id)
+    games = sessions.session_games(session).filter(owner=request.user.pk).order_by("-created_at")
+    context = {"session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS}
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "classes/_wait.html", context)
+    request.watch_refresh = 0 if session.status != ClassSession.Status.WAITING else ROSTER_EVERY_SECONDS  # type: ignore[attr-defined]
+    return render(request, "classes/wait.html", context)
+
+
+@login_required
+@require_POST
+def play(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The student's own game of the session: the one they have going, or a new one (the kind's own start)."""
+    session = _joined(request, session_id)
+    if session.status != ClassSession.Status.RUNNING:
+        messages.error(request, "The session is not running: wait for your teacher to start it.")
+        return redirect("class_wait", session_id=session_id)
+    going = sessions.session_games(session).filter(owner=request.user.pk, finished_at__isnull=True).first()
+    if going is not None:
+        return redirect("game", game_id=going.pk)
+    try:
+        return get_kind(session.scenario.kind).pages.new_game(
+            request, session.scenario, seed=secrets.randbelow(2**31), model=session.model or None
+        )
+    except UnknownModelChoice as exc:  # the admin disabled the session's model since
+        messages.error(request, f"{exc} Tell your teacher.")
+        return redirect("class_wait", session_id=session_id)

@@ -1,0 +1,150 @@
+"""Class sessions (issue #67, first step): a teacher opens one, students join with its code and each plays their
+own game; the teacher's room lists them with where each game stands, reads their games and downloads the results.
+Who may see what: the room, roster and results are the session's teacher's; the waiting page its members'."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from simulations.kinds import get_kind
+from simulations.kinds.negotiation.bots import make_policy
+from simulations.kinds.negotiation.headless import student
+from simulations.models import ClassSession, Game
+from simulations.services.access import TEACHERS
+from simulations.services.class_sessions import JoinRefused, session_games
+from simulations.services.headless import play_to_end
+from simulations.services.rate_limit import RateLimited
+from simulations.services.turns import create_game
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "a-long-test-passphrase-42"
+
+
+def _client(name: str, *, staff: bool = False) -> tuple[User, Client]:
+    """A student, or with `staff` a teacher: staff in the Teachers group (who read only their classes' games)."""
+    user = User.objects.create_user(name, password=PASSWORD, is_staff=staff)
+    if staff:
+        user.groups.add(Group.objects.get_or_create(name=TEACHERS)[0])
+    client = Client()
+    client.force_login(user)
+    return user, client
+
+
+def _open(teacher: Client, **fields: Any) -> ClassSession:
+    version = mercury_version()
+    posted = teacher.post("/classes/new/", {"scenario": version.slug, "title": "Seminar B", "max_students": 30,
+                                            "model": "default"} | fields)  # fmt: skip
+    assert posted.status_code == 302, posted.content.decode()[:400]
+    return ClassSession.objects.get(pk=int(posted["Location"].strip("/").split("/")[-1]))
+
+
+def _join(client: Client, code: str) -> tuple[int, str]:
+    response = client.post("/join/", {"code": code}, follow=True)
+    return response.status_code, response.content.decode()
+
+
+def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_the_results() -> None:
+    teacher, room = _client("teacher", staff=True)
+    session = _open(room)
+    page = room.get(f"/classes/{session.pk}/").content.decode()
+    assert session.code in page and "Nobody has joined yet" in page
+    ada, ada_client = _client("ada")
+    status, waiting = _join(
+        ada_client, f" {session.code.lower()[:3]} {session.code.lower()[3:]} "
+    )  # as typed
+    assert status == 200 and "You are in" in waiting
+    assert "ada" in room.get(f"/classes/{session.pk}/roster/").content.decode()
+    early = ada_client.post(f"/classes/{session.pk}/play/", follow=True).content.decode()
+    assert "wait for your teacher" in early and not Game.objects.filter(owner=ada).exists()
+
+    room.post(f"/classes/{session.pk}/start/")
+    session.refresh_from_db()
+    opened = ada_client.post(f"/classes/{session.pk}/play/")
+    game = Game.objects.get(owner=ada)
+    assert opened["Location"] == f"/games/{game.pk}/" and list(session_games(session)) == [game]
+    again = ada_client.post(f"/classes/{session.pk}/play/")  # a second click: the same game, not a new one
+    assert again["Location"] == f"/games/{game.pk}/" and Game.objects.filter(owner=ada).count() == 1
+    roster = room.get(f"/classes/{session.pk}/roster/").content.decode()
+    assert f"#{game.pk}" in roster and "the student" in roster  # the student chooses a delegation
+
+    play_to_end(game, bot=student(game, make_policy("passive", "CAN")))
+    assert room.get(f"/games/{game.pk}/review/").status_code == 200  # the teacher reads the student's game
+    rows = list(csv.DictReader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
+    assert [(r["student"], r["game_id"], r["seat"], r["finished"]) for r in rows] == [
+        ("ada", str(game.pk), "CAN", "yes")
+    ]
+    room.post(f"/classes/{session.pk}/end/")
+    assert "has ended" in ada_client.get(f"/classes/{session.pk}/wait/").content.decode()
+
+
+def test_only_the_sessions_teacher_sees_its_room_and_only_its_members_its_waiting_page() -> None:
+    _, room = _client("teacher", staff=True)
+    session = _open(room)
+    other_teacher = _client("other", staff=True)[1]
+    student, student_client = _client("ada")
+    _join(student_client, session.code)
+    stranger = _client("bob")[1]
+    for path in ("", "roster/", "results.csv"):
+        assert other_teacher.get(f"/classes/{session.pk}/{path}").status_code == 404
+        assert student_client.get(f"/classes/{session.pk}/{path}").status_code == 404
+    assert other_teacher.post(f"/classes/{session.pk}/start/").status_code == 404
+    assert stranger.get(f"/classes/{session.pk}/wait/").status_code == 404
+    assert stranger.post(f"/classes/{session.pk}/play/").status_code == 404
+    assert student_client.get("/classes/new/").status_code == 404  # students do not open sessions
+    room.post(f"/classes/{session.pk}/start/")
+    student_client.post(f"/classes/{session.pk}/play/")
+    game = Game.objects.get(owner=student)
+    assert other_teacher.get(f"/games/{game.pk}/review/").status_code == 404  # not their session's game
+
+
+def test_a_wrong_code_a_full_or_ended_session_and_guessing_are_refused(settings: Any) -> None:
+    _, room = _client("teacher", staff=True)
+    session = _open(room, max_students=1)
+    first = _client("ada")[1]
+    second = _client("bob")[1]
+    assert _join(first, session.code)[0] == 200
+    status, page = _join(second, session.code)
+    assert status == 400 and JoinRefused.FULL in page
+    status, page = _join(second, "ZZZZZZ")
+    assert status == 400 and JoinRefused.UNKNOWN in page
+    room.post(f"/classes/{session.pk}/end/")
+    late = _client("cy")[1]
+    status, page = _join(late, session.code)
+    assert status == 400 and JoinRefused.ENDED in page
+    settings.MERCURY_RATE_JOINS_PER_15_MINUTES = 3
+    guesser = _client("eve")[1]
+    answers = [_join(guesser, code)[0] for code in ("AAAAAA", "BBBBBB", "CCCCCC", "DDDDDD")]
+    assert answers == [400, 400, 400, 429]
+    assert RateLimited.JOINS in _join(guesser, session.code)[1]  # the right code too, until the window turns
+
+
+def test_a_sessions_games_are_its_members_games_of_its_scenario_while_it_ran() -> None:
+    teacher, room = _client("teacher", staff=True)
+    session = _open(room)
+    ada, ada_client = _client("ada")
+    before = create_game(scenario_version=session.scenario, seed=1, owner=ada)  # made before the session ran
+    _join(ada_client, session.code)
+    room.post(f"/classes/{session.pk}/start/")
+    outsider = create_game(scenario_version=session.scenario, seed=2, owner=_client("bob")[0])
+    during = create_game(scenario_version=session.scenario, seed=3, owner=ada)
+    session.refresh_from_db()
+    assert list(session_games(session)) == [during]
+    assert room.get(f"/games/{during.pk}/review/").status_code == 200
+    for other in (before, outsider):
+        assert room.get(f"/games/{other.pk}/review/").status_code == 404
+
+
+def test_a_students_name_reaches_the_csv_as_text_not_a_formula() -> None:
+    _, room = _client("teacher", staff=True)
+    session = _open(room)
+    _join(_client("+cmd")[1], session.code)
+    rows = list(csv.reader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
+    assert rows[1][0] == "'+cmd"
+    assert get_kind("negotiation").pages.phase_label("REVIEW")  # the roster's words come from the kind
