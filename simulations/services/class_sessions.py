@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
-from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion
+from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion, Vote
 
 from .access import TEACHERS
 from .rate_limit import check_limit
@@ -156,17 +156,30 @@ def roster(session: ClassSession) -> list[StudentRow]:
 
 
 def results_csv(session: ClassSession) -> str:
-    """One row per student: their game, where it ended or stands, and when it last moved."""
+    """One row per student per vote their game took (a negotiation's issues: the option put to the vote, adopted or
+    not, and the student's own ballot), or one row per student for a game without votes: where it ended or stands."""
     out = io.StringIO()
     writer = csv.writer(out)
-    cell = _inert_cell
-    writer.writerow(["student", "joined_at", "game_id", "seat", "phase", "finished", "updated_at"])
-    for row in roster(session):
+    writer.writerow(["student", "joined_at", "game_id", "seat", "phase", "finished", "issue", "proposal", "adopted",
+                     "own_ballot", "updated_at"])  # fmt: skip
+    rows = roster(session)
+    votes: dict[int, list[Vote]] = {}
+    for vote in Vote.objects.filter(game__in=[r.game for r in rows if r.game]).order_by("game", "issue"):
+        votes.setdefault(vote.game_id, []).append(vote)  # type: ignore[arg-type]
+    for row in rows:
         played = row.game
-        writer.writerow([
-            cell(row.name), row.joined_at, played.pk if played else "", played.human_role if played else "",
-            row.phase, "yes" if played and played.finished_at else "no", row.updated_at,
-        ])  # fmt: skip
+        common = [_inert_cell(row.name), row.joined_at, played.pk if played else "",
+                  played.human_role if played else "", row.phase, "yes" if played and played.finished_at else "no"]  # fmt: skip
+        taken = votes.get(played.pk, []) if played else []
+        for vote in taken:
+            ballot = (
+                vote.ballots.get(played.human_role, "") if played and isinstance(vote.ballots, dict) else ""
+            )
+            writer.writerow(
+                [*common, vote.issue, vote.proposal, "yes" if vote.adopted else "no", ballot, row.updated_at]
+            )
+        if not taken:
+            writer.writerow([*common, "", "", "", "", row.updated_at])
     return out.getvalue()
 
 

@@ -12,10 +12,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from simulations.kinds import get_kind
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import student
-from simulations.models import ClassSession, Game
+from simulations.models import ClassSession, Game, Vote
 from simulations.services.access import TEACHERS
 from simulations.services.class_sessions import JoinRefused, session_games
 from simulations.services.headless import play_to_end
@@ -77,9 +76,20 @@ def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_
     play_to_end(game, bot=student(game, make_policy("passive", "CAN")))
     assert room.get(f"/games/{game.pk}/review/").status_code == 200  # the teacher reads the student's game
     rows = list(csv.DictReader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
-    assert [(r["student"], r["game_id"], r["seat"], r["finished"]) for r in rows] == [
-        ("ada", str(game.pk), "CAN", "yes")
-    ]
+    votes = {v.issue: v for v in Vote.objects.filter(game=game)}
+    assert len(votes) == 4 and [r["issue"] for r in rows] == sorted(
+        votes
+    )  # one row per issue the class voted on
+    for row in rows:
+        vote = votes[row["issue"]]
+        assert (row["student"], row["game_id"], row["seat"], row["finished"]) == (
+            "ada",
+            str(game.pk),
+            "CAN",
+            "yes",
+        )
+        assert (row["proposal"], row["adopted"]) == (vote.proposal, "yes" if vote.adopted else "no")
+        assert row["own_ballot"] == vote.ballots["CAN"]  # what the student cast
     room.post(f"/classes/{session.pk}/end/")
     assert "has ended" in ada_client.get(f"/classes/{session.pk}/wait/").content.decode()
 
@@ -146,5 +156,4 @@ def test_a_students_name_reaches_the_csv_as_text_not_a_formula() -> None:
     session = _open(room)
     _join(_client("+cmd")[1], session.code)
     rows = list(csv.reader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
-    assert rows[1][0] == "'+cmd"
-    assert get_kind("negotiation").pages.phase_label("REVIEW")  # the roster's words come from the kind
+    assert rows[1][0] == "'+cmd" and rows[1][5:10] == ["no", "", "", "", ""]  # joined, no game yet
