@@ -271,7 +271,9 @@ def revision() -> str:
 
 def configure(db: Path, *, debug: bool) -> None:
     """Environment first, then Django: settings read these variables at import."""
-    os.environ["DJANGO_SETTINGS_MODULE"] = "mercury.settings"
+    # MERCURY_BENCH_LIBRARY_WAY: the library's way in place of the modules it names (bench/library_way.py).
+    way = os.environ.get("MERCURY_BENCH_LIBRARY_WAY")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.library_way" if way else "mercury.settings"
     os.environ["MERCURY_OFFLINE_TOKEN_DELAY"] = "0"
     os.environ["MERCURY_SQLITE_PATH"] = str(db)
     os.environ.pop("DATABASE_URL", None)  # this benchmark is defined on SQLite
@@ -286,6 +288,10 @@ def configure(db: Path, *, debug: bool) -> None:
     import django
 
     django.setup()
+    if way:
+        from bench import library_way
+
+        library_way.apply()
 
 
 def prepare() -> ScenarioVersion:

@@ -147,7 +147,10 @@ def free_port() -> int:
 def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     """The environment shared by this process and the server; returns it for the child."""
     env = {
-        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+        # MERCURY_BENCH_LIBRARY_WAY: the library's way in place of the modules it names (bench/library_way.py).
+        "DJANGO_SETTINGS_MODULE": (
+            "bench.library_way" if os.environ.get("MERCURY_BENCH_LIBRARY_WAY") else "mercury.settings"
+        ),
         "MERCURY_OFFLINE_TOKEN_DELAY": "0",
         "MERCURY_DEBUG": "0",
         "MERCURY_SECRET_KEY": "bench-" + secrets.token_hex(32),

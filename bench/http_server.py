@@ -83,7 +83,6 @@ def time_code_paths() -> None:
     from django.utils.module_loading import import_string
 
     from bench.thread_cpu import time_calls
-    from mercury import sessions
     from simulations import consumers
     from simulations.kinds.negotiation import pages, presenters
     from simulations.services import broadcast
@@ -93,7 +92,7 @@ def time_code_paths() -> None:
     time_calls(pages, "submit_human_event", "request: the move's commit")
     time_calls(pages, "render_panels", "request: the move's panels")
     time_calls(auth, "get_user", "request: the log-in's user")
-    time_calls(sessions.SessionStore, "_get_session_from_db", "session read")
+    time_calls(import_string(settings.SESSION_ENGINE + ".SessionStore"), "load", "session read")
     time_calls(import_string(settings.AUTHENTICATION_BACKENDS[0]), "get_user", "request: the user's row")
     time_calls(consumers.GameConsumer, "_advanced", "consumer: turn committed (load, render, queue)")
     time_calls(consumers.GameConsumer, "_render", "consumer: render")
@@ -180,7 +179,18 @@ def main() -> None:
 
     from django.db.backends.signals import connection_created
 
+    if "asgi" in os.environ.get("MERCURY_BENCH_LIBRARY_WAY", "").split(","):  # bench/library_way.py
+        from django.core.handlers.asgi import ASGIHandler
+
+        import mercury.asgi_handler
+
+        mercury.asgi_handler.OneHopASGIHandler = ASGIHandler  # type: ignore[misc,assignment]
     import mercury.asgi  # noqa: F401 - sets Django up and imports every module the hooks patch
+
+    if os.environ.get("MERCURY_BENCH_LIBRARY_WAY"):
+        from bench import library_way
+
+        library_way.apply()
     from bench.games import COMMIT, CREATE, Clock, gc_watched, instrumented
 
     clock = Clock()
@@ -216,8 +226,10 @@ def main() -> None:
     def on_connection(connection: Any, **_: Any) -> None:
         if args.count_queries and count_query not in connection.execute_wrappers:
             connection.execute_wrappers.append(count_query)
-        if getattr(connection, "reused_connection", False):
-            return  # handed over by the pool (mercury/db/pool.py): not a new connection
+        if getattr(connection, "reused_connection", False) or connection.settings_dict["OPTIONS"].get("pool"):
+            # Handed over by the pool (mercury/db/pool.py): not a new connection. Django's pool (PostgreSQL) says
+            # nothing of which it opened: PostgreSQL's own session count tells (bench/http_games.py).
+            return
         with lock:
             opened["n"] += 1
             by_thread[re.sub(r"[\d_-]+$", "", threading.current_thread().name)] += 1

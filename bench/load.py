@@ -127,6 +127,7 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/7"
 
 
 PASSED_ON = (
+    "MERCURY_BENCH_LIBRARY_WAY",
     "MERCURY_CHANNEL_LAYER",
     "MERCURY_DB_MAX_CONNECTIONS",
     "MERCURY_EMBEDDED_WORKERS",
@@ -138,7 +139,10 @@ PASSED_ON = (
 
 def configure(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     env = {
-        "DJANGO_SETTINGS_MODULE": "mercury.settings",
+        # MERCURY_BENCH_LIBRARY_WAY: the library's way in place of the modules it names (bench/library_way.py).
+        "DJANGO_SETTINGS_MODULE": (
+            "bench.library_way" if os.environ.get("MERCURY_BENCH_LIBRARY_WAY") else "mercury.settings"
+        ),
         "MERCURY_OFFLINE_TOKEN_DELAY": f"{1 / args.token_rate:.4f}",
         "MERCURY_DEBUG": "0",
         "MERCURY_SECRET_KEY": "bench-" + secrets.token_hex(32),

@@ -14,9 +14,6 @@ from django.contrib.auth.backends import ModelBackend
 
 from simulations.services.rows import row_by_pk
 
-# Sessions logged in before this backend existed name Django's; they are the same backend (mercury/sessions.py
-# reads them as this one's, so nobody is logged out by the change).
-DJANGOS_BACKEND = "django.contrib.auth.backends.ModelBackend"
 THIS_BACKEND = f"{__name__}.UserRowBackend"
 
 

@@ -65,9 +65,6 @@ if not DEBUG and not SECRET_KEY:  # a local run without DEBUG (benchmarks) still
     raise RuntimeError("MERCURY_SECRET_KEY must be set when MERCURY_DEBUG is off")
 SECRET_KEY = SECRET_KEY or DEV_SECRET_KEY
 
-# Django's database sessions, read by a statement built once (a page checks its session before each render).
-SESSION_ENGINE = "mercury.sessions"
-
 # HTTPS: on by default in production (a local run without DEBUG, e.g. a benchmark, stays plain HTTP); each can
 # be turned off for a deployment that knows why.
 SESSION_COOKIE_SECURE = env_bool("MERCURY_SECURE_COOKIES", PRODUCTION)
@@ -159,19 +156,16 @@ TEMPLATES = [
 ASGI_APPLICATION = "mercury.asgi.application"
 
 
-# Idle connections kept for the next thread (mercury/db/pool.py): requests, consumers and workers each close
-# theirs after every call, and a closed connection goes back to the pool instead of the database. 0: no pool.
+# SQLite: idle connections kept for the next thread (mercury/db/pool.py): requests, consumers and workers each
+# close theirs after every call, and a closed connection goes back to the pool instead of being closed. 0: no pool.
 DB_POOL_SIZE = int(os.environ.get("MERCURY_DB_POOL_SIZE", "8"))
-POOLED_ENGINES = {
-    "django.db.backends.sqlite3": "mercury.db.sqlite3",
-    "django.db.backends.postgresql": "mercury.db.postgresql",
-}
 
 
 # Connections a process opens at most on PostgreSQL, by what it does (see `_database`; docs/deploying.md: "Running
 # Mercury for a school"). The scaled set-up's defaults, 2 web processes and 2 workers, open at most 80 of PostgreSQL's 100.
 WEB_DB_MAX_CONNECTIONS = 10
 WORKER_DB_MAX_CONNECTIONS = int(os.environ.get("MERCURY_WORKER_DB_MAX_CONNECTIONS") or 30)
+DB_POOL_WAIT = 30.0  # seconds a thread waits for a connection when all a process may open are in use
 
 
 def _database() -> dict[str, object]:
@@ -179,27 +173,24 @@ def _database() -> dict[str, object]:
     if url:
         import dj_database_url
 
-        # Connections close after each request or consumer call unless told otherwise (model calls run in worker
-        # threads, and a persistent connection per thread would pile up): the pool above keeps them open.
-        database = dict(
-            dj_database_url.parse(url, conn_max_age=int(os.environ.get("MERCURY_DB_CONN_MAX_AGE", "0")))
-        )
-        engine = str(database["ENGINE"])
-        # A process opens at most this many connections and a thread that needs one more waits for one to come
-        # back (mercury/db/pool.py): PostgreSQL refuses clients past its max_connections (100 by default), and a
-        # school's web and worker processes together must stay under it. A process that drives games needs more
-        # than one that only serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS): too
-        # few, and a worker's drive threads queue for a connection after each model call while games go silent.
+        database = dict(dj_database_url.parse(url))
+        if database["ENGINE"] == "django.db.backends.sqlite3":
+            return database | {"ENGINE": "mercury.db.sqlite3", "POOL_SIZE": DB_POOL_SIZE}
+        if "postgresql" not in str(database["ENGINE"]):
+            return database
+        # Django's pool (psycopg_pool): a thread that closes its connection (requests, consumers and workers each
+        # do after every call; model calls run in threads of their own) gives it back to the process's pool, and
+        # a process opens at most `max_size`, a thread that needs one more waiting for one to come back:
+        # PostgreSQL refuses clients past its max_connections (100 by default), and a school's web and worker
+        # processes together must stay under it. A process that drives games needs more than one that only
+        # serves pages (`drive_worker` raises its own to MERCURY_WORKER_DB_MAX_CONNECTIONS,
+        # mercury.db.pool.limit_connections): too few, and a worker's drive threads queue for a connection after
+        # each model call while games go silent.
         drives = os.environ.get("MERCURY_WORKERS", "embedded").strip().lower() == "embedded"
-        default = (
-            (WORKER_DB_MAX_CONNECTIONS if drives else WEB_DB_MAX_CONNECTIONS) if "postgresql" in engine else 0
-        )
+        default = WORKER_DB_MAX_CONNECTIONS if drives else WEB_DB_MAX_CONNECTIONS
         limit = int(os.environ.get("MERCURY_DB_MAX_CONNECTIONS") or default)
-        # With a limit, keep as many idle as may be open: the busy moments of 16 games at once had more than 8 in
-        # use, and every one given back past 8 was closed and opened again (5.2 connections a game).
-        pool = int(os.environ.get("MERCURY_DB_POOL_SIZE") or (limit or DB_POOL_SIZE))
-        return database | {"ENGINE": POOLED_ENGINES.get(engine, engine), "POOL_SIZE": pool,
-                           "MAX_CONNECTIONS": limit}  # fmt: skip
+        pool = {"min_size": 2, "max_size": limit, "timeout": DB_POOL_WAIT}
+        return database | {"OPTIONS": {**database.get("OPTIONS", {}), "pool": pool}}  # type: ignore[dict-item]
     return {
         "ENGINE": "mercury.db.sqlite3",
         "POOL_SIZE": DB_POOL_SIZE,
@@ -249,6 +240,11 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 _cache = os.environ.get("MERCURY_CACHE_URL", "")
 if _cache:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache}}
+# Django's database sessions, read through the cache where every process that reads them shares it (the cache named
+# above, or one server process: no Redis, no second one): every request and every page's render of a committed turn
+# reads its session. A cache of each process's own in a set-up of several would keep a session alive in the others
+# after a log-out in one, so they read the database.
+SESSION_ENGINE = "django.contrib.sessions.backends." + ("cached_db" if _cache or not _redis else "db")
 
 # Django's ModelBackend with the user's row read by a statement built once (mercury/auth.py).
 AUTHENTICATION_BACKENDS = ["mercury.auth.UserRowBackend"]
@@ -312,7 +308,9 @@ MERCURY_RATE_LOGINS_PER_15_MINUTES = int(
     os.environ.get("MERCURY_RATE_LOGINS_PER_15_MINUTES", "20")
 )  # per user name; 0: none
 # Class-session join codes a user may try in 15 minutes: a class types its code once; guessing codes is stopped.
-MERCURY_RATE_JOINS_PER_15_MINUTES = int(os.environ.get("MERCURY_RATE_JOINS_PER_15_MINUTES", "10"))  # 0: no limit
+MERCURY_RATE_JOINS_PER_15_MINUTES = int(
+    os.environ.get("MERCURY_RATE_JOINS_PER_15_MINUTES", "10")
+)  # 0: no limit
 MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS = int(
     os.environ.get("MERCURY_RATE_LOGIN_FAILURES_PER_ADDRESS", "50")
 )  # per client address and 15 minutes; 0: none

@@ -1,14 +1,15 @@
-"""The connection pool (mercury/db/pool.py): a connection closed by one thread serves the next, on the project's
-own back-end (SQLite here, PostgreSQL when DATABASE_URL names it); only clean connections go back."""
+"""Database connections are pooled: on SQLite by mercury/db/pool.py (a connection closed by one thread serves the
+next; only clean connections go back), on PostgreSQL by Django's own pool (psycopg_pool), at most a process's
+share of the server's connections open."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection, connections, transaction
 from django.db.backends.signals import connection_created
 
@@ -16,6 +17,11 @@ from mercury.db import pool
 from simulations.models import Game
 
 pytestmark = pytest.mark.django_db(transaction=True)
+SQLITE = settings.DATABASES["default"]["ENGINE"] == "mercury.db.sqlite3"
+sqlite_only = pytest.mark.skipif(
+    not SQLITE, reason="mercury/db/pool.py serves SQLite; PostgreSQL has Django's"
+)
+postgresql_only = pytest.mark.skipif(SQLITE, reason="Django's pool, on PostgreSQL only")
 
 
 def in_thread(fn: Callable[[], Any]) -> Any:
@@ -55,11 +61,12 @@ def opened_while(fn: Callable[[], Any]) -> int:
     return sum(opened)
 
 
+@sqlite_only
 def test_the_project_uses_the_pooled_back_end() -> None:
-    assert connection.settings_dict["ENGINE"] in ("mercury.db.sqlite3", "mercury.db.postgresql")
     assert connection.settings_dict["POOL_SIZE"] > 0
 
 
+@sqlite_only
 def test_a_connection_closed_by_one_thread_is_taken_by_the_next_and_still_works() -> None:
     first = in_thread(raw_connection)
     second = in_thread(raw_connection)
@@ -67,6 +74,7 @@ def test_a_connection_closed_by_one_thread_is_taken_by_the_next_and_still_works(
     assert opened_while(lambda: in_thread(raw_connection)) == 0
 
 
+@sqlite_only
 def test_many_threads_in_turn_open_one_connection_between_them() -> None:
     def work() -> None:
         for _ in range(20):
@@ -93,6 +101,7 @@ def test_threads_at_once_each_get_their_own_connection() -> None:
     assert len({id(r) for r in raws}) == 3
 
 
+@sqlite_only
 def test_a_connection_closed_inside_a_transaction_is_not_pooled() -> None:
     def closed_mid_transaction() -> Any:
         with transaction.atomic():
@@ -104,6 +113,7 @@ def test_a_connection_closed_inside_a_transaction_is_not_pooled() -> None:
     assert in_thread(raw_connection) is not abandoned
 
 
+@sqlite_only
 def test_a_pooled_connection_closed_behind_the_pools_back_is_replaced_after_its_health_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -115,6 +125,7 @@ def test_a_pooled_connection_closed_behind_the_pools_back_is_replaced_after_its_
     assert in_thread(lambda: Game.objects.count()) == 0
 
 
+@sqlite_only
 def test_without_a_pool_size_every_thread_opens_its_own() -> None:
     size = connection.settings_dict["POOL_SIZE"]  # (the same dict as settings.DATABASES["default"])
     connection.settings_dict["POOL_SIZE"] = 0
@@ -125,137 +136,45 @@ def test_without_a_pool_size_every_thread_opens_its_own() -> None:
         connection.settings_dict["POOL_SIZE"] = size
 
 
-@pytest.fixture
-def limited() -> Any:
-    """This database's pool replaced by one that lets the process open at most 2 connections."""
-    key = (connection.vendor, str(connection.settings_dict["NAME"]))
-    connections.close_all()
-    pool.close_idle()
-    saved = pool._pools.get(key)
-    pool._pools[key] = pool.IdleConnections(size=8, limit=2, wait=5.0)
-    yield pool._pools[key]
-    pool._pools[key].close_all()
-    if saved is not None:
-        pool._pools[key] = saved
-    else:
-        del pool._pools[key]
+@postgresql_only
+def test_postgresql_uses_djangos_pool_with_the_processs_cap() -> None:
+    options = connection.settings_dict["OPTIONS"]["pool"]
+    assert connection.settings_dict["ENGINE"] == "django.db.backends.postgresql"
+    assert options["max_size"] == settings.WORKER_DB_MAX_CONNECTIONS  # a server with embedded workers
+    assert connection.settings_dict["CONN_MAX_AGE"] == 0  # Django's pool refuses persistent connections
 
 
-def test_with_a_limit_threads_wait_for_a_connection_instead_of_opening_more(limited: Any) -> None:
-    """Six threads at once, each holding a connection a while: never more than two open, and all six done."""
-    open_now, most, lock = 0, 0, threading.Lock()
-    done: list[int] = []
+@postgresql_only
+def test_threads_in_turn_share_the_pools_few_server_sessions() -> None:
+    def backend() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return int(cursor.fetchone()[0])
 
-    def work(n: int) -> None:
-        nonlocal open_now, most
-        try:
-            Game.objects.count()
-            with lock:
-                open_now += 1
-                most = max(most, open_now)
-            threading.Event().wait(0.2)
-            with lock:
-                open_now -= 1
-            done.append(n)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(done) == list(range(6)) and most <= 2 and limited.open <= 2
-
-
-@contextmanager
-def both_connections_held() -> Iterator[None]:
-    """Two threads each holding a connection of the `limited` pool (its two) for the block, then giving it back."""
-    release, held = threading.Event(), threading.Barrier(3)
-
-    def hold() -> None:
-        try:
-            Game.objects.count()
-            held.wait(5)
-            release.wait(10)
-        finally:
-            connections.close_all()
-
-    holders = [threading.Thread(target=hold) for _ in range(2)]
-    for t in holders:
-        t.start()
-    held.wait(5)
-    try:
-        yield
-    finally:
-        release.set()
-        for t in holders:
-            t.join()
-
-
-def test_a_thread_that_waits_too_long_gets_a_database_error_naming_the_setting(limited: Any) -> None:
-    from django.db import OperationalError
-
-    limited.wait = 0.3
-    failures: list[BaseException] = []
-
-    def third() -> None:
-        try:
-            Game.objects.count()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
-            failures.append(exc)
-        finally:
-            connections.close_all()
-
-    with both_connections_held():
-        waiter = threading.Thread(target=third)
-        waiter.start()
-        waiter.join()
-        assert len(failures) == 1 and isinstance(failures[0], OperationalError)
-        assert "MERCURY_DB_MAX_CONNECTIONS" in str(failures[0])
-    assert in_thread(lambda: Game.objects.count()) >= 0  # one came back: served again
+    sessions = {in_thread(backend) for _ in range(20)}
+    assert len(sessions) <= connection.settings_dict["OPTIONS"]["pool"]["min_size"] + 1
 
 
 @pytest.fixture
-def capped(limited: Any) -> Any:
-    """The `limited` pool (2 connections), with this database's settings saying so, as PostgreSQL's do."""
-    settings_dict = connection.settings_dict
-    saved = settings_dict.get("MAX_CONNECTIONS"), settings_dict.get("POOL_SIZE")
-    settings_dict["MAX_CONNECTIONS"] = settings_dict["POOL_SIZE"] = 2
-    yield limited
-    settings_dict["MAX_CONNECTIONS"], settings_dict["POOL_SIZE"] = saved
+def resized() -> Iterator[None]:
+    """The cap restored after a test that changes it."""
+    options = connection.settings_dict["OPTIONS"]["pool"]
+    saved = options["max_size"]
+    yield
+    pool.limit_connections(saved)
 
 
-def test_raising_the_limit_lets_a_waiting_thread_connect_at_once(capped: Any) -> None:
-    """A drive_worker raises the web processes' limit (`limit_connections`): the pool made already follows, and
-    a thread waiting for one of the two connections opens a third instead of waiting for one to come back."""
-    served = threading.Event()
-
-    def count() -> None:
-        Game.objects.count()
-        served.set()
-
-    waiter = threading.Thread(target=lambda: in_thread(count))
-    with both_connections_held():
-        waiter.start()
-        assert not served.wait(0.3)  # waiting for one of the two
-        pool.limit_connections(3)
-        assert served.wait(5)  # a third was opened, while both others are still held
-        assert (capped.limit, capped.size) == (3, 3)
-        assert (connection.settings_dict["MAX_CONNECTIONS"], connection.settings_dict["POOL_SIZE"]) == (3, 3)
-    waiter.join()
-
-
+@postgresql_only
 def test_a_drive_worker_opens_as_many_connections_as_the_worker_setting_allows(
-    capped: Any, monkeypatch: pytest.MonkeyPatch
+    resized: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import io
 
-    from django.conf import settings
     from django.core.management import call_command
 
     from simulations.management.commands import drive_worker
 
+    Game.objects.count()  # the pool is made already: it is resized
     ran: list[int] = []
     monkeypatch.setattr(drive_worker.PooledWorker, "run", lambda self: ran.append(self.slots))
     monkeypatch.setattr(drive_worker.Sweeper, "start", lambda self: None)
@@ -263,7 +182,6 @@ def test_a_drive_worker_opens_as_many_connections_as_the_worker_setting_allows(
     monkeypatch.setattr(drive_worker, "keep_startup_objects_out_of_gc", lambda **_: None)
     monkeypatch.setattr(drive_worker.signal, "signal", lambda *_: None)
     monkeypatch.setattr(settings, "WORKER_DB_MAX_CONNECTIONS", 7)
-    out = io.StringIO()
-    call_command("drive_worker", threads=4, stdout=out)
+    call_command("drive_worker", threads=4, stdout=io.StringIO())
     assert ran == [4]
-    assert capped.limit == connection.settings_dict["MAX_CONNECTIONS"] == 7
+    assert connection.settings_dict["OPTIONS"]["pool"]["max_size"] == connection.pool.max_size == 7  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """The log-in's backend (mercury/auth.py): Django's ModelBackend with the user's row read by a statement built
 once. The user it reads must be the ORM's, field for field; an inactive or missing user is nobody; the session's
-hash still logs out a session whose password changed; sessions made through Django's own backend stay logged in."""
+hash still logs out a session whose password changed."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth import BACKEND_SESSION_KEY
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from mercury.auth import DJANGOS_BACKEND, THIS_BACKEND, UserRowBackend
-from mercury.sessions import SessionStore
+from mercury.auth import THIS_BACKEND, UserRowBackend
 from simulations.services.rows import row_by_pk
 
 pytestmark = pytest.mark.django_db
@@ -69,19 +68,6 @@ def test_a_wrong_password_is_refused() -> None:
     client = Client()
     assert client.post("/accounts/login/", {"username": "student", "password": "wrong"}).status_code == 200
     assert not _logged_in(client)
-
-
-def test_a_session_made_through_djangos_backend_stays_logged_in() -> None:
-    user = User.objects.create_user("before", password=PASSWORD)
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = DJANGOS_BACKEND
-    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session.create()
-    client = Client()
-    client.cookies[settings.SESSION_COOKIE_NAME] = str(session.session_key)
-    assert _logged_in(client)
-    assert SessionStore(session.session_key)[BACKEND_SESSION_KEY] == THIS_BACKEND
 
 
 def test_a_sign_up_logs_the_new_user_in() -> None:

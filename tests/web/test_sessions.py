@@ -1,45 +1,54 @@
-"""The session engine (mercury/sessions.py): Django's database sessions, read with a statement built once. What a
-read finds must be what Django's own store finds: a live session's data, nothing for an expired, unknown or
-malformed key; log-in and log-out work through it."""
+"""Sessions are Django's database sessions, read through the cache where every process that reads them shares it
+(settings.SESSION_ENGINE): a log-in, a page's check that its session still names its user, and a log-out go through
+them."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.contrib.sessions.backends.db import SessionStore as DjangoStore
-from django.contrib.sessions.models import Session
 from django.test import Client
-from django.utils import timezone
 
-from mercury.sessions import SessionStore
 from simulations.services.broadcast import session_still_valid
 
 pytestmark = pytest.mark.django_db
 
 
-def test_it_is_the_configured_engine() -> None:
-    assert settings.SESSION_ENGINE == "mercury.sessions"
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_read_finds_what_djangos_store_finds() -> None:
-    live = SessionStore()
-    live["answer"] = {"n": 42, "text": "ünïcode"}
-    live.create()
-    expired = SessionStore()
-    expired["gone"] = True
-    expired.create()
-    Session.objects.filter(pk=expired.session_key).update(expire_date=timezone.now() - timedelta(seconds=1))
-    for key in (live.session_key, expired.session_key, "x" * 32, "short", "", None):
-        ours, django = SessionStore(key), DjangoStore(key)
-        assert ours.load() == django.load()
-        assert (
-            ours.session_key == django.session_key
-        )  # an unknown or expired key is dropped, as Django drops it
-    assert SessionStore(live.session_key)["answer"] == {"n": 42, "text": "ünïcode"}
-    assert SessionStore(expired.session_key).load() == {}
+def _engine(**env: str) -> str:
+    """SESSION_ENGINE as a fresh interpreter reads it from this environment (settings are read once)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MERCURY_", "DJANGO_", "REDIS_URL"))}
+    clean |= {"PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "mercury.settings", **env}
+    show = "import json; from django.conf import settings; print(json.dumps(settings.SESSION_ENGINE))"
+    done = subprocess.run(
+        [sys.executable, "-c", show],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.configured
+def test_sessions_are_read_through_a_cache_only_where_every_reader_shares_it() -> None:
+    cached, database = "django.contrib.sessions.backends.cached_db", "django.contrib.sessions.backends.db"
+    assert _engine() == cached  # one server process
+    assert _engine(REDIS_URL="redis://127.0.0.1:6379/9") == database  # several, each with a cache of its own
+    assert (
+        _engine(REDIS_URL="redis://127.0.0.1:6379/9", MERCURY_CACHE_URL="redis://127.0.0.1:6379/1") == cached
+    )
 
 
 def test_log_in_a_page_check_and_log_out_go_through_it() -> None:
