@@ -6,10 +6,14 @@
   come from the brief's constraints.
 - A first draft makes one slip typical of its method (runs long, asks twice, a claim the brief forbids...), so
   critique and scoring have something real to find; a direction that names the slip prevents it.
-- Critics and the evaluator measure the text (words against the limit, proof points used, asks counted, the
-  longest sentence, forbidden claims, overlap with the others); a critic's lens decides what it leads with.
-- Refinement repairs what breaks the brief, then the two things the direction and the critics pressed hardest,
-  so a concept improves in steps, round by round.
+- Critics and the evaluator judge quality, not quantity: the evaluator's named criteria (the clarity of one single
+  idea, fit to the audience, proof used well, tone, the call to action; `CRITERIA`) are read from the text, and a
+  concept that piles up more proof points than one idea can carry (`FOCUS`), lists keywords or says a sentence
+  twice loses marks. Constraints (words against the limit, the title, one ask, forbidden claims) are checked as
+  pass or fail. A critic's lens decides what it leads with, and it quotes the line it means.
+- Refinement says every sentence once, repairs what breaks the brief, then the two things the direction and the
+  critics pressed hardest (cutting a pile down to the points the idea needs), so a concept improves in steps; a
+  merge's line the moderator kept is folded in and kept.
 Wording varies with the seed; the measurements never do.
 """
 
@@ -53,10 +57,50 @@ class Shown:
 # --- what the panel knows besides the brief --------------------------------------------------------------------
 
 NAMES = (("Ros", "she"), ("Alan", "he"), ("Priya", "she"), ("Tomasz", "he"), ("Maggie", "she"), ("Dev", "he"),
-         ("Hannah", "she"), ("Owen", "he"), ("Bea", "she"), ("Gareth", "he"))  # fmt: skip
+         ("Hannah", "she"), ("Owen", "he"), ("Bea", "she"), ("Gareth", "he"), ("Nell", "she"), ("Kwame", "he"),
+         ("Sian", "she"), ("Luis", "he"), ("Wendy", "she"), ("Callum", "he"), ("Aisha", "she"), ("Frank", "he"),
+         ("Jo", "she"), ("Rhys", "he"), ("Mei", "she"), ("Ollie", "he"), ("Carys", "she"), ("Yusuf", "he"),
+         ("Martha", "she"), ("Ian", "he"), ("Grace", "she"), ("Stan", "he"), ("Lena", "she"), ("Amir", "he"),
+         ("Rose", "she"), ("Hugh", "he"), ("Zara", "she"), ("Ned", "he"), ("Iris", "she"))  # fmt: skip
 LIVES = ("who works mornings at the garden centre", "who has just retired from the post office",
          "who teaches year six", "who does the school run twice a day", "who works three days a week at the library",
-         "who keeps bees behind the church")  # fmt: skip
+         "who keeps bees behind the church", "who runs the Saturday market stall", "who drives the mobile library",
+         "who works nights at the bakery", "who coaches the under-tens on Sundays", "who has just moved back home",
+         "who sings in the community choir", "who fixes bikes in the shed", "who works from the kitchen table",
+         "who walks two spaniels before breakfast", "who serves at the café by the bridge",
+         "who keeps the allotment by the railway", "who has two teenagers and a night shift",
+         "who volunteers at the food bank on Fridays", "who has just started at the surgery's front desk",
+         "who plays darts for the pub team", "who delivers the parish newsletter", "who repairs clocks for friends",
+         "who works the early shift at the station", "who has just finished a nursing degree",
+         "who looks after her grandson on Tuesdays", "who runs the quiz night at the village hall",
+         "who grows far too many courgettes", "who restores old chairs in the garage",
+         "who cycles to work whatever the weather", "who has lived on the same street for forty years",
+         "who has just bought a first house", "who swims at the lido every morning",
+         "who manages the corner shop", "who is learning Welsh in the evenings")  # fmt: skip
+
+
+def cast(seed: int, brief: Brief, slot: int, seats: int) -> list[tuple[str, str, str]]:
+    """The invented people (name, pronoun, a detail of their life) panel seat `slot` of `seats` writes about in one
+    run, its own first: seats' own casts never share a person, so no two concepts of a run invent the same one."""
+    r = rng.stream(seed, "message_lab:cast", brief.id)
+    names, lives = r.sample(NAMES, k=len(NAMES)), r.sample(LIVES, k=len(LIVES))
+    people = [(n, pr, life) for (n, pr), life in zip(names, lives, strict=False)]
+    seats = max(1, seats)
+    return (
+        people[slot % seats :: seats] + [p for i, p in enumerate(people) if i % seats != slot % seats][::-1]
+    )
+
+
+def _character(
+    seed: int, brief: Brief, slot: int | None, seats: int, people: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """This seat's first character nobody in the run has written about yet (None: a free choice)."""
+    if slot is None:
+        return None
+    mine = cast(seed, brief, slot, seats)
+    return next((c for c in mine if c[0] not in people), mine[0])
+
+
 PLAIN = {"reimbursed": "paid back", "skeins": "bundles", "induction": "welcome session", "registered": "signed-up",
          "approximately": "about", "formally": "before"}  # fmt: skip
 HYPE = re.compile(r"\b(best|perfect(ly)?|amazing|incredible|ultimate|unbeatable|guaranteed|revolutionary|"
@@ -248,6 +292,12 @@ def _named(text: str) -> str:
     return (m.group(1) or m.group(2)) if m else ""
 
 
+def people_in(texts: Sequence[str]) -> list[str]:
+    """Every invented person the texts name, in order, once each."""
+    found = [m.group(1) or m.group(2) for t in texts for m in re.finditer(PERSON, t)]
+    return list(dict.fromkeys(found))
+
+
 def _is_cta(unit: str) -> bool:
     first = re.sub(r"^[^A-Za-z]*", "", unit).split(" ", 1)[0].lower().strip(",:")
     return first in CTA_VERBS or bool(re.search(r"\[[^\]]*(link|phone|number)[^\]]*\]|https?://", unit, re.I))
@@ -264,8 +314,39 @@ class Fact:
     need: int
 
     def used_in(self, text: str) -> bool:
-        found = [m for m in self.marks if re.search(rf"(?<![\w,.]){re.escape(m)}(?!\d|,\d)", text.lower())]
+        """Its marks are in `text`, also after the panel swapped an insider word for an everyday one."""
+        low = text.lower()
+        found = [m for m in self.marks if any(_has(w, low) for w in (m, PLAIN.get(m, m)))]
         return len(found) >= self.need
+
+
+def _has(mark: str, low: str) -> bool:
+    return bool(re.search(rf"(?<![\w,.]){re.escape(mark)}(?!\d|,\d)", low))
+
+
+LEADS_IN = r"^(?:It|The \w+|We|Then \w+ noticed that|So far,|Think of it as a trial:|The first step is small\.|" \
+    r"And if it is not for you:|One less thing to sort out:|And|Also:|\w+ read on:|Fair\. But)\s+"  # fmt: skip
+
+
+def _norm(unit: str) -> str:
+    """A sentence as a reader hears it: without a lead-in, its case, its closing stop or a swapped word."""
+    text = _plain(unit.strip())
+    while (cut := re.sub(LEADS_IN, "", text, flags=re.I)) != text:
+        text = cut
+    return " ".join(re.findall(r"[\w£$€']+", text.lower()))
+
+
+def _repeats(units: Sequence[str]) -> list[str]:
+    """The sentences that say again what an earlier one said (the same words, give or take a lead-in)."""
+    seen: list[tuple[str, set[str]]] = []
+    again = []
+    for u in units:
+        n, words = _norm(u), _content(_plain(u))
+        if n and any(n == m or (len(words) >= 4 and len(words & w) / len(words | w) >= 0.8) for m, w in seen):
+            again.append(u)
+        else:
+            seen.append((n, words))
+    return again
 
 
 @dataclass(frozen=True)
@@ -350,6 +431,9 @@ def _overlap(kit: Kit, a: str, b: str) -> float:
     return len(x & y) / max(1, len(x | y))
 
 
+FOCUS = 4  # proof points one idea can carry; a concept with more piles them up
+
+
 # --- a concept as text: a title, maybe a picture, paragraphs of sentences or list items -------------------------
 
 
@@ -388,6 +472,24 @@ class Draft:
         for p in self.paras:
             p.items = [x for x in p.items if x != unit]
         self.paras = [p for p in self.paras if p.items]
+
+    def drop_repeat(self, unit: str) -> None:
+        """Drop the last copy of a sentence said twice; the first stays."""
+        for p in reversed(self.paras):
+            if unit in p.items:
+                del p.items[len(p.items) - 1 - p.items[::-1].index(unit)]
+                break
+        self.paras = [p for p in self.paras if p.items]
+
+    def tidy(self) -> None:
+        """A list's lead line ("What you get:") goes when its list has gone."""
+        keep = []
+        for i, p in enumerate(self.paras):
+            after = self.paras[i + 1] if i + 1 < len(self.paras) else None
+            if p.items == [p.items[0]] and p.items[0].endswith(":") and (not after or after.kind == "prose"):
+                continue
+            keep.append(p)
+        self.paras = keep
 
     def add_before_cta(self, unit: str) -> None:
         at = next((i for i, p in enumerate(self.paras) if any(_is_cta(u) for u in p.items)), len(self.paras))
@@ -434,6 +536,13 @@ class Reading:
     unsupported: list[str]  # figures the brief never gives
     sameness: float  # overlap with the most similar other concept
     twin: str
+    repeats: list[str]  # sentences that say again what an earlier one said
+    stuffed: list[str]  # lines that only list the brief's keywords
+
+    @property
+    def crowd(self) -> int:
+        """Proof points past the four one idea can carry: the rest are a pile, not an argument."""
+        return max(0, len(self.used) - FOCUS)
 
     @property
     def fails(self) -> list[str]:
@@ -468,6 +577,8 @@ def _read(kit: Kit, brief: Brief, text: str, others: Sequence[Shown] = ()) -> Re
         unsupported=[n for n in re.findall(r"\d[\d,]*\d|\d", body) if n not in known],
         sameness=_overlap(kit, text, twin.text) if twin else 0.0,
         twin=twin.alias if twin else "",
+        repeats=_repeats(units),
+        stuffed=[u for u in units if sum(k.lower() in u.lower() for k in kit.keywords) >= 4],
     )
 
 
@@ -481,14 +592,15 @@ ASKS = (  # what a direction or a critic's note asks for, by the words it uses
     ("price", r"\bprice\b"), ("deadline", r"urgen|deadline|sells? out|scarc"), ("title", r"subject|headline"),
     ("deadpan", r"funn|humou?r|\bwit\b|smile|lighter|playful"), ("place", r"\blocal\b|neighbour|speak as"),
     ("same", r"same ground|much like"), ("image", r"picture|image"), ("ending", r"ends on|landing"),
-    ("step", r"first step|reversible"),
+    ("step", r"first step|reversible"), ("focus", r"one idea|piles? up|serve the idea"), ("repeat", r"twice|say each thing once"),
 )  # fmt: skip
 
 
 def _asks(kit: Kit, text: str) -> tuple[set[str], list[Fact]]:
     """The flags a text raises, and the proof points it names (words inside a quotation raise no flag)."""
     said = re.sub(r"‘[^’]*’", "", text)
-    return {flag for flag, rx in ASKS if re.search(rx, said, re.I)}, [f for f in kit.facts if f.used_in(text)]
+    flags = {flag for flag, rx in ASKS if re.search(rx, said, re.I)}
+    return (flags - {"more_facts"} if "focus" in flags else flags), [f for f in kit.facts if f.used_in(text)]
 
 
 def _method(persona: Persona) -> str:
@@ -497,9 +609,12 @@ def _method(persona: Persona) -> str:
     return max(METHODS, key=lambda m: sum(blob.count(w) for w in METHODS[m]))
 
 
-def _values(kit: Kit, r: random.Random) -> dict[str, str]:
-    """The words a title, a name or a line is filled with, drawn for one draft."""
+def _values(kit: Kit, r: random.Random, character: tuple[str, str, str] | None = None) -> dict[str, str]:
+    """The words a title, a name or a line is filled with, drawn for one draft (its person: `character`)."""
     who, pr = r.choice(NAMES)
+    life = r.choice(LIVES)
+    if character:
+        who, pr, life = character
     nums = [k for k in kit.keywords if re.search(r"[\d£$€]", k) and kit.place not in k] or list(kit.keywords)
     words = [k for k in kit.keywords if k not in nums and kit.place not in k] or list(kit.keywords)
     things = [k for k in words if not re.search(r"made|your|journeys|first|paid|batch|ing$|\b(two|six)\b", k)]
@@ -509,7 +624,7 @@ def _values(kit: Kit, r: random.Random) -> dict[str, str]:
          "obj": things[0] if things else kit.noun, "noun": kit.noun, "did": kit.did,
 
          "never_3": _plain(_person(kit.never, pr)), "never_you": _plain(_person(kit.never, "you")),
-         "Short": " ".join(kit.product.removeprefix("the ").split()[-2:]), "life": r.choice(LIVES),
+         "Short": " ".join(kit.product.removeprefix("the ").split()[-2:]), "life": life,
          "doc": "email" if email else "leaflet", "deadpan": r.choice(DEADPAN),
          "kept": "starred this email and left it" if email else "kept this leaflet under a magnet on the fridge",
          "gone": "The star is gone now" if email else "The magnet is still there; the leaflet is not",
@@ -634,14 +749,15 @@ def _facts_for(
         r.sample(kit.facts, k=len(kit.facts)),
         key=lambda f: min(map(order.index, f.tags & {*order}), default=9),
     )
-    count = {"few_proofs": 1, "over_limit": len(rank)}.get(slip, count + more)
+    count = {"few_proofs": 1, "over_limit": len(rank)}.get(slip, min(FOCUS, count + more))
     return list(dict.fromkeys([*named, *rank]))[: max(count, len(named))]
 
 
-def _compose(kit: Kit, method: str, devices: list[str], r: random.Random, direction: str, slip: str) -> Draft:
+def _compose(kit: Kit, method: str, devices: list[str], r: random.Random, direction: str, slip: str,
+             character: tuple[str, str, str] | None = None) -> Draft:  # fmt: skip
     """A concept in `method`: an opener, the lines its devices ask for, a close, one ask, and the slip if any."""
     flags, named = _asks(kit, direction)
-    v = _values(kit, r)
+    v = _values(kit, r, character)
     pool = _facts_for(kit, method, r, named, "more_facts" in flags, slip)
     w = Writer(kit, method, set(devices) | flags, r, v, pool)
     opened = next((x for x in devices if x in OPENERS.values()), OPENERS[method])
@@ -719,16 +835,21 @@ def concept(
     round_number: int,
     direction: str,
     taken_names: Sequence[str],
+    slot: int | None = None,
+    seats: int = 1,
+    people: Sequence[str] = (),
 ) -> ConceptSubmitted:
-    """A new concept in the persona's method; a direction shapes it and keeps it from the slip it names."""
+    """A new concept in the persona's method; a direction shapes it and keeps it from the slip it names. Its
+    invented person is its seat's (`slot`) first character not in `people`, those the run has written about."""
     kit, method = _kit(brief), _method(persona)
     r = rng.stream(seed, "message_lab:concept", round_number, persona.id, brief.id)
     moves = r.sample(persona.signature_moves, k=min(3, len(persona.signature_moves)))
     devices = [d for m in moves for rx, d in MOVES if re.search(rx, m, re.I)]
     slip = r.choice(PLANS[method][2])
     slip = "" if any(slip in CURES.get(flag, "").split() for flag in _asks(kit, direction)[0]) else slip
-    text = _compose(kit, method, devices, r, direction, slip).render(kit.label)
-    v = _values(kit, r) | ({"who": who} if (who := _named(text)) else {})
+    character = _character(seed, brief, slot, seats, people)
+    text = _compose(kit, method, devices, r, direction, slip, character).render(kit.label)
+    v = _values(kit, r, character) | ({"who": who} if (who := _named(text)) else {})
     gone = {t.strip().lower() for t in taken_names}
     names = [_fill(t, v) for t in r.sample(CONCEPT_NAMES[method], k=len(CONCEPT_NAMES[method]))]
     names += [f"{names[0]}: {k}" for k in kit.keywords] + [f"{names[0]} {n}" for n in range(2, len(gone) + 3)]
@@ -738,7 +859,8 @@ def concept(
 
 # --- judging ---------------------------------------------------------------------------------------------------
 
-HARD = {"limit", "title", "broken", "cta", "proof", "long", "hype", "unsupported"}  # every critic sees these
+HARD = {"limit", "title", "broken", "cta", "proof", "long", "hype", "unsupported", "crowd", "repeat",
+        "stuffed"}  # every critic sees these  # fmt: skip
 LENSES: dict[str, dict[str, float]] = {  # what each method's critic cares about, and how much
     "offer": {"cta": 3, "price": 3, "limit": 2, "proof": 1.5, "hype": 1.5},
     "story": {"person": 3, "ending": 2.5, "proof": 1, "long": 1},
@@ -785,24 +907,31 @@ def _faults(kit: Kit, rd: Reading, method: str = "offer") -> list[Finding]:
     price = next((f for f in kit.facts if "cost" in f.tags), None)
     buried = price and not any(price.used_in(u) for u in units[:2])
     last = ([u for u in units if not _is_cta(u)] or [""])[-1]
+    spare = next((u for u in reversed(units) if any(f.used_in(u) for f in kit.facts)), "")
+    priced = next((u for u in units if price and price.used_in(u)), "")
+    opening = _quote(units[0] if units else title, 8)
     found = (
         ("limit", 3, rd.over, f"it runs to {rd.words} words against a limit of {kit.word_limit}"),
-        ("title", 2, rd.title_over, f"the {label} is {len(title)} characters; {allowed}"),
+        ("title", 2, rd.title_over, f"the {label} {_quote(title, 8)} is {len(title)} characters; {allowed}"),
         ("broken", 3, rd.broken, f"{_quote(line)} breaks the brief's rule: {_lc(rule)}"),
         ("cta", 3, not rd.ctas, "it never asks the reader to do anything"),
         ("cta", 2, len(rd.ctas) > 1, f"it asks for {len(rd.ctas)} things, " + " and ".join(_quote(c, 6) for c in rd.ctas[:2])),
-        ("proof", 1 + min(2, len(rd.missing) / 3), rd.missing, f"it leaves out the proof point {_quote(lack, 14)}{more}"),
+        ("proof", 2.5 - len(rd.used), len(rd.used) < 2, f"it leaves out the proof point {_quote(lack, 14)}{more}"),
+        ("crowd", 2 + rd.crowd / 2, rd.crowd, f"it piles up {len(rd.used)} proof points, so no one idea leads; "
+         f"{_quote(spare, 8)} is one too many"),
+        ("repeat", 3, rd.repeats, f"it says {_quote((rd.repeats or [''])[0], 10)} twice"),
+        ("stuffed", 2, rd.stuffed, f"{_quote((rd.stuffed or [''])[0], 8)} only lists the brief's words"),
         ("long", 1 + (n > 28) / 2, n > 22, f"one sentence runs to {n} words ({_quote(rd.longest, 6)})"),
         ("hype", 2, rd.hype, f"'{(rd.hype or [''])[0]}' is a superlative nobody can check"),
         ("unsupported", 2, rd.unsupported, f"the figure {(rd.unsupported or [''])[0]} is not in the brief's proof points"),
         ("jargon", 1, rd.jargon, f"{', '.join(map(repr, rd.jargon[:3]))} would need decoding"),
         ("same", 1 + rd.sameness, rd.sameness > 0.3, f"it covers much the same ground as {rd.twin}"),
-        ("price", 1, buried, "the price is " + ("buried below the fold" if price and price.used_in(body) else "missing")),
-        ("person", 1, not rd.person, "there is no person in it, only features"),
-        ("step", 1, not any(f.tags & {"easy", "exit"} for f in rd.used), "nothing makes the first step small or reversible"),
-        ("voice", 1, not re.search(r"\b(we|us|our|neighbours?)\b", body, re.I), "nobody is speaking: no 'we', no neighbour"),
+        ("price", 1, buried, "the price is " + (f"buried below the fold, in {_quote(priced, 8)}" if priced else f"missing: {opening} and on, no cost")),
+        ("person", 1, not rd.person, f"there is no person in it, only features: it opens on {opening}"),
+        ("step", 1, not any(f.tags & {"easy", "exit"} for f in rd.used), f"nothing makes the first step small or reversible, from {opening} to the ask"),
+        ("voice", 1, not re.search(r"\b(we|us|our|neighbours?)\b", body, re.I), f"nobody is speaking: no 'we', no neighbour, from {opening} on"),
         ("flat", 1, not (rd.person or re.search(r"[?!]|Rumour|Picture|science", body + title)),
-         "it is correct but forgettable: no question, no turn, nothing to smile at"),
+         f"it is correct but forgettable: {opening}, then no question, no turn, nothing to smile at"),
         ("headline", 1, len(title.split()) > 8, f"the {label} runs to {len(title.split())} words"),
         ("image", 1, not rd.draft.image, "there is no picture in it"),
         ("ending", 1, not rd.person and any(f.used_in(last) for f in kit.facts), f"it ends on a bare fact ({_quote(last, 6)})"),
@@ -815,8 +944,10 @@ def _merits(kit: Kit, rd: Reading) -> list[Finding]:
     honest = next((u for u in units if re.search(r"honest|refund|letter|insurer|You might think", u)), "")
     we = next((u for u in units if re.search(r"\b(we|us)\b", u, re.I)), "")
     best = max(rd.used, key=lambda f: len(f.marks), default=None)
+    focused = rd.used and not (rd.crowd or rd.repeats or rd.stuffed or rd.title_over)
     found = (
-        ("proof", len(rd.used) / 2, best and f"it puts {len(rd.used)} proof points to work, {_quote(best.text, 8)} among them"),
+        ("proof", 2, best and not rd.crowd and f"it puts {len(rd.used)} proof points to work, {_quote(best.text, 8)} among them"),
+        ("idea", 2.5, focused and f"one idea carries it from the {kit.label.lower()}, '{rd.draft.title}', to the ask"),
         ("cta", 2, len(rd.ctas) == 1 and f"one clear ask: {_quote(rd.ctas[0], 8)}"),
         ("limit", 1.5, kit.word_limit and not rd.over and f"it stays inside the limit at {rd.words} words"),
         ("person", 3, rd.person and f"{rd.person} makes it feel lived-in"),
@@ -844,7 +975,8 @@ def _note(kit: Kit, rd: Reading, method: str, r: random.Random) -> tuple[str, st
     weak = worst[2] if worst else f"little to fix; I would still tighten {_quote(rd.longest, 6)}"
     weak += "".join(f"; and {x[2]}" for x in serious[:1])
     penalty = sum(sev * lens.get(topic, 1.0) for topic, sev, _ in faults)
-    score = min(10.0, max(1.0, 8.6 + 0.15 * len(rd.used) - 0.45 * penalty + r.uniform(-0.3, 0.3)))
+    merit = _total(_criteria(kit, rd))
+    score = min(10.0, max(1.0, 0.5 * merit + 0.5 * (9.4 - 0.45 * penalty) + r.uniform(-0.3, 0.3)))
     return r.choice(strong_leads).format(best[2]), r.choice(weak_leads).format(weak), round(score, 1)
 
 
@@ -863,34 +995,67 @@ def critique(
     return CritiqueSubmitted(persona=persona.id, notes=notes)
 
 
+# The evaluator's criteria, each marked 1 to 5 from the text.
+CRITERIA = ("single idea", "audience fit", "proof used well", "tone", "call to action")
+HUMAN = (  # a voice, not a fact sheet: each method has its own
+    r"honest|You might think|Rumour|science|\b(we|us)\b|\?|good company|first step|a trial|Picture|noticed|By the time"
+    r"|Your turn|in one read|Time it takes"
+)
+
+
+def _in_prose(kit: Kit, rd: Reading) -> list[Fact]:
+    """Proof points placed in a sentence of the argument, not left bare in a list."""
+    prose = " ".join(u for p in rd.draft.paras if p.kind == "prose" for u in p.items)
+    return [f for f in rd.used if f.used_in(prose)]
+
+
 def _criteria(kit: Kit, rd: Reading) -> dict[str, float]:
-    """The evaluator's five criteria, 1 to 5 each, from what the text measurably does."""
+    """The evaluator's criteria, 1 to 5 each, read from the text: what it says, not how much of it there is."""
     body = " ".join(rd.draft.units())
-    devices = [rd.person, rd.draft.image, re.search(r"honest|You might think|Rumour|\b(we|us)\b|\?", body)]
-    clean = not rd.hype and not rd.unsupported
+    you = bool(re.search(r"\byou(r)?\b", body, re.I))
+    doubt = bool(re.search(r"honest|You might think|Rumour|Fair\.|trial|first step", body)) or any(
+        f.tags & {"easy", "exit"} for f in rd.used
+    )
+    touches = sum(1 for x in (rd.person, rd.draft.image, re.search(HUMAN, body)) if x)
     crit = {
-        "fit": 1.5 + 2.5 * min(1, len(rd.keywords) / 6) + bool(re.search(r"\byou\b", body, re.I)) - 2 * bool(rd.broken),
-        "clarity": 5 - 0.1 * max(0, _words(rd.longest) - 16) - 0.5 * len(rd.jargon) - bool(rd.title_over),
-        "credibility": 1 + 3.5 * len(rd.used) / len(kit.facts) + 0.5 * clean - 2 * bool(rd.broken) - bool(rd.hype),
+        "single idea": 5 - 0.8 * rd.crowd - bool(rd.stuffed) - 1.5 * len(rd.repeats) - bool(rd.title_over)
+        - 0.08 * max(0, _words(rd.longest) - 18) - 0.5 * (len(rd.ctas) > 1),
+        "audience fit": 2 + you + doubt + 0.35 * min(3, len(rd.keywords)) - 0.5 * len(rd.jargon) - 2 * bool(rd.broken),
+        "proof used well": (2.5 + 0.5 * min(3, len(rd.used)) + 0.5 * (len(_in_prose(kit, rd)) >= len(rd.used) / 2)
+                            - 0.7 * rd.crowd - 1.5 * bool(rd.unsupported) - bool(rd.hype)) if rd.used else 1.0,
+        "tone": 3.5 + 0.5 * touches - 1.5 * bool(rd.hype) - 2 * bool(rd.broken) - bool(rd.repeats) - bool(rd.stuffed)
+        - 0.5 * (rd.sameness > 0.3),
         "call to action": {0: 1.0, 1: 5.0}.get(len(rd.ctas), 2.0),
-        "distinctiveness": 1.5 + 2 * (1 - min(1, rd.sameness / 0.4)) + 0.6 * sum(1 for d in devices if d),
     }  # fmt: skip
     return {k: round(max(1.0, min(5.0, v)), 1) for k, v in crit.items()}
+
+
+def _total(crit: dict[str, float]) -> float:
+    """The criteria on the 1-10 scale."""
+    return 1 + 9 * (sum(crit.values()) / len(crit) - 1) / 4
 
 
 def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], critics: list[float]) -> ScoreNote:
     rd = _read(kit, brief, c.text, [o for o in concepts if o.alias != c.alias])
     crit = _criteria(kit, rd)
     # a broken constraint costs a point, and running long costs more the longer it runs
-    raw = 1 + 9 * (sum(crit.values()) / len(crit) - 1) / 4 - len(rd.fails) - min(1.5, 0.04 * rd.over)
+    raw = _total(crit) - len(rd.fails) - min(1.5, 0.04 * rd.over)
     if critics:  # a little weight from the room
         raw = 0.85 * raw + 0.15 * sum(critics) / len(critics)
+    body = " ".join(rd.draft.units())
+    placed = len(_in_prose(kit, rd))
     why = {
-        "fit": ", ".join(f"'{k}'" for k in rd.keywords[:2]) or "none of the brief's words",
-        "clarity": f"longest sentence {_words(rd.longest)} words",
-        "credibility": f"{len(rd.used)} of {len(kit.facts)} proof points" + "".join(f", '{h}' unsupported" for h in rd.hype[:1]),
+        "single idea": f"{len(rd.used)} proof points" + " (a pile, not an argument)" * bool(rd.crowd)
+        + "".join(f", {_quote(x, 6)} said twice" for x in rd.repeats[:1])
+        + "".join(f", {_quote(x, 5)} only lists keywords" for x in rd.stuffed[:1])
+        + f", longest sentence {_words(rd.longest)} words",
+        "audience fit": ("speaks to 'you'" if re.search(r"\byou\b", body, re.I) else "never says 'you'")
+        + "".join(f", '{k}'" for k in rd.keywords[:2]) + "".join(f", breaks '{r[0][:40]}'" for r in rd.broken[:1]),
+        "proof used well": f"{len(rd.used)} of {len(kit.facts)}, {placed} placed in sentences"
+        + "".join(f", '{h}' unsupported" for h in rd.hype[:1]) + "".join(f", {n} not in the brief" for n in rd.unsupported[:1]),
+        "tone": ", ".join(x for x in [f"'{rd.hype[0]}'" if rd.hype else "", "a person" if rd.person else "",
+                                      "a voice" if re.search(HUMAN, body) else ""] if x) or "flat",
         "call to action": f"{len(rd.ctas)} ask(s)",
-        "distinctiveness": f"overlap {rd.sameness:.0%} with {rd.twin}" if rd.twin else "alone",
     }  # fmt: skip
     checks = [f"{kit.word_limit} words {'FAIL' if rd.over else 'pass'} ({rd.words})"] * bool(kit.word_limit)
     checks += [f"{kit.label.lower()} {'FAIL' if rd.title_over else 'pass'}"]
@@ -900,7 +1065,7 @@ def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], criti
     lift = faults[0][2] if faults else "nothing left to fix"
 
     reason = "; ".join(f"{k} {v:g}/5 ({why[k]})" for k, v in crit.items())
-    reason += f". Constraints: {', '.join(checks)}. Biggest lift: {lift}."
+    reason = f"Constraints: {', '.join(checks)}. Biggest lift: {lift}. {reason}"
     return ScoreNote(alias=c.alias, score=round(min(10.0, max(1.0, raw)), 1), reason=_clip(reason))
 
 
@@ -921,6 +1086,8 @@ INSTRUCTIONS = (  # (what is wrong with a concept, the instruction that fixes it
     (lambda k, rd: bool(rd.broken), lambda k, rd: f"Drop anything that breaks the brief: {rd.broken[0][0].rstrip('.')}."),
     (lambda k, rd: rd.over > 0, lambda k, rd: f"Cut every draft to {k.word_limit} words or fewer, and count them."),
     (lambda k, rd: len(rd.ctas) != 1, lambda k, rd: f"One call to action only: {k.cta.split(':')[0].lower()}."),
+    (lambda k, rd: bool(rd.repeats), lambda k, rd: "Say each thing once: no sentence twice."),
+    (lambda k, rd: rd.crowd > 0, lambda k, rd: f"One idea each: keep the {FOCUS - 1} or {FOCUS} proof points that serve the idea, cut the pile."),
     (lambda k, rd: bool(rd.hype or rd.unsupported), lambda k, rd: "Replace every superlative with a proof point from the brief."),
     (lambda k, rd: rd.title_over > 0, lambda k, rd: f"Keep the {k.label.lower()} under {k.title_limit or 60} characters."),
     (lambda k, rd: _words(rd.longest) > 22, lambda k, rd: "Keep every sentence under 20 words."),
@@ -952,10 +1119,11 @@ def _direction(kit: Kit, reads: list[Reading], user: str, round_number: int, las
     for _, i in sorted(x for x in count if x[0])[: 3 - len(items)]:
         test, say = INSTRUCTIONS[i]
         items.append(say(kit, next(rd for rd in reads if test(kit, rd))))
-    gap = min(kit.facts, key=lambda f: sum(f in rd.used for rd in reads))
-    items.append(f"Put this proof point to work: {gap.text}.")
+    if any(len(rd.used) < 2 for rd in reads):  # a thin survivor needs a fact; a full one needs none more
+        gap = min(kit.facts, key=lambda f: sum(f in rd.used for rd in reads))
+        items.append(f"Put this proof point to work: {gap.text}.")
     if len(items) < 2 or last:
-        items.append(f"Sharpen the {kit.label.lower()}: one idea, no more than eight of them.")
+        items.append(f"Sharpen the {kit.label.lower()}: one idea, in eight words or fewer.")
     head = "Final polish, nothing new:" if last else f"Round {round_number + 1} focus:"
     return _clip(f"{head} " + " ".join(f"({n}) {x}" for n, x in enumerate(items[:4], 1)), MAX_DIRECTION)
 
@@ -1024,6 +1192,7 @@ class Fixer:
     rd: Reading
     notes: Sequence[CritiqueNote]
     direction: str
+    character: tuple[str, str, str] | None = None  # the person it may add: its seat's, nobody else's
     done: list[tuple[str, str]] = field(default_factory=list)  # (what changed, what it answers)
     added: list[str] = field(default_factory=list)  # lines this revision added: trimming leaves them be
 
@@ -1071,7 +1240,7 @@ class Fixer:
 
     def improve(self, flag: str) -> bool:
         before = set(self.rd.draft.units())
-        change = self._improve(flag, self.rd.draft, _values(self.kit, self.r))
+        change = self._improve(flag, self.rd.draft, _values(self.kit, self.r, self.character))
         if change:
             new = [u for u in self.rd.draft.units() if u not in before]
             self.added += [
@@ -1080,9 +1249,42 @@ class Fixer:
             self.done.append((change, self.because(flag)))
         return bool(change)
 
+    def _once(self, draft: Draft) -> str:
+        """Every sentence said once: a later copy goes, whatever the notes asked."""
+        again = _repeats(draft.units())
+        for unit in again:
+            draft.drop_repeat(unit)
+        return f"said {_quote(again[0], 8)} once, not twice" if again else ""
+
+    def _focus(self, draft: Draft) -> str:
+        """Down to the proof points the idea needs: the ones that carry least go, the direction's own stay."""
+        kit = self.kit
+        named = {f for f in _asks(kit, self.direction)[1]}
+        cut: list[str] = []
+        while sum(f.used_in(draft.render(kit.label)) for f in kit.facts) > FOCUS:
+            units = draft.units()
+            free = [u for u in units[1:] if not _is_cta(u) and u not in self.added
+                    and any(f.used_in(u) for f in kit.facts) and not any(f.used_in(u) for f in named)]  # fmt: skip
+            if not free:
+                break
+            cut.append(
+                min(free, key=lambda u: (_value(kit, u, " ".join(x for x in units if x != u)), -_words(u)))
+            )
+            draft.drop(cut[-1])
+        draft.tidy()
+        return (
+            f"cut {len(cut)} proof point(s) the idea did not need, {_quote(cut[0], 6)} first" if cut else ""
+        )
+
     def _improve(self, flag: str, draft: Draft, v: dict[str, str]) -> str:
         kit, text = self.kit, draft.render(self.kit.label)
+        if flag == "focus":
+            return self._focus(draft)
+        if flag == "repeat":
+            return self._once(draft)
         if flag in ("more_facts", "step", "price"):
+            if sum(f.used_in(text) for f in kit.facts) >= FOCUS:
+                return ""  # one more would make a pile, not an argument
             named = [f for t in [self.direction, *(n.weakness for n in self.notes)] for f in _asks(kit, t)[1]]
             pool = [f for f in named if not f.used_in(text)] or [
                 f for f in kit.facts if not f.used_in(text) and (flag != "step" or f.tags & {"easy", "exit"})
@@ -1128,29 +1330,42 @@ class Fixer:
 
 
 def refinement(brief: Brief, persona: Persona, *, seed: int, round_number: int, concept_id: str, current: Shown,
-               notes: Sequence[CritiqueNote], direction: str, merged: Sequence[Shown]) -> RefinementSubmitted:  # fmt: skip
-    """The next version: repair what breaks the brief, then the two things pressed hardest, fold in merged lines."""
+               notes: Sequence[CritiqueNote], direction: str, merged: Sequence[Shown], slot: int | None = None,
+               seats: int = 1, people: Sequence[str] = ()) -> RefinementSubmitted:  # fmt: skip
+    """The next version: repair what breaks the brief, then the two things pressed hardest, fold in merged lines.
+    A person it adds is its seat's (`slot`) first character not in `people`, those the other concepts name."""
     kit = _kit(brief)
     r = rng.stream(seed, "message_lab:refine", round_number, persona.id, concept_id)
     fix = Fixer(kit, _method(persona), r, _read(kit, brief, current.text), notes, direction)
+    fix.character = _character(seed, brief, slot, seats, people)
     draft = fix.rd.draft
+    # what the moderator kept from a merged concept: its best line against this one, chosen before any change
+    kept = [(m, line) for m in merged if (line := _best_line(kit, m.text, current.text))]
+    fix.improve("repeat")
     fix.repair()
     improved = 0
     for flag in fix.pressed():  # two improvements a round: a concept gets better in steps, not all at once
-        improved += improved < 2 and fix.improve(flag)
-    for m in merged:
-        if line := _best_line(kit, m.text, draft.render(kit.label)):
+        improved += improved < 2 and flag != "repeat" and fix.improve(flag)
+    for m, line in kept:
+        if not any(_norm(line) == _norm(u) for u in draft.units()):
             draft.add_before_cta(line)
+            fix.added.append(line)
             fix.done.append(
                 (f"folded in {_quote(line, 8)} from {m.alias}", f"{m.alias} was merged into this concept")
             )
-    if not fix.done and fix.rd.missing and fix.rd.words + 25 < (kit.word_limit or 999):
+    if fix.rd.crowd == 0 and (used := _read(kit, brief, draft.render(kit.label)).used) and len(used) > FOCUS:
+        fix.improve("focus")  # a merge that tipped it into a pile: the idea still leads
+    if not fix.done and len(fix.rd.used) < 2 and fix.rd.words + 25 < (kit.word_limit or 999):
         fix.improve("more_facts")  # nothing was asked: add the proof point it lacks, since it fits
     if kit.word_limit and (
         cut := _trim(kit, draft, kit.word_limit - 8 * ("trim" in fix.pressed()), fix.added)
     ):
         fix.done.append((f"cut {len(cut)} weaker line(s) to fit {kit.word_limit} words", fix.because("trim")))
-    done = fix.done or [("kept the copy as it stands", "the notes found nothing to fix")]
+    draft.tidy()
+    fix.improve("repeat")  # whatever was added, nothing is said twice
+    top = next((n.weakness for n in notes), "")
+    nothing = f"no change I could make answers {_quote(top, 10)}" if top else "the notes found nothing to fix"
+    done = fix.done or [("kept the copy as it stands", nothing)]
     changes, why = "; ".join(c for c, _ in done), "; ".join(dict.fromkeys(w for _, w in done))
     text = draft.render(kit.label)
     return RefinementSubmitted(

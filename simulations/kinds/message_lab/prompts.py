@@ -119,7 +119,16 @@ def _concept(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple
         + (f" Names already used: {', '.join(taken)}." if taken else "")
         + '\nReply as {"name": "...", "text": "..."}'
     )
-    return task, {"direction": state.current.focus, "taken_names": taken}
+    return task, {"direction": state.current.focus, "taken_names": taken} | _cast(state, unit.persona, "")
+
+
+def _cast(state: LabState, persona: str, concept_id: str) -> dict[str, Any]:
+    """The offline writer's seat (its own invented people) and the people the run's other concepts already name."""
+    from . import offline
+
+    others = [v.text for c in state.concepts if c.id != concept_id for v in c.versions]
+    panel = state.config.participants
+    return {"slot": panel.index(persona), "seats": len(panel), "people": offline.people_in(others)}
 
 
 def _critique(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple[str, dict[str, Any]]:
@@ -141,8 +150,10 @@ def _evaluation(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tu
         for n in c["notes"]
     )
     task = (
-        f"Round {state.round}. Score every concept against the brief (fit, clarity, credibility, call to action, "
-        f"distinctiveness, constraints).\n\n{_listing(shown)}\n\nThe panel's critiques:\n{notes}\n\n"
+        f"Round {state.round}. Score every concept against the brief, criterion by criterion: the clarity of its "
+        "single idea, its fit to the audience, proof used well (not piled up), tone, the call to action, and the "
+        "constraints. Never reward length or a count of proof points for its own sake.\n\n"
+        f"{_listing(shown)}\n\nThe panel's critiques:\n{notes}\n\n"
         'Reply as {"scores": [{"alias": "Concept A", "score": 7.5, "reason": "..."}, ...]}'
     )
     return task, {"concepts": shown, "critiques": critiques}
@@ -180,7 +191,7 @@ def _refinement(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tu
         '{"name": "...", "text": "...", "changes": "what changed", "why": "which critique or direction it answers"}'
     )
     return task, {"concept_id": concept.id, "current": current, "notes": notes, "direction": state.current.direction,
-                  "merged": merged}  # fmt: skip
+                  "merged": merged} | _cast(state, concept.persona, concept.id)  # fmt: skip
 
 
 def _presentation(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple[str, dict[str, Any]]:
@@ -273,8 +284,9 @@ def offline_answer(messages: list[dict[str, Any]]) -> str | None:
     reply: p.Payload
     if op is Event.CONCEPT_SUBMITTED:
         reply = offline.concept(
-            brief, persona, direction=facts["direction"], taken_names=facts["taken_names"], **common
-        )
+            brief, persona, direction=facts["direction"], taken_names=facts["taken_names"],
+            slot=facts.get("slot"), seats=facts.get("seats", 1), people=facts.get("people", ()), **common,
+        )  # fmt: skip
     elif op is Event.CRITIQUE_SUBMITTED:
         reply = offline.critique(brief, persona, concepts=shown, **common)
     elif op is Event.EVALUATION_SUBMITTED:
@@ -290,7 +302,8 @@ def offline_answer(messages: list[dict[str, Any]]) -> str | None:
         reply = offline.refinement(
             brief, persona, concept_id=facts["concept_id"], current=offline.Shown(**facts["current"]),
             notes=[p.CritiqueNote.model_validate(n) for n in facts["notes"]], direction=facts["direction"],
-            merged=[offline.Shown(**s) for s in facts["merged"]], **common,
+            merged=[offline.Shown(**s) for s in facts["merged"]], slot=facts.get("slot"),
+            seats=facts.get("seats", 1), people=facts.get("people", ()), **common,
         )  # fmt: skip
     elif op is Event.PRESENTATION_GIVEN:
         reply = offline.presentation(

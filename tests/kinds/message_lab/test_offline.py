@@ -152,9 +152,7 @@ def test_a_methods_signature_shows_in_its_concepts() -> None:
     for seed in (1, 2, 3):
         text = {pid: _draft(DRIVERS, by_id[pid], seed).text for pid in by_id}
         assert "You might think" in text["skeptic"]
-        assert re.search(
-            r"\b(Ros|Alan|Priya|Tomasz|Maggie|Dev|Hannah|Owen|Bea|Gareth)\b", text["storyteller"]
-        )
+        assert offline.people_in([text["storyteller"]])
         assert "Rumour" in text["humorist"]
         assert "Image:" in text["art_director"]
         assert re.search(r"\bwe\b", text["organiser"], re.I)
@@ -179,7 +177,7 @@ def test_a_direction_visibly_shapes_a_new_concept() -> None:
             DRIVERS, plain, seed=seed, round_number=2, direction=direction, taken_names=[]
         ).text
         assert "3 in 10" in after and after != before
-        assert re.search(r"\b(Ros|Alan|Priya|Tomasz|Maggie|Dev|Hannah|Owen|Bea|Gareth)\b", after)
+        assert offline.people_in([after])
 
 
 def test_a_direction_that_names_the_limit_keeps_a_long_winded_writer_inside_it() -> None:

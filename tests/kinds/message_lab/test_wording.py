@@ -62,7 +62,7 @@ def test_a_finished_run_reads_in_words_and_sends_the_player_to_the_report(
     text = visible(board)
     assert not ids_in(text), ids_in(text)
     assert "The panel has finished" in text and "Read the final report next" in text
-    assert "drafting" not in text and "is working" not in text
+    assert "drafting" not in text and "is working" not in text and "Writing now" not in text
     assert 'data-action="done"' in board and 'data-status="OUTPUT_READY"' in board  # ids stay in attributes
 
     review = client.get(f"/games/{game.pk}/review/").content.decode()
@@ -81,3 +81,4 @@ def test_a_finished_run_reads_in_words_and_sends_the_player_to_the_report(
         assert len(swatches) == key.count("<li") >= 3
         assert all(re.search(r'fill="#[0-9a-f]{6}"', s) for s in swatches)
         assert "style=" not in chart + key
+        assert not re.search(r"<[^>]+\sstyle=", html)  # nothing on the page the CSP's style-src would block
