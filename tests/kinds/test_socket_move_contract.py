@@ -13,18 +13,14 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.test import Client
 
 from mercury.asgi import application
-from simulations.kinds import all_kinds, get_kind
+from simulations.kinds import all_kinds
 from simulations.models import Game, Submission
 from simulations.services.move_form import MissingVersion, NulInForm
-from simulations.services.scenarios import parsed_scenario
 from simulations.services.student_errors import ALREADY_PLAYED
-from simulations.services.turns import create_game
-from tests.kinds.test_move_contract import _version
+from tests.kinds.test_move_contract import _game_and_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 KINDS = sorted(kind.name for kind in all_kinds())
@@ -32,13 +28,9 @@ NOTICE = re.compile(r'<div id="notice"[^>]*data-answers="([^"]*)" data-taken="([
 
 
 def _game_and_session(kind: str) -> tuple[Game, str]:
+    """As the post's contract test makes them (`test_move_contract._game_and_client`): its client's session cookie."""
     cache.clear()
-    version = _version(kind)
-    _, options = get_kind(kind).admin.rehearsal(parsed_scenario(version))
-    owner = User.objects.create_user(f"{kind}-student", password="a-long-test-passphrase-42")
-    game = create_game(scenario_version=version, seed=3, owner=owner, options=options)
-    client = Client()
-    client.force_login(owner)
+    game, client = _game_and_client(kind)
     return game, client.cookies["sessionid"].value
 
 
