@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
+from . import code_reading
 from .scenario import DeliberationScenario
 from .state import Finding, Severity, Submission
 
@@ -233,6 +234,12 @@ def classify(scenario: DeliberationScenario, raw: RawFinding) -> Finding:
         raw = RawFinding(
             raw.tool, raw.code, _QUOTED.sub("'<redacted>'", raw.message), raw.line, raw.tool_severity
         )
+    if rule is None and raw.tool == code_reading.TOOL and raw.code in code_reading.DEFAULT_RULES:
+        # A scenario written before the committee read code has no rule for it: the reading's own mapping.
+        severity, category, compromise = code_reading.DEFAULT_RULES[raw.code]
+        return Finding(tool=raw.tool, code=raw.code, message=raw.message, line=raw.line,
+                       severity=Severity(severity), category=category, rule=f"reading:{raw.code}",
+                       compromise_allowed=compromise)  # fmt: skip
     if rule is None:
         return Finding(tool=raw.tool, code=raw.code, message=raw.message, line=raw.line,
                        severity=Severity.MINOR, category="unclassified", rule="unclassified")  # fmt: skip
@@ -272,8 +279,33 @@ def run_checks(
             f"Diff: {len(prepared.added_lines)} added lines checked in the rebuilt {prepared.filename}."
         )
     report.tools = list(jobs)
-    report.findings = sorted((classify(scenario, r) for r in raw), key=lambda f: (_ORDER[f.severity], f.line))
+    findings = [classify(scenario, r) for r in raw]
+    if not python_problem:
+        report.tools.append(code_reading.TOOL)
+        read = code_reading.read_code(prepared.text, changed=prepared.added_lines)
+        findings = _merge(findings, [classify(scenario, reading_finding(r)) for r in read])
+    secret_lines = {f.line for f in findings if f.category == "secret"}
+    masked = code_reading.mask_secrets(prepared.text, secret_lines)
+    findings = [f.model_copy(update={"quote": code_reading.quote_line(masked, f.line)}) for f in findings]
+    report.findings = sorted(findings, key=lambda f: (_ORDER[f.severity], f.line))
     return report
+
+
+def reading_finding(reading: code_reading.Reading) -> RawFinding:
+    return RawFinding(code_reading.TOOL, reading.code, reading.message, reading.line)
+
+
+def _merge(tools: list[Finding], readings: list[Finding]) -> list[Finding]:
+    """The tools' findings and the committee's reading; where both name the same line in the same category the
+    more severe one stays (the tool's on a tie), so one flaw is not argued twice."""
+    out = list(tools)
+    for r in readings:
+        same = next((t for t in out if t.line == r.line and t.category == r.category), None)
+        if same is None:
+            out.append(r)
+        elif _ORDER[r.severity] < _ORDER[same.severity]:
+            out[out.index(same)] = r
+    return out
 
 
 def _python_problem(prepared: PreparedInput) -> str | None:

@@ -1,7 +1,12 @@
 """Offline personas: deterministic from the seed, no model. They argue from the real findings and their seat.
 
+- The findings are the tools' and the committee's own reading of the code (code_reading.py, tool
+  "code-reading"); a persona cites each one with its line quoted as written (a secret's line masked).
 - A member judges the findings in its field (the scenario's `expertise`); with nothing in its field it is unsure
-  and its confidence falls below its threshold, so the machine records an abstention.
+  and its confidence falls below its threshold, so the machine records an abstention, and it says what it would
+  need to vote.
+- When a person holds a member's seat, the others answer that person's argument on its merits: the line it
+  names (is there a finding there?) and its stance against the findings.
 - A member with a veto vetoes a critical finding in its field; others object to critical flaws.
 - Non-critical findings in a member's field become its fix items (so style-only code ends REQUEST_CHANGES).
 - The business driver judges delivery, not code: it objects to a blocked release, offers a cost-of-delay
@@ -14,11 +19,13 @@ Wording varies with the seed; the decision never does.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 from simulations.engine import rng
 
 from .machine import (
+    MAX_TEXT_CHARS,
     PAYLOADS,
     Actor,
     AmendmentDeclined,
@@ -53,10 +60,69 @@ def _pick(r: random.Random, options: list[str], **values: object) -> str:
     return r.choice(options).format(**values)
 
 
+def _cite_one(f: Finding) -> str:
+    quoted = f" `{f.quote}`" if f.quote else ""
+    return f"{f.code} on line {f.line}{quoted} ({f.message.rstrip('.')})"
+
+
 def _cite(findings: list[Finding], limit: int = 3) -> str:
-    cited = [f"{f.code} on line {f.line} ({f.message.rstrip('.')})" for f in findings[:limit]]
+    cited = [_cite_one(f) for f in findings[:limit]]
     more = f" and {len(findings) - limit} more" if len(findings) > limit else ""
     return "; ".join(cited) + more
+
+
+# What a member outside a finding's field would need before it could vote on it.
+_NEEDS = {
+    "secret": "to know whether the value on line {line} is a live credential and where it should be read from",
+    "security": "to see where the input on line {line} comes from: a test with hostile input, or the security "
+    "lead's reading of that line",
+    "correctness": "a test that pins the behaviour of line {line} on its boundary",
+    "style": "the house style rule line {line} breaks, and whether the on-call reader is slowed by it",
+    "tests": "the test that calls the function on line {line}",
+}
+
+
+def _need(findings: list[Finding]) -> str:
+    first = min(findings, key=lambda f: (not f.critical, f.line))
+    need = _NEEDS.get(first.category, "the {category} reviewer's reading of line {line}")
+    return need.format(line=first.line, category=first.category)
+
+
+_LINE_REF = re.compile(r"\bline\s+(\d+)", re.IGNORECASE)
+
+
+def _answer_person(sc: DeliberationScenario, st: DeliberationState, me: Persona) -> str:
+    """One sentence answering a person in a member's seat, on the merits: the line it names and its stance
+    against the findings; "" when no person has spoken in this or the last round."""
+    seat = st.human_seat
+    if seat is None or seat == me.id or seat not in sc.members:
+        return ""
+    ballot = None
+    for rnd in reversed(st.rounds[-2:]):
+        ballot = rnd.ballots.get(seat)
+        if ballot is not None:
+            break
+    if ballot is None:
+        return ""
+    who = sc.persona(seat).title
+    findings = st.submission.findings
+    lines = [int(n) for n in _LINE_REF.findall(ballot.text)]
+    if lines:
+        n = lines[0]
+        on_line = [f for f in findings if f.line == n]
+        if on_line:
+            return f"The {who} points at line {n}, and rightly: {_cite_one(on_line[0])}. "
+        return f"The {who} points at line {n}, but neither the tools nor my reading find a flaw there. "
+    critical = [f for f in findings if f.critical]
+    if ballot.declared == Stance.SYNTHESIS and critical:
+        return f"The {who} would merge, but that does not answer {_cite_one(critical[0])}. "
+    if ballot.declared in (Stance.OBJECT, Stance.VETO) and not findings:
+        return f"The {who} objects but names no line, and I find no flaw to fix. "
+    if ballot.declared in (Stance.OBJECT, Stance.VETO) and findings:
+        return f"The {who} objects; the findings bear that out: {_cite_one(findings[0])}. "
+    if ballot.declared == Stance.SYNTHESIS and not findings:
+        return f"The {who} agrees, and I find nothing either. "
+    return ""
 
 
 def decide(
@@ -81,12 +147,22 @@ def decide(
         ])  # fmt: skip
         return Move(Event.AMENDMENT_DECLINED, AmendmentDeclined(text=text))
     if step.actor == Actor.BUSINESS_DRIVER:
-        return Move(Event.COMPROMISE_OFFERED, _compromise(state, r))
+        return Move(Event.COMPROMISE_OFFERED, _compromise(scenario, state, r))
     (event,) = step.events  # the chair's guards are exclusive: exactly one closing event is open
     return Move(event, PAYLOADS[event].model_validate({"text": _chair_line(scenario, state, event, r)}))
 
 
 def _opinion(sc: DeliberationScenario, st: DeliberationState, persona: Persona, r: random.Random) -> Opinion:
+    opinion = _own_opinion(sc, st, persona, r)
+    answer = _answer_person(sc, st, persona)
+    if not answer:
+        return opinion
+    return opinion.model_copy(update={"text": (answer + opinion.text)[:MAX_TEXT_CHARS]})
+
+
+def _own_opinion(
+    sc: DeliberationScenario, st: DeliberationState, persona: Persona, r: random.Random
+) -> Opinion:
     findings = st.submission.findings
     critical = [f for f in findings if f.critical]
     mine = [f for f in findings if f.category in persona.expertise]
@@ -106,9 +182,11 @@ def _opinion(sc: DeliberationScenario, st: DeliberationState, persona: Persona, 
                            fix_items=list(compromise.conditions))  # fmt: skip
         if critical:
             text = _pick(r, [
-                "The release is blocked by {n} critical finding(s); I want the fastest safe way to ship.",
-                "{n} critical finding(s) stop the release. I object to shipping as is, and to a long delay.",
-            ], n=len(critical))  # fmt: skip
+                "The release is blocked by {n} critical finding(s), first {cite}; I want the fastest safe way to "
+                "ship.",
+                "{n} critical finding(s) stop the release, first {cite}. I object to shipping as is, and to a long "
+                "delay.",
+            ], n=len(critical), cite=_cite_one(critical[0]))  # fmt: skip
             return Opinion(seat=persona.id, stance=Stance.OBJECT, confidence=confidence, text=text)
         text = _pick(r, [
             "Nothing here blocks the release date; I support merging.",
@@ -119,22 +197,26 @@ def _opinion(sc: DeliberationScenario, st: DeliberationState, persona: Persona, 
 
     if not findings:
         text = _pick(r, [
-            "The verification results are clean (secrets scan, bandit, ruff): I agree to merge.",
-            "No finding from any tool, and nothing in my field worries me. Approve.",
-            "Clean run on every check. From the {title}'s side this can go in.",
+            "The verification results are clean (secrets scan, bandit, ruff, and my own reading of the code): "
+            "I agree to merge.",
+            "No finding from any tool, and reading the code I find nothing in my field that worries me. Approve.",
+            "Clean run on every check, and the code reads clean. From the {title}'s side this can go in.",
         ], title=persona.title)  # fmt: skip
         return Opinion(seat=persona.id, stance=Stance.SYNTHESIS, confidence=high, text=text)
 
     if not mine:
-        # Nothing in this member's field: it is unsure, so its confidence falls below its own threshold.
+        # Nothing in this member's field: it is unsure, so its confidence falls below its own threshold, and it
+        # says what it would need before it could vote.
         unsure = round(max(0.0, persona.confidence_threshold - 0.05 - 0.2 * r.random()), 2)
         text = _pick(r, [
-            "The findings ({fields}) are outside my field; I am not confident enough to vote.",
-            "I cannot judge {fields} findings with confidence; I leave this to the members who can.",
-            "Not my area ({fields}). I abstain rather than guess.",
-        ], fields=", ".join(sorted({f.category for f in findings})))  # fmt: skip
-        lean = Stance.OBJECT if critical else Stance.SYNTHESIS
-        return Opinion(seat=persona.id, stance=lean, confidence=unsure, text=text)
+            "The findings ({fields}) are outside my field: {cite}. To vote I would need {need}; until then I "
+            "abstain.",
+            "I cannot judge {fields} findings with confidence ({cite}). I abstain; to vote I would need {need}.",
+            "Not my field ({fields}): {cite}. I abstain rather than guess; what I would need to vote is {need}.",
+        ], fields=", ".join(sorted({f.category for f in findings})), cite=_cite(findings, limit=1),
+           need=_need(findings))  # fmt: skip
+        # It declares the abstention its words give (a badge then agrees with the text), below its threshold.
+        return Opinion(seat=persona.id, stance=Stance.ABSTAIN, confidence=unsure, text=text)
 
     if mine_critical and persona.can_veto:
         held = " The compromise does not change that." if compromise else ""
@@ -163,21 +245,27 @@ def _opinion(sc: DeliberationScenario, st: DeliberationState, persona: Persona, 
                    fix_items=[f.as_fix_item() for f in mine])  # fmt: skip
 
 
-def _compromise(st: DeliberationState, r: random.Random) -> CompromiseOffer:
-    # A base cost fixed for the whole deliberation, so the figure grows round by round as delay accumulates.
-    per_day = (8 + rng.stream(st.seed, "cost-of-delay").randint(0, 8)) * 250 * st.round
-    conditions = [f"fix {f.code} on line {f.line} within one sprint (follow-up ticket)"
-                  for f in st.submission.critical_findings]  # fmt: skip
+def _compromise(sc: DeliberationScenario, st: DeliberationState, r: random.Random) -> CompromiseOffer:
+    # The scenario's figures applied to the findings on the table: the cost of the days fixing them first would
+    # take. It changes when the findings do, not round by round.
+    delivery = sc.delivery
+    critical = st.submission.critical_findings
+    days = delivery.delay_days([f.severity for f in critical])
+    total = round(days * delivery.cost_per_day)
+    conditions = [f"fix {f.code} on line {f.line} within one sprint (follow-up ticket)" for f in critical[:9]]
     conditions.append(r.choice([
         "ship behind a feature flag, off by default",
         "limit the change to the internal network until the fix lands",
         "add monitoring and an on-call runbook entry for this path",
     ]))  # fmt: skip
     text = _pick(r, [
-        "Each day of delay costs about €{cost:,}. Ship now under conditions and fix in the next sprint.",
-        "Cost of delay is roughly €{cost:,} a day. I propose a compromise: merge with conditions that cap the risk.",
-    ], cost=per_day)  # fmt: skip
-    return CompromiseOffer(text=text, conditions=conditions)
+        "Each day of delay costs about {cur}{cost:,}. Fixing {n} critical finding(s) first ({cite}) takes about "
+        "{days:g} day(s): {cur}{total:,} of delay. Ship now under conditions and fix in the next sprint.",
+        "Cost of delay is roughly {cur}{cost:,} a day, and {n} critical finding(s) ({cite}) need about {days:g} "
+        "day(s) of work: {cur}{total:,}. I propose a compromise: merge with conditions that cap the risk.",
+    ], cur=delivery.currency, cost=delivery.cost_per_day, n=len(critical), cite=_cite(critical, limit=2),
+       days=days, total=total)  # fmt: skip
+    return CompromiseOffer(text=text[:MAX_TEXT_CHARS], conditions=conditions)
 
 
 def _chair_line(sc: DeliberationScenario, st: DeliberationState, event: Event, r: random.Random) -> str:

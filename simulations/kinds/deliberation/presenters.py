@@ -4,6 +4,7 @@ the templates under simulations/kinds/deliberation/templates/deliberation/ draw 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -148,6 +149,16 @@ class RoundView:
     record: RoundRecord | None
 
 
+_QUOTED_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def text_parts(text: str) -> list[tuple[str, str]]:
+    """A line of the debate split into ("text", ...) and ("code", ...) parts: what a persona quotes in backticks
+    is shown as code (the template escapes every part)."""
+    pieces = _QUOTED_CODE.split(text)
+    return [("code" if i % 2 else "text", piece) for i, piece in enumerate(pieces) if piece]
+
+
 def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> list[RoundView]:
     """The log by round, then by the state each line was said in (the report's sections)."""
     records = {r.number: r for r in state.rounds}
@@ -161,7 +172,7 @@ def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> lis
                 ballot = records[number].ballots.get(e.speaker) if e.kind == "opinion" else None
                 text = transition_words(e.text) if e.kind == "transition" else e.text
                 section.entries.append({
-                    "speaker": persona.label, "kind": e.kind, "text": text,
+                    "speaker": persona.label, "kind": e.kind, "text": text, "parts": text_parts(text),
                     "chair": e.speaker == scenario.chair, "you": e.speaker == state.human_seat,
                     "stance": vote_words(ballot) if ballot else "", "vote": ballot.stance.value if ballot else "",
                     "ballot": ballot_words(ballot, persona.confidence_threshold) if ballot else "",

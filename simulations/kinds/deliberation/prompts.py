@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from simulations.engine.model_replies import ReplyError
 
+from .code_reading import mask_secrets
 from .machine import (
     MAX_FIX_ITEMS,
     MAX_TEXT_CHARS,
@@ -60,6 +61,12 @@ class CompromiseReply(Reply):
         return self
 
 
+def masked_code(state: DeliberationState) -> str:
+    """The submission as a model may read it: every line a secret was found on masked."""
+    sub = state.submission
+    return mask_secrets(sub.code, {f.line for f in sub.findings if f.category == "secret"})
+
+
 def _numbered(code: str) -> str:
     lines = code.splitlines()
     shown = "\n".join(f"{n:>4} | {line}" for n, line in enumerate(lines[:MAX_CODE_LINES], start=1))
@@ -70,10 +77,11 @@ def _numbered(code: str) -> str:
 def _verification_results(state: DeliberationState) -> str:
     sub = state.submission
     if not sub.findings:
-        found = "No findings: the secrets scan, bandit and ruff report nothing."
+        found = "No findings: the secrets scan, bandit, ruff and the committee's reading of the code report nothing."
     else:
         found = "\n".join(
-            f"- [{f.severity.value}] {f.tool} {f.code} line {f.line}: {f.message} (house rule {f.rule}"
+            f"- [{f.severity.value}] {f.tool} {f.code} line {f.line}{f' `{f.quote}`' if f.quote else ''}: "
+            f"{f.message} (house rule {f.rule}"
             f"{', compromise allowed' if f.compromise_allowed else ''})"
             for f in sub.findings
         )
@@ -114,11 +122,15 @@ def build_messages(
         ask = (
             f"{veto} If your confidence is below {persona.confidence_threshold:.2f} your vote counts as an "
             'abstention. Reply with one JSON object: {"stance": "SYNTHESIS"|"OBJECT"|"VETO"|"ABSTAIN", '
-            '"confidence": 0.0-1.0, "text": "<your opinion, citing findings>", "fix_items": ["<fix>", ...]}.'
+            '"confidence": 0.0-1.0, "text": "<your opinion, quoting the lines you mean>", "fix_items": '
+            '["<fix>", ...]}. If what is wrong lies outside your field, abstain and say what you would need to '
+            "vote. If a person holds a seat on the committee, answer that person's argument on its merits."
         )
     system = (
         f"You are {persona.label}, {persona.role.value.replace('_', ' ')} on a code review committee. "
-        f"{persona.brief.strip()}\nArgue from the verification results and your role. The committee has at most "
+        f"{persona.brief.strip()}\nArgue from the code itself as well as the verification results (the tools' "
+        "findings and the committee's own reading, tool code-reading), and from your role; quote the lines you "
+        "mean. Secrets in the code are masked as ***. The committee has at most "
         f"{MAX_ROUNDS} rounds.\nHouse rules:\n{_house_rules(scenario)}"
     )
     compromise = (
@@ -129,7 +141,7 @@ def build_messages(
     )
     user = (
         f"Round {state.round}, state {state.status.value}. Submission v{state.submission.version}: "
-        f"{state.submission.label}\n\n{_numbered(state.submission.code)}\n\nVerification results:\n"
+        f"{state.submission.label}\n\n{_numbered(masked_code(state))}\n\nVerification results:\n"
         f"{_verification_results(state)}{compromise}\n\nDebate so far:\n{_debate_so_far(scenario, state)}\n\n{ask}"
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

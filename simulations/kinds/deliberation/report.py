@@ -109,8 +109,8 @@ def render_findings(state: DeliberationState) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- |",
             ]
             out += [
-                f"| {f.severity.value} | {inline(f.tool)} | {inline(f.code)} | {f.line} | {inline(f.message)} | "
-                f"{inline(f.rule)} |"
+                f"| {f.severity.value} | {inline(f.tool)} | {inline(f.code)} | {f.line} | {inline(f.message)}"
+                f"{' — the line reads: ' + inline(f.quote) if f.quote else ''} | {inline(f.rule)} |"
                 for f in sub.findings
             ]
         out += [f"- *Note*: {inline(note)}" for note in sub.notes]

@@ -18,7 +18,7 @@ from simulations.engine.scenario_files import read_yaml_model
 
 from .state import Severity
 
-Tool = Literal["detect-secrets", "bandit", "ruff"]
+Tool = Literal["detect-secrets", "bandit", "ruff", "code-reading"]
 
 
 class ScenarioError(BaseScenarioError):
@@ -82,6 +82,20 @@ class Checks(Strict):
     max_bytes: int = Field(default=200_000, gt=0, le=200_000)
 
 
+class Delivery(Strict):
+    """The business driver's figures: what a day of delay costs, and how long fixing a finding of each severity
+    takes; its cost-of-delay argument is built from these and the findings on the table, never a fixed step."""
+
+    currency: str = Field(default="€", min_length=1, max_length=5)
+    cost_per_day: int = Field(default=4000, ge=0)
+    fix_days: dict[Severity, float] = Field(
+        default_factory=lambda: {Severity.CRITICAL: 3.0, Severity.MAJOR: 1.0, Severity.MINOR: 0.5}
+    )
+
+    def delay_days(self, severities: list[Severity]) -> float:
+        return sum(self.fix_days.get(s, 0.0) for s in severities)
+
+
 class Sample(Strict):
     id: str
     label: str
@@ -98,6 +112,7 @@ class DeliberationScenario(Strict):
     personas: list[Persona] = Field(min_length=5)
     house_rules: list[HouseRule] = Field(min_length=1)
     checks: Checks = Field(default_factory=Checks)
+    delivery: Delivery = Field(default_factory=Delivery)
     samples: list[Sample] = Field(default_factory=list)
 
     @model_validator(mode="after")

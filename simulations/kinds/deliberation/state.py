@@ -60,7 +60,7 @@ class Model(BaseModel):
 class Finding(Model):
     """One verification result: a tool's report mapped to a severity by the scenario's house rules."""
 
-    tool: str  # detect-secrets | bandit | ruff
+    tool: str  # detect-secrets | bandit | ruff | code-reading (the committee's own reading of the code)
     code: str  # e.g. "Secret Keyword", "B602", "F401"
     message: str
     line: int
@@ -68,6 +68,9 @@ class Finding(Model):
     category: str  # the house rule's category: secret | security | correctness | style
     rule: str  # the house rule's id
     compromise_allowed: bool = False  # may the business driver offer a cost-of-delay compromise on it
+    quote: str = (
+        ""  # the line it is on, as written (a secret's line masked); "" in states stored before quotes
+    )
 
     @property
     def critical(self) -> bool:

@@ -20,7 +20,7 @@ from .offline_facts import facts_message
 from .scenario import DeliberationScenario
 from .state import DeliberationState, State
 
-PROMPT_VERSION = "deliberation-v1"
+PROMPT_VERSION = "deliberation-v2"  # v2: the code with secrets masked, quoted findings, the code reading
 
 
 def play_ai_step(

@@ -36,7 +36,7 @@ def test_deadlock_sample_has_a_compromisable_critical_flaw(checked: dict[str, Su
     assert (critical.tool, critical.code, critical.line, critical.compromise_allowed) == (
         "bandit",
         "B602",
-        5,
+        9,
         True,
     )
 

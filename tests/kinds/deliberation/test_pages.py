@@ -20,7 +20,7 @@ from django.utils.html import escape
 
 from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds import Actor, kind_of
-from simulations.kinds.deliberation import forms
+from simulations.kinds.deliberation import forms, presenters
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.pages import MoveRefused
 from simulations.kinds.deliberation.scenario import DeliberationScenario
@@ -101,6 +101,14 @@ def move(client: Client, game: Game, event: str, **fields: Any) -> Any:
     )
 
 
+def shown(text: str) -> str:
+    """A persona's words as the transcript draws them: escaped, the lines it quotes in backticks as code."""
+    return "".join(
+        f"<code>{escape(part)}</code>" if kind == "code" else escape(part)
+        for kind, part in presenters.text_parts(text)
+    )
+
+
 # --- the lobby and the set-up form ------------------------------------------------------------------------------
 
 
@@ -124,6 +132,26 @@ def test_the_lobby_lists_the_deliberation_and_opens_its_set_up(
     for source in ("sample", "paste", "file", "diff"):
         assert f'name="source" value="{source}"' in page
     assert not Game.objects.exists()  # nothing is created before the code is submitted
+
+
+def test_the_set_up_shows_only_the_chosen_input_form(client: Client, version: ScenarioVersion) -> None:
+    """Each input form names the sources it serves; the kind's stylesheet (no script needed) hides every form the
+    checked "What to review" radio does not serve, so the page shows one form at a time."""
+    page = client.get(f"/deliberation/new/{version.pk}/").content.decode()
+    served = re.findall(r'<fieldset data-source="([a-z ]+)"><legend>([^<]+)</legend>', page)
+    assert [(s, legend) for s, legend in served] == [
+        ("sample", "Samples"), ("paste", "Paste code"), ("file diff", "Upload a file, or a diff"),
+        ("diff", "A unified diff"),
+    ]  # fmt: skip
+    assert re.search(r'<link rel="stylesheet" href="[^"]*deliberation/setup\.css">', page)
+    css = (ROOT / "simulations/kinds/deliberation/static/deliberation/setup.css").read_text()
+    for source in ("sample", "paste", "file", "diff"):
+        assert (
+            f'form.setup:has(input[name="source"][value="{source}"]:checked) '
+            f'fieldset[data-source]:not([data-source~="{source}"])'
+        ) in css
+    assert "display: none" in css
+    assert 'class="setup"' in page and re.search(r'name="source" value="sample"[^>]*checked', page)
 
 
 def test_a_sample_starts_a_deliberation_listed_in_the_lobby(
@@ -236,7 +264,7 @@ def test_watching_the_planted_secret_to_its_verdict(
     assert panel(page)["action"] == "review" and f"/games/{game.pk}/review/" in page
     assert "Round 1" in page and "Round 2" in page and "Veto: a critical flaw blocks the change" in page
     vetoes = [b for b in state.rounds[0].ballots.values() if b.stance == Stance.VETO]
-    assert vetoes and all(escape(b.text) in page for b in vetoes)  # each persona's words, escaped
+    assert vetoes and all(shown(b.text) in page for b in vetoes)  # each persona's words, escaped
     assert len(state.submissions) == 2 and "Earlier: version 1" in page
     assert "Debate → Veto" in page and "DEBATE → VETO" not in page  # transitions in words, not state names
 

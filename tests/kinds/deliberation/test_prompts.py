@@ -21,7 +21,11 @@ def test_prompt_carries_persona_code_findings_and_debate(
     system, user = prompts.build_messages(scenario, st, "security")
     assert "Security Lead (Sam)" in system["content"] and "no-hardcoded-secrets" in system["content"]
     assert 'subprocess.run("rsync -a build/ " + target, shell=True' in user["content"]
-    assert "[critical] bandit B602 line 5" in user["content"] and "compromise allowed" in user["content"]
+    assert (
+        '[critical] bandit B602 line 9 `subprocess.run("rsync -a build/ " + target, shell=True, check=True)`'
+        in user["content"]
+        and "compromise allowed" in user["content"]
+    )
     assert "Tabled for review." in user["content"] and "You hold a veto" in user["content"]
     (_, maintainer_user) = prompts.build_messages(scenario, st, "maintainer")
     assert "You hold no veto" in maintainer_user["content"]

@@ -7,7 +7,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-PURE = ("machine", "quorum", "state", "scenario", "offline", "prompts", "report", "amendments", "checks")
+PURE = (
+    "machine",
+    "quorum",
+    "state",
+    "scenario",
+    "offline",
+    "prompts",
+    "report",
+    "amendments",
+    "checks",
+    "code_reading",
+)
 
 
 def test_deliberation_core_imports_neither_django_nor_litellm() -> None:

@@ -32,8 +32,9 @@ IDS = [*State, *Stance, *Verdict, *ConclusionCause, *Event, *PersonaRole, *Actor
 
 
 def visible(html: str) -> str:
-    # the code under review (`pre`, `textarea`) is the user's own text, which may name anything
-    return visible_text(html, also_hidden=("pre", "textarea"))
+    # the code under review (`pre`, `textarea`, and its lines quoted as `code`) is the user's own text, which may
+    # name anything
+    return visible_text(html, also_hidden=("pre", "textarea", "code"))
 
 
 def ids_in(text: str) -> list[str]:
@@ -139,3 +140,32 @@ def test_a_played_deliberation_reads_in_words_and_its_badges_agree(
         assert re.search(r'<span class="flag vote" data-vote="ABSTAIN">Abstains \(objects with low confidence\)'
                          r"</span>", page)  # fmt: skip
         assert "Abstains (objects with low confidence)" in text  # the review's vote table says the same
+
+
+def test_an_offline_abstention_is_badged_as_it_is_worded(client: Client, version: ScenarioVersion) -> None:
+    """An offline member outside its field says it abstains and declares the abstention: its badge says
+    "Abstains", never "objects" beside words that abstain; and it says what it would need to vote."""
+    response = client.post(
+        f"/deliberation/new/{version.pk}/", {"source": "sample", "sample": "boundary", "seat": ""}
+    )
+    game = drive(Game.objects.get(pk=int(response["Location"].strip("/").split("/")[-1])))
+    state = state_of(game)
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    abstained = [b for b in state.rounds[0].ballots.values() if b.stance == Stance.ABSTAIN]
+    assert abstained
+    for b in abstained:
+        assert b.declared == Stance.ABSTAIN and presenters.vote_words(b) == "Abstains"
+        assert "abstain" in b.text and "would need" in b.text
+    assert "low confidence" not in visible(page)
+
+
+def test_quoted_lines_show_as_code_and_stay_text(client: Client, version: ScenarioVersion) -> None:
+    response = client.post(
+        f"/deliberation/new/{version.pk}/", {"source": "sample", "sample": "boundary", "seat": ""}
+    )
+    game = drive(Game.objects.get(pk=int(response["Location"].strip("/").split("/")[-1])))
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert "<code>return age &gt; 18</code>" in page  # in the findings table and in the members' words
+    assert re.search(r'<p class="text">[^<]*<code>return sum\(values\) / \(len\(values\) - 1\)</code>', page)
+    assert presenters.text_parts("a `<b>x</b>` b") == [("text", "a "), ("code", "<b>x</b>"), ("text", " b")]
+    assert "<b>x</b>" not in page
