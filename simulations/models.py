@@ -119,6 +119,9 @@ class ClassSession(models.Model):
     code = models.CharField(max_length=12, unique=True, help_text="What students type to join.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     max_students = models.PositiveSmallIntegerField(default=30)
+    paused = models.BooleanField(
+        default=False, help_text="Its games' AI waits (no model calls) until resumed."
+    )
     model = models.CharField(
         max_length=64, blank=True, help_text="The model option the games use; blank: the default."
     )
@@ -240,6 +243,10 @@ class Game(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     driver = models.CharField(max_length=64, blank=True, help_text="Who holds the lease to play AI turns.")
     driver_until = models.DateTimeField(null=True, blank=True, help_text="When that lease lapses.")
+    paused = models.BooleanField(
+        default=False,
+        help_text="Paused by its class's teacher: no AI step (no model call) is played until resumed.",
+    )
     share_token = models.CharField(
         max_length=43,
         null=True,

@@ -45,8 +45,9 @@ DEFAULT_KIND = "negotiation"
 
 
 def ai_acts_next(game: Game) -> bool:
-    """An AI seat plays the game's next step (someone must drive it; a page may share this turn's render)."""
-    return kind_of(game).next_step(game).actor is Actor.AI
+    """An AI seat plays the game's next step (someone must drive it; a page may share this turn's render), and the
+    game is not paused by its class's teacher."""
+    return not game.paused and kind_of(game).next_step(game).actor is Actor.AI
 
 
 class UnknownKind(LookupError):

@@ -21,6 +21,7 @@ from simulations.kinds import Actor, get_kind
 from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion, Vote
 
 from .access import TEACHERS
+from .drive_queue import queue_drive_if_ai_next
 from .rate_limit import check_limit
 
 # No 0/O, 1/I/L: a code read aloud or copied from a projector is typed right.
@@ -101,6 +102,29 @@ def end(session: ClassSession) -> None:
         session.save(update_fields=["status", "ended_at"])
 
 
+def pause(session: ClassSession, game: Game | None = None) -> None:
+    """Stop the AI of the session's unfinished games (or of one): no AI step, so no model call, until `resume`.
+    A drive under way stops before its next step; students may still make their own moves."""
+    if game is None:
+        session.paused = True
+        session.save(update_fields=["paused"])
+    games = session_games(session).filter(finished_at__isnull=True)
+    (games.filter(pk=game.pk) if game is not None else games).update(paused=True)
+
+
+def resume(session: ClassSession, game: Game | None = None) -> None:
+    """The AI of the session's games (or of one) plays on: each game whose next step is an AI's is queued."""
+    if game is None:
+        session.paused = False
+        session.save(update_fields=["paused"])
+    games = session_games(session).filter(paused=True)
+    games = games.filter(pk=game.pk) if game is not None else games
+    ids = list(games.values_list("pk", flat=True))
+    Game.objects.filter(pk__in=ids).update(paused=False)
+    for waiting in Game.objects.filter(pk__in=ids).select_related("scenario"):
+        queue_drive_if_ai_next(waiting)
+
+
 def session_games(session: ClassSession) -> QuerySet[Game]:
     """Its members' games of its scenario version made while it ran (none before it started)."""
     if session.started_at is None:
@@ -139,7 +163,9 @@ def roster(session: ClassSession) -> list[StudentRow]:
         phase = waiting_on = updated = ""
         if game is not None:
             phase, updated = kind.pages.phase_label(game.phase), game.updated_at.isoformat(timespec="seconds")
-            if game.finished_at is None:
+            if game.paused and game.finished_at is None:
+                waiting_on = "the teacher (paused)"
+            elif game.finished_at is None:
                 step = kind.next_step(Game.objects.select_related("scenario").get(pk=game.pk))
                 waiting_on = f"the AI: {step.speaker}" if step.actor is Actor.AI else "the student"
         rows.append(

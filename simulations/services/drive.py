@@ -38,6 +38,9 @@ class Outcome(StrEnum):
     FAILED = "failed"  # a model failure stopped the game; it is recorded and shown
     HELD = "held"  # another driver holds the lease; try again when it lapses (`retry_in`)
     PAUSED = "paused"  # the step budget was spent or a stop was asked for; the game still has AI steps
+    STOPPED = (
+        "stopped"  # its class's teacher paused the game: no AI step until they resume it (which queues one)
+    )
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,8 @@ def _play_ai_steps(
             return Drive(Outcome.DONE, steps)
         if step.actor is not Actor.AI:
             return Drive(Outcome.HUMAN, steps, version=game.version)
+        if game.paused:
+            return Drive(Outcome.STOPPED, steps)
         if (max_steps is not None and steps >= max_steps) or (should_stop is not None and should_stop()):
             return Drive(Outcome.PAUSED, steps)
         if not ours and (lost() or not acquire_lease(game_id=game_id, holder=holder)):

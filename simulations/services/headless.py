@@ -21,6 +21,10 @@ HELD_POLL_SECONDS = 5.0  # another driver holds the game: look again at most thi
 Progress = Callable[[Game, str], None]
 
 
+class GamePaused(RuntimeError):
+    """The game's class's teacher paused it: nothing more is played until they resume it."""
+
+
 def who(game: Game, step: NextStep) -> str:
     """The default progress label: who played the step (the phase, if nobody is named)."""
     return (step.speaker or game.phase)[:24]
@@ -58,6 +62,8 @@ def play_to_end(
         if step.actor is Actor.DONE:
             return game
         if step.actor is Actor.AI:
+            if drive.outcome is Outcome.STOPPED:
+                raise GamePaused(f"game {game.pk} is paused by its class's teacher: resume it to play on")
             if drive.outcome is Outcome.FAILED:
                 assert drive.failure is not None
                 raise drive.failure

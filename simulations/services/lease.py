@@ -104,11 +104,11 @@ def acquire_lease(*, game_id: int, holder: str) -> bool:
 
 
 def renew_lease_at(*, game_id: int, holder: str, version: int) -> bool:
-    """Renew a lease this holder has, only while the game is still at `version`: True tells the driver, in one
-    statement, that the lease is its own and that nobody committed since it last did (so the game it holds is
-    the stored one and need not be read again)."""
+    """Renew a lease this holder has, only while the game is still at `version` and not paused: True tells the
+    driver, in one statement, that the lease is its own and that nobody committed or paused the game since it last
+    committed (so the game it holds is the stored one and need not be read again)."""
     until = timezone.now() + timedelta(seconds=settings.MERCURY_DRIVER_LEASE_SECONDS)
-    return _changed("renew at", _when(until), game_id, holder, version) == 1
+    return _changed("renew at", _when(until), game_id, holder, version, False) == 1
 
 
 def release_lease(*, game_id: int, holder: str) -> None:
@@ -120,7 +120,8 @@ def release_lease(*, game_id: int, holder: str) -> None:
 _WRITES = {
     "take": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND ({until} IS NULL OR {until} < %s OR {driver} = %s)",
     "take over": "SET {driver} = %s, {until} = %s WHERE {id} = %s AND {driver} = %s",
-    "renew at": "SET {until} = %s WHERE {id} = %s AND {driver} = %s AND {version} = %s",
+    # A paused game is never renewed: the driver then reads it again and sees the pause.
+    "renew at": "SET {until} = %s WHERE {id} = %s AND {driver} = %s AND {version} = %s AND {paused} = %s",
     "release": "SET {driver} = '', {until} = NULL WHERE {id} = %s AND {driver} = %s",
 }
 
@@ -136,7 +137,8 @@ def _changed(write: str, *params: Any) -> int:
 @cache
 def _write_sql(alias: str, write: str) -> str:
     columns = {name: quoted_column(Game, field, alias) for name, field in
-               (("driver", "driver"), ("until", "driver_until"), ("id", "id"), ("version", "version"))}  # fmt: skip
+               (("driver", "driver"), ("until", "driver_until"), ("id", "id"), ("version", "version"),
+                ("paused", "paused"))}  # fmt: skip
     table = connections[alias].ops.quote_name(Game._meta.db_table)
     return f"UPDATE {table} " + _WRITES[write].format(**columns)
 

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import get_kind
-from simulations.models import ClassMember, ClassSession
+from simulations.models import ClassMember, ClassSession, Game
 from simulations.services import class_sessions as sessions
 from simulations.services.model_choice import UnknownModelChoice, options
 from simulations.services.rate_limit import RateLimited
@@ -117,6 +117,32 @@ def end(request: HttpRequest, session_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def pause(request: HttpRequest, session_id: int, game_id: int | None = None) -> HttpResponse:
+    """The whole session's AI waits, or one game's (`game_id`): no model calls until resumed."""
+    session = _taught(request, session_id)
+    sessions.pause(session, _session_game(session, game_id))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+@require_POST
+def resume(request: HttpRequest, session_id: int, game_id: int | None = None) -> HttpResponse:
+    session = _taught(request, session_id)
+    sessions.resume(session, _session_game(session, game_id))
+    return redirect("class_room", session_id=session_id)
+
+
+def _session_game(session: ClassSession, game_id: int | None) -> Game | None:
+    if game_id is None:
+        return None
+    game = sessions.session_games(session).filter(pk=game_id).first()
+    if game is None:
+        raise Http404("No such game in this session.")
+    return game
+
+
+@login_required
 def results(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
     response = HttpResponse(sessions.results_csv(session), content_type="text/csv; charset=utf-8")
@@ -164,6 +190,9 @@ def play(request: HttpRequest, session_id: int) -> HttpResponse:
     going = sessions.session_games(session).filter(owner=request.user.pk, finished_at__isnull=True).first()
     if going is not None:
         return redirect("game", game_id=going.pk)
+    if session.paused:  # a game started now would play its AI at once
+        messages.error(request, "Your teacher has paused the session: start your game when it resumes.")
+        return redirect("class_wait", session_id=session_id)
     try:
         return get_kind(session.scenario.kind).pages.new_game(
             request, session.scenario, seed=secrets.randbelow(2**31), model=session.model or None

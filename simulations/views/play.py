@@ -40,6 +40,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     # Without JavaScript (no websocket) the page shows the AI's turns by reloading itself while they are played
     # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
     request.watch_refresh = WATCH_REFRESH_SECONDS if ai_acts_next(game) else 0  # type: ignore[attr-defined]
+    request.game_paused = game.paused and game.finished_at is None  # type: ignore[attr-defined]
     return kind_of(game).pages.page(request, game)
 
 

@@ -12,12 +12,14 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from simulations.kinds import ai_acts_next, kind_of
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import student
-from simulations.models import ClassSession, Game, Vote
+from simulations.models import ClassSession, Game, ModelCall, Vote
 from simulations.services.access import TEACHERS
 from simulations.services.class_sessions import JoinRefused, session_games
-from simulations.services.headless import play_to_end
+from simulations.services.drive import Outcome, drive_game
+from simulations.services.headless import GamePaused, play_to_end
 from simulations.services.rate_limit import RateLimited
 from simulations.services.turns import create_game
 from tests.helpers import mercury_version
@@ -157,3 +159,46 @@ def test_a_students_name_reaches_the_csv_as_text_not_a_formula() -> None:
     _join(_client("+cmd")[1], session.code)
     rows = list(csv.reader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
     assert rows[1][0] == "'+cmd" and rows[1][5:10] == ["no", "", "", "", ""]  # joined, no game yet
+
+
+def test_a_paused_session_plays_no_ai_step_until_the_teacher_resumes_it() -> None:
+    _, room = _client("teacher", staff=True)
+    session = _open(room)
+    ada, ada_client = _client("ada")
+    _join(ada_client, session.code)
+    room.post(f"/classes/{session.pk}/start/")
+    session.refresh_from_db()
+    game = create_game(scenario_version=session.scenario, seed=4, owner=ada)
+    seat = student(game, make_policy("passive", "CAN"))
+    while not ai_acts_next(game):  # the student takes a seat and opens: then a delegation speaks
+        game = seat(game, kind_of(game).next_step(game), None)
+
+    room.post(f"/classes/{session.pk}/pause/")
+    game.refresh_from_db()
+    calls, version = ModelCall.objects.filter(game=game).count(), game.version
+    assert game.paused and not ai_acts_next(game)  # nothing queues a drive for it
+    assert drive_game(game_id=game.pk, stream=False).outcome is Outcome.STOPPED
+    assert (ModelCall.objects.filter(game=game).count(), Game.objects.get(pk=game.pk).version) == (
+        calls,
+        version,
+    )
+    assert "Your teacher has paused this game" in ada_client.get(f"/games/{game.pk}/").content.decode()
+    assert "the teacher (paused)" in room.get(f"/classes/{session.pk}/roster/").content.decode()
+    with pytest.raises(GamePaused):
+        play_to_end(game, bot=seat)
+
+    room.post(f"/classes/{session.pk}/games/{game.pk}/resume/")  # one game's AI plays on
+    game = play_to_end(Game.objects.get(pk=game.pk), bot=seat)
+    assert game.finished_at and ModelCall.objects.filter(game=game).count() > calls
+
+
+def test_a_teacher_pauses_only_their_own_sessions_games() -> None:
+    _, room = _client("teacher", staff=True)
+    session = _open(room)
+    ada, ada_client = _client("ada")
+    _join(ada_client, session.code)
+    room.post(f"/classes/{session.pk}/start/")
+    other = create_game(scenario_version=session.scenario, seed=5, owner=_client("bob")[0])
+    assert room.post(f"/classes/{session.pk}/games/{other.pk}/pause/").status_code == 404
+    assert _client("other", staff=True)[1].post(f"/classes/{session.pk}/pause/").status_code == 404
+    assert not Game.objects.get(pk=other.pk).paused
