@@ -38,9 +38,7 @@ class Outcome(StrEnum):
     FAILED = "failed"  # a model failure stopped the game; it is recorded and shown
     HELD = "held"  # another driver holds the lease; try again when it lapses (`retry_in`)
     PAUSED = "paused"  # the step budget was spent or a stop was asked for; the game still has AI steps
-    STOPPED = (
-        "stopped"  # its class's teacher paused the game: no AI step until they resume it (which queues one)
-    )
+    STOPPED = "stopped"  # its class's teacher paused it: no AI step until resumed (which queues one)
 
 
 @dataclass(frozen=True)
