@@ -16,7 +16,7 @@ SIMULATIONS = ROOT / "simulations"
 PURE = {
     "simulations.engine": {"rng", "errors", "visibility"},
     "simulations.kinds.negotiation": {"machine", "state", "rules", "scenario", "judge", "reading"},
-    "simulations.kinds.deliberation": {"machine", "state", "quorum", "scenario", "report"},
+    "simulations.kinds.deliberation": {"machine", "state", "quorum", "scenario", "report", "code_reading"},
     "simulations.kinds.message_lab": {
         "state",
         "scenario",

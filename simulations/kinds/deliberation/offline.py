@@ -74,8 +74,7 @@ def _cite(findings: list[Finding], limit: int = 3) -> str:
 # What a member outside a finding's field would need before it could vote on it.
 _NEEDS = {
     "secret": "to know whether the value on line {line} is a live credential and where it should be read from",
-    "security": "to see where the input on line {line} comes from: a test with hostile input, or the security "
-    "lead's reading of that line",
+    "security": "a test that feeds hostile input to line {line} and shows what it does",
     "correctness": "a test that pins the behaviour of line {line} on its boundary",
     "style": "the house style rule line {line} breaks, and whether the on-call reader is slowed by it",
     "tests": "the test that calls the function on line {line}",
@@ -86,6 +85,28 @@ def _need(findings: list[Finding]) -> str:
     first = min(findings, key=lambda f: (not f.critical, f.line))
     need = _NEEDS.get(first.category, "the {category} reviewer's reading of line {line}")
     return need.format(line=first.line, category=first.category)
+
+
+_SAID = {
+    Stance.VETO: "vetoes",
+    Stance.OBJECT: "objects",
+    Stance.SYNTHESIS: "agrees",
+    Stance.ABSTAIN: "abstains",
+}
+
+
+def _experts_view(
+    sc: DeliberationScenario, st: DeliberationState, me: Persona, findings: list[Finding]
+) -> str:
+    """What a member whose field the findings are in has said (this round, else the last): an abstainer defers
+    to that reading rather than repeat itself round after round; "" when no such member has spoken yet."""
+    fields = {f.category for f in findings}
+    for rnd in reversed(st.rounds[-2:]):
+        for seat, ballot in rnd.ballots.items():
+            expert = sc.persona(seat)
+            if seat != me.id and fields & set(expert.expertise) and ballot.stance != Stance.ABSTAIN:
+                return f"The {expert.title} has read it and {_SAID[ballot.stance]}; I defer to that reading. "
+    return ""
 
 
 _LINE_REF = re.compile(r"\bline\s+(\d+)", re.IGNORECASE)
@@ -215,6 +236,7 @@ def _own_opinion(
             "Not my field ({fields}): {cite}. I abstain rather than guess; what I would need to vote is {need}.",
         ], fields=", ".join(sorted({f.category for f in findings})), cite=_cite(findings, limit=1),
            need=_need(findings))  # fmt: skip
+        text = _experts_view(sc, st, persona, findings) + text
         # It declares the abstention its words give (a badge then agrees with the text), below its threshold.
         return Opinion(seat=persona.id, stance=Stance.ABSTAIN, confidence=unsure, text=text)
 

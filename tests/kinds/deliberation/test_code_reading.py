@@ -238,3 +238,48 @@ def test_the_report_quotes_each_findings_line(
     )
     assert 'the line reads: AWS\\_SECRET = "\\*\\*\\*"' in table  # the secret's line, masked
     assert secret not in table
+
+
+DIFF = '''\
+--- a/fees.py
++++ b/fees.py
+@@ -1,7 +1,11 @@
+ def base_fee(amount: float) -> float:
+     """The base fee.
+
+     >>> base_fee(100.0)
+     1.0
+     """
+     return amount / 100
++
++
++def express_fee(amount: float) -> float:
++    return amount / 50
+'''
+
+
+def test_a_diff_that_changes_a_function_no_test_calls_is_not_approved(scenario: DeliberationScenario) -> None:
+    report = checks.run_checks(scenario, data=DIFF, source="diff", filename="fees.diff")
+    sub = report.submission(source="diff", label="fees")
+    (finding,) = sub.findings
+    assert (finding.code, finding.line, finding.quote) == (
+        "untested-function",
+        10,
+        "def express_fee(amount: float) -> float:",
+    )  # base_fee has a doctest and express_fee none; only the added lines count
+    st = play(scenario, sub)
+    assert st.verdict == Verdict.REQUEST_CHANGES
+    assert any("`def express_fee(amount: float) -> float:`" in b.text for b in st.rounds[0].ballots.values())
+
+
+def test_an_abstainer_defers_to_the_member_whose_field_it_is(
+    scenario: DeliberationScenario, submissions: dict[str, Submission]
+) -> None:
+    st = play(scenario, submissions["unsafe-eval"])
+    ballots = st.rounds[0].ballots
+    assert ballots["security"].stance == Stance.VETO
+    # the maintainer speaks after the security lead: it says what that reading was instead of guessing
+    assert ballots["maintainer"].text.startswith("The Security Lead has read it and vetoes")
+    assert not ballots["ops_km"].text.startswith(
+        "The Security Lead"
+    )  # it spoke first, with nothing to defer to
