@@ -79,25 +79,31 @@ LIVES = ("who works mornings at the garden centre", "who has just retired from t
          "who manages the corner shop", "who is learning Welsh in the evenings")  # fmt: skip
 
 
-def cast(seed: int, brief: Brief, slot: int, seats: int) -> list[tuple[str, str, str]]:
-    """The invented people (name, pronoun, a detail of their life) panel seat `slot` of `seats` writes about in one
-    run, its own first: seats' own casts never share a person, so no two concepts of a run invent the same one."""
-    r = rng.stream(seed, "message_lab:cast", brief.id)
+BLOCKS = 3  # the scenario's first two briefs have a third of the cast each (and half the last); any other, the last
+
+
+def cast(seed: int, slot: int, seats: int, block: int = 0) -> list[tuple[str, str, str]]:
+    """The invented people (name, pronoun, a detail of their life) panel seat `slot` of `seats` writes about in a
+    run of brief `block`, its own first. Seats never share their own people, so no two concepts of a run invent the
+    same one; and each brief's own third of the cast comes first, so two briefs played with one seed do not either."""
+    r = rng.stream(seed, "message_lab:cast")
     names, lives = r.sample(NAMES, k=len(NAMES)), r.sample(LIVES, k=len(LIVES))
     people = [(n, pr, life) for (n, pr), life in zip(names, lives, strict=False)]
-    seats = max(1, seats)
-    return (
-        people[slot % seats :: seats] + [p for i, p in enumerate(people) if i % seats != slot % seats][::-1]
-    )
+    b, last = min(block, BLOCKS - 1), people[BLOCKS - 1 :: BLOCKS]
+    half = len(last) // 2  # the last third: half each to the first two briefs' runs that need more people
+    ours = people[b::BLOCKS] + ({0: last[:half], 1: last[half:]}.get(b, []) if b < BLOCKS - 1 else [])
+    seats, seat = max(1, seats), slot % max(1, seats)
+    own = ours[seat::seats]
+    return own + [x for x in people[::-1] if x not in own]
 
 
 def _character(
-    seed: int, brief: Brief, slot: int | None, seats: int, people: Sequence[str]
+    seed: int, slot: int | None, seats: int, block: int, people: Sequence[str]
 ) -> tuple[str, str, str] | None:
     """This seat's first character nobody in the run has written about yet (None: a free choice)."""
     if slot is None:
         return None
-    mine = cast(seed, brief, slot, seats)
+    mine = cast(seed, slot, seats, block)
     return next((c for c in mine if c[0] not in people), mine[0])
 
 
@@ -482,7 +488,13 @@ class Draft:
         self.paras = [p for p in self.paras if p.items]
 
     def tidy(self) -> None:
-        """A list's lead line ("What you get:") goes when its list has gone."""
+        """A list's lead line ("What you get:") goes when its list has gone; a list of one is a sentence again."""
+        for i, p in enumerate(self.paras):
+            if p.kind != "prose" and len(p.items) == 1:
+                p.kind, p.items = "prose", [p.items[0].rstrip(".") + "."]
+                if i and self.paras[i - 1].items[-1].endswith(":"):
+                    self.paras[i - 1].items.pop()
+        self.paras = [p for p in self.paras if p.items]
         keep = []
         for i, p in enumerate(self.paras):
             after = self.paras[i + 1] if i + 1 < len(self.paras) else None
@@ -585,7 +597,7 @@ def _read(kit: Kit, brief: Brief, text: str, others: Sequence[Shown] = ()) -> Re
 # --- writing ---------------------------------------------------------------------------------------------------
 
 ASKS = (  # what a direction or a critic's note asks for, by the words it uses
-    ("trim", r"word limit|limit of \d+|words or fewer|shorter|\bcut\b"), ("one_cta", r"call to action|one ask|asks for"),
+    ("trim", r"word limit|limit of \d+|\d+ words or fewer|shorter|\bcut\b"), ("one_cta", r"call to action|one ask|asks for"),
     ("more_facts", r"proof point|\bfacts?\b|evidence"), ("person", r"\bperson\b|\bname\b|character|human|story"),
     ("short", r"sentence"), ("plainwords", r"jargon|decod|plain words|everyday words|words readers use"),
     ("clean", r"superlative|claim|breaks the brief|figure"), ("honest", r"doubt|objection|honest"),
@@ -837,6 +849,7 @@ def concept(
     taken_names: Sequence[str],
     slot: int | None = None,
     seats: int = 1,
+    block: int = 0,
     people: Sequence[str] = (),
 ) -> ConceptSubmitted:
     """A new concept in the persona's method; a direction shapes it and keeps it from the slip it names. Its
@@ -847,7 +860,7 @@ def concept(
     devices = [d for m in moves for rx, d in MOVES if re.search(rx, m, re.I)]
     slip = r.choice(PLANS[method][2])
     slip = "" if any(slip in CURES.get(flag, "").split() for flag in _asks(kit, direction)[0]) else slip
-    character = _character(seed, brief, slot, seats, people)
+    character = _character(seed, slot, seats, block, people)
     text = _compose(kit, method, devices, r, direction, slip, character).render(kit.label)
     v = _values(kit, r, character) | ({"who": who} if (who := _named(text)) else {})
     gone = {t.strip().lower() for t in taken_names}
@@ -905,7 +918,7 @@ def _faults(kit: Kit, rd: Reading, method: str = "offer") -> list[Finding]:
         f"the brief allows {kit.title_limit}" if kit.title_limit else "nobody reads that much of a headline"
     )
     price = next((f for f in kit.facts if "cost" in f.tags), None)
-    buried = price and not any(price.used_in(u) for u in units[:2])
+    buried = price and not any(price.used_in(u) for u in units[:3])
     last = ([u for u in units if not _is_cta(u)] or [""])[-1]
     spare = next((u for u in reversed(units) if any(f.used_in(u) for f in kit.facts)), "")
     priced = next((u for u in units if price and price.used_in(u)), "")
@@ -1055,7 +1068,7 @@ def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], criti
         + "".join(f", '{h}' unsupported" for h in rd.hype[:1]) + "".join(f", {n} not in the brief" for n in rd.unsupported[:1]),
         "tone": ", ".join(x for x in [f"'{rd.hype[0]}'" if rd.hype else "", "a person" if rd.person else "",
                                       "a voice" if re.search(HUMAN, body) else ""] if x) or "flat",
-        "call to action": f"{len(rd.ctas)} ask(s)",
+        "call to action": {0: "no ask", 1: "one ask"}.get(len(rd.ctas), f"{len(rd.ctas)} asks"),
     }  # fmt: skip
     checks = [f"{kit.word_limit} words {'FAIL' if rd.over else 'pass'} ({rd.words})"] * bool(kit.word_limit)
     checks += [f"{kit.label.lower()} {'FAIL' if rd.title_over else 'pass'}"]
@@ -1087,7 +1100,7 @@ INSTRUCTIONS = (  # (what is wrong with a concept, the instruction that fixes it
     (lambda k, rd: rd.over > 0, lambda k, rd: f"Cut every draft to {k.word_limit} words or fewer, and count them."),
     (lambda k, rd: len(rd.ctas) != 1, lambda k, rd: f"One call to action only: {k.cta.split(':')[0].lower()}."),
     (lambda k, rd: bool(rd.repeats), lambda k, rd: "Say each thing once: no sentence twice."),
-    (lambda k, rd: rd.crowd > 0, lambda k, rd: f"One idea each: keep the {FOCUS - 1} or {FOCUS} proof points that serve the idea, cut the pile."),
+    (lambda k, rd: rd.crowd > 0, lambda k, rd: f"One idea each: keep the {FOCUS - 1} or {FOCUS} proof points that serve the idea and leave out the rest."),
     (lambda k, rd: bool(rd.hype or rd.unsupported), lambda k, rd: "Replace every superlative with a proof point from the brief."),
     (lambda k, rd: rd.title_over > 0, lambda k, rd: f"Keep the {k.label.lower()} under {k.title_limit or 60} characters."),
     (lambda k, rd: _words(rd.longest) > 22, lambda k, rd: "Keep every sentence under 20 words."),
@@ -1276,6 +1289,47 @@ class Fixer:
             f"cut {len(cut)} proof point(s) the idea did not need, {_quote(cut[0], 6)} first" if cut else ""
         )
 
+    def _fact(self, flag: str, draft: Draft, text: str) -> str:
+        """The proof point the notes ask for: added while the idea has room, else in place of the weakest one; a
+        price that is there but buried is moved up under the opening."""
+        kit = self.kit
+        units = draft.units()
+        priced = [u for u in units if any(f.used_in(u) for f in kit.facts if "price" in f.tags)]
+        if flag == "price" and priced and priced[0] not in units[:3] and not _is_cta(priced[0]):
+            line = priced[0] if priced[0].endswith((".", "!", "?")) else priced[0] + "."
+            draft.drop(priced[0])
+            draft.paras.insert(min(1, len(draft.paras)), Para([line]))  # right after the opening
+            draft.tidy()
+            return f"moved the price up: {_quote(line, 8)}"
+        named = [f for t in [self.direction, *(n.weakness for n in self.notes)] for f in _asks(kit, t)[1]]
+        fits = {"step": {"easy", "exit"}, "price": {"price"}}.get(flag)
+        pool = [f for f in named if not f.used_in(text)] or [
+            f for f in kit.facts if not f.used_in(text) and (not fits or f.tags & fits)
+        ]
+        if not pool:
+            return ""
+        f = (
+            pool[0]
+            if pool[0] in named
+            else _important(pool, {"step": "trust", "price": "offer"}.get(flag, self.method))
+        )
+        out = ""
+        if (
+            sum(g.used_in(text) for g in kit.facts) >= FOCUS
+        ):  # one more would make a pile: it takes a weaker one's place
+            spare = [u for u in units[1:] if not _is_cta(u) and u not in self.added and not any(g.used_in(u) for g in named)
+                     and any(g.used_in(u) for g in kit.facts) and not (fits and any(g.used_in(u) and g.tags & fits for g in kit.facts))]  # fmt: skip
+            if flag == "more_facts" or not spare:
+                return ""
+            out = min(spare, key=lambda u: (_value(kit, u, " ".join(x for x in units if x != u)), -_words(u)))
+            draft.drop(out)
+            draft.tidy()
+        lists = [p for p in draft.paras if p.kind != "prose"]
+        lists[-1].items.append(f.text) if lists else draft.add_before_cta(f.text + ".")
+        self.added.append(f.text if lists else f.text + ".")
+        said = f"the proof point {_quote(f.text, 8)}"
+        return f"put {said} in place of {_quote(out, 6)}" if out else f"added {said}"
+
     def _improve(self, flag: str, draft: Draft, v: dict[str, str]) -> str:
         kit, text = self.kit, draft.render(self.kit.label)
         if flag == "focus":
@@ -1283,22 +1337,7 @@ class Fixer:
         if flag == "repeat":
             return self._once(draft)
         if flag in ("more_facts", "step", "price"):
-            if sum(f.used_in(text) for f in kit.facts) >= FOCUS:
-                return ""  # one more would make a pile, not an argument
-            named = [f for t in [self.direction, *(n.weakness for n in self.notes)] for f in _asks(kit, t)[1]]
-            pool = [f for f in named if not f.used_in(text)] or [
-                f for f in kit.facts if not f.used_in(text) and (flag != "step" or f.tags & {"easy", "exit"})
-            ]
-            if not pool:
-                return ""
-            f = (
-                pool[0]
-                if pool[0] in named
-                else _important(pool, {"step": "trust", "price": "offer"}.get(flag, self.method))
-            )
-            lists = [p for p in draft.paras if p.kind != "prose"]
-            lists[-1].items.append(f.text) if lists else draft.add_before_cta(f.text + ".")
-            return f"added the proof point {_quote(f.text, 8)}"
+            return self._fact(flag, draft, text)
         if flag == "same":  # sound less like the others: lean on the author's own method
             return self._improve(OWN_FIX.get(self.method, "person"), draft, v)
         if flag == "image" and not draft.image:
@@ -1307,6 +1346,12 @@ class Fixer:
         if flag == "title" and len(draft.title.split()) > 6:
             draft.title = _title(kit, self.method, v, self.r)
             return f"sharpened the {kit.label.lower()}: '{draft.title}'"
+        if flag == "short" and not any(_split_long(u) != [u] for u in draft.units()):
+            aside = r"\b([A-Z][a-z]+), who [^,.]+, "  # "Dev, who has just started at the surgery, read…"
+            long = [u for u in draft.units() if _words(u) > 20 and re.search(aside, u)]
+            for p in draft.paras:
+                p.items = [re.sub(aside, r"\1 ", u, count=1) if u in long else u for u in p.items]
+            return f"cut the aside in {_quote(long[0], 6)}" if long else ""
         if flag in ("short", "plainwords"):
             for p in draft.paras:
                 p.items = (
@@ -1331,13 +1376,13 @@ class Fixer:
 
 def refinement(brief: Brief, persona: Persona, *, seed: int, round_number: int, concept_id: str, current: Shown,
                notes: Sequence[CritiqueNote], direction: str, merged: Sequence[Shown], slot: int | None = None,
-               seats: int = 1, people: Sequence[str] = ()) -> RefinementSubmitted:  # fmt: skip
+               seats: int = 1, block: int = 0, people: Sequence[str] = ()) -> RefinementSubmitted:  # fmt: skip
     """The next version: repair what breaks the brief, then the two things pressed hardest, fold in merged lines.
     A person it adds is its seat's (`slot`) first character not in `people`, those the other concepts name."""
     kit = _kit(brief)
     r = rng.stream(seed, "message_lab:refine", round_number, persona.id, concept_id)
     fix = Fixer(kit, _method(persona), r, _read(kit, brief, current.text), notes, direction)
-    fix.character = _character(seed, brief, slot, seats, people)
+    fix.character = _character(seed, slot, seats, block, people)
     draft = fix.rd.draft
     # what the moderator kept from a merged concept: its best line against this one, chosen before any change
     kept = [(m, line) for m in merged if (line := _best_line(kit, m.text, current.text))]
@@ -1363,8 +1408,14 @@ def refinement(brief: Brief, persona: Persona, *, seed: int, round_number: int, 
         fix.done.append((f"cut {len(cut)} weaker line(s) to fit {kit.word_limit} words", fix.because("trim")))
     draft.tidy()
     fix.improve("repeat")  # whatever was added, nothing is said twice
-    top = next((n.weakness for n in notes), "")
-    nothing = f"no change I could make answers {_quote(top, 10)}" if top else "the notes found nothing to fix"
+    top = next((n.weakness for n in notes if "little to fix" not in n.weakness), "")
+    nothing = (
+        f"no change I could make answers {_quote(top, 10)}"
+        if top
+        else "the notes found little to fix"
+        if notes
+        else "the notes found nothing to fix"
+    )
     done = fix.done or [("kept the copy as it stands", nothing)]
     changes, why = "; ".join(c for c, _ in done), "; ".join(dict.fromkeys(w for _, w in done))
     text = draft.render(kit.label)
@@ -1433,10 +1484,12 @@ def presentation(
 def verdict(
     brief: Brief, moderator: Persona, *, seed: int, finalists: Sequence[tuple[str, Shown, float]]
 ) -> VerdictGiven:
-    """The best score wins (ties: the concept id), up to two runners-up; the reasoning says what separated them."""
+    """The best score wins, up to two runners-up; the reasoning says what separated them. Level scores are
+    separated by the evaluator's criteria read from the text as it now stands, and only then by the concept id."""
     kit = _kit(brief)
-    ranked = sorted(finalists, key=lambda f: (-f[2], f[0]))
-    reads = [_read(kit, brief, s.text) for _, s, _ in ranked]
+    read = {cid: _read(kit, brief, s.text) for cid, s, _ in finalists}
+    ranked = sorted(finalists, key=lambda f: (-f[2], -_total(_criteria(kit, read[f[0]])), f[0]))
+    reads = [read[cid] for cid, _, _ in ranked]
     (win_id, win, win_score), merits = ranked[0], sorted(_merits(kit, reads[0]), key=lambda m: -m[1])[:2]
     text = (
         f"'{win.name}' wins at {win_score:.1f}: {' and '.join(m[2] for m in merits) or 'it met the brief'}."

@@ -119,16 +119,24 @@ def _concept(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple
         + (f" Names already used: {', '.join(taken)}." if taken else "")
         + '\nReply as {"name": "...", "text": "..."}'
     )
-    return task, {"direction": state.current.focus, "taken_names": taken} | _cast(state, unit.persona, "")
+    return task, {"direction": state.current.focus, "taken_names": taken} | _cast(
+        scenario, state, unit.persona, ""
+    )
 
 
-def _cast(state: LabState, persona: str, concept_id: str) -> dict[str, Any]:
-    """The offline writer's seat (its own invented people) and the people the run's other concepts already name."""
+def _cast(scenario: MessageLabScenario, state: LabState, persona: str, concept_id: str) -> dict[str, Any]:
+    """The offline writer's seat and brief (its own invented people) and the people the run's other concepts name."""
     from . import offline
 
     others = [v.text for c in state.concepts if c.id != concept_id for v in c.versions]
-    panel = state.config.participants
-    return {"slot": panel.index(persona), "seats": len(panel), "people": offline.people_in(others)}
+    panel, briefs = state.config.participants, [b.id for b in scenario.briefs]
+    block = briefs.index(state.config.brief.id) if state.config.brief.id in briefs else len(briefs)
+    return {
+        "slot": panel.index(persona),
+        "seats": len(panel),
+        "block": block,
+        "people": offline.people_in(others),
+    }
 
 
 def _critique(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple[str, dict[str, Any]]:
@@ -191,7 +199,7 @@ def _refinement(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tu
         '{"name": "...", "text": "...", "changes": "what changed", "why": "which critique or direction it answers"}'
     )
     return task, {"concept_id": concept.id, "current": current, "notes": notes, "direction": state.current.direction,
-                  "merged": merged} | _cast(state, concept.persona, concept.id)  # fmt: skip
+                  "merged": merged} | _cast(scenario, state, concept.persona, concept.id)  # fmt: skip
 
 
 def _presentation(scenario: MessageLabScenario, state: LabState, unit: Unit) -> tuple[str, dict[str, Any]]:
@@ -285,7 +293,8 @@ def offline_answer(messages: list[dict[str, Any]]) -> str | None:
     if op is Event.CONCEPT_SUBMITTED:
         reply = offline.concept(
             brief, persona, direction=facts["direction"], taken_names=facts["taken_names"],
-            slot=facts.get("slot"), seats=facts.get("seats", 1), people=facts.get("people", ()), **common,
+            slot=facts.get("slot"), seats=facts.get("seats", 1), block=facts.get("block", 0),
+            people=facts.get("people", ()), **common,
         )  # fmt: skip
     elif op is Event.CRITIQUE_SUBMITTED:
         reply = offline.critique(brief, persona, concepts=shown, **common)
@@ -303,7 +312,7 @@ def offline_answer(messages: list[dict[str, Any]]) -> str | None:
             brief, persona, concept_id=facts["concept_id"], current=offline.Shown(**facts["current"]),
             notes=[p.CritiqueNote.model_validate(n) for n in facts["notes"]], direction=facts["direction"],
             merged=[offline.Shown(**s) for s in facts["merged"]], slot=facts.get("slot"),
-            seats=facts.get("seats", 1), people=facts.get("people", ()), **common,
+            seats=facts.get("seats", 1), block=facts.get("block", 0), people=facts.get("people", ()), **common,
         )  # fmt: skip
     elif op is Event.PRESENTATION_GIVEN:
         reply = offline.presentation(

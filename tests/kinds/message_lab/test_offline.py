@@ -443,7 +443,7 @@ def _play(
             assert type(pitch).model_validate(pitch.model_dump()) == pitch
     finalists = [(k, Shown("x", name, text), history[k][-1]) for k, (_, name, text) in alive.items()]
     verdict = offline.verdict(brief, MODERATOR, seed=seed, finalists=finalists)
-    assert verdict.winner == max(finalists, key=lambda f: (f[2], [-ord(ch) for ch in f[0]]))[0]
+    assert dict((k, sc) for k, _, sc in finalists)[verdict.winner] == max(sc for _, _, sc in finalists)
     return {k: h for k, h in history.items() if len(h) == rounds}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Any
 
 import pytest
 
@@ -126,6 +127,19 @@ def _check_run(brief: Brief, seed: int) -> LabState:
             into = state.concept(rec.aliases[d["into"]])
             refined = next(v for v in into.versions if v.round == rec.number and v.version > 1)
             assert offline._norm(line.group(1)) in offline._norm(refined.text), (seed, line.group(1))
+    # A refinement acts on the notes: it keeps the copy only when they found little to fix, or, rarely, says which
+    # note it could not answer.
+    unanswered: list[str] = []
+    for rec in state.rounds:
+        for cid in rec.refined:
+            concept = state.concept(cid)
+            version = next(v for v in concept.versions if v.round == rec.number and v.version > 1)
+            alias = next(a for a, i in rec.aliases.items() if i == cid)
+            notes = [n["weakness"] for c in rec.critiques.values() for n in c["notes"] if n["alias"] == alias]
+            if version.changes.startswith("Kept the copy") and not all("little to fix" in n for n in notes):
+                assert version.why.startswith("No change I could make answers ‘"), (seed, cid, version.why)
+                unanswered.append(version.why)
+    assert len(unanswered) <= max(1, sum(len(rec.refined) for rec in state.rounds) // 10), unanswered
     assert state.verdict is not None
     kit = offline._kit(brief)
     for cid in [state.verdict.winner, *state.verdict.runners_up]:  # it leaves out only what it does leave out
@@ -151,13 +165,20 @@ def test_whole_runs_say_nothing_twice_keep_merged_lines_and_crown_a_focused_conc
         assert "nothing to fix" not in final.why or not offline._read(kit, brief, final.text).repeats
 
 
-def test_the_seats_casts_never_share_an_invented_person() -> None:
+def test_the_seats_casts_never_share_an_invented_person_nor_do_the_briefs() -> None:
+    def own(seats: int, block: int, each: int) -> list[tuple[str, str, str]]:
+        return [person for slot in range(seats) for person in offline.cast(4, slot, seats, block)[:each]]
+
     for seats in (3, 5, 7):
-        own = [offline.cast(4, DARNING, slot, seats)[: len(offline.NAMES) // seats] for slot in range(seats)]
-        names = [name for cast in own for name, _, _ in cast]
-        lives = [life for cast in own for _, _, life in cast]
-        assert len(names) == len(set(names)) and len(lives) == len(set(lives))
-    assert offline.cast(4, DARNING, 0, 5) != offline.cast(4, DRIVERS, 0, 5)  # each brief casts afresh
+        for block in (
+            0,
+            1,
+            2,
+        ):  # each seat's own people: a brief's third of the cast shared out, nobody twice
+            people = own(seats, block, 11 // seats)
+            assert len({n for n, _, _ in people}) == len({life for _, _, life in people}) == len(people)
+        first, second = ({n for n, _, _ in own(seats, b, 17 // seats)} for b in (0, 1))
+        assert not first & second  # the shipped briefs played with one seed invent different people
 
 
 @pytest.mark.parametrize("brief", [DARNING, DRIVERS], ids=lambda b: b.id)
@@ -196,3 +217,34 @@ def test_every_critique_quotes_the_draft_it_means(brief: Brief) -> None:
                 assert any(q.strip() and q.strip() in where for q in said), (note["weakness"], said)
                 notes += 1
     assert notes > 30
+
+
+def test_the_last_direction_asks_for_one_idea_in_few_words() -> None:
+    concepts = _shown([FOCUSED, STUFFED])
+    scores = offline.evaluation(DARNING, EVALUATOR, seed=1, round_number=6, concepts=concepts, critiques=[])
+    last = offline.synthesis(DARNING, MODERATOR, seed=1, round_number=6, rounds=6, concepts=concepts, scores=scores,
+                             keep=1, direction_from_user="")  # fmt: skip
+    assert last.direction.startswith("Final polish") and "one idea, in eight words or fewer" in last.direction
+    assert "eight of them" not in last.direction and "Put this proof point to work" not in last.direction
+
+
+def test_a_four_round_run_on_the_default_gates_pauses_after_round_three_only_and_finishes() -> None:
+    from simulations.kinds.message_lab.run_config import config_from_options
+    from simulations.kinds.message_lab.state import SimulationStatus
+
+    cfg = config_from_options(LAB, {"rounds": 4})
+    assert (cfg.rounds, cfg.gates, LAB.defaults.gates) == (4, [3], [3, 6])
+    paused: list[int] = []
+
+    def approve(st: LabState) -> dict[str, Any]:
+        paused.append(st.round)
+        return {}
+
+    state = lab_loop.play(LAB, cfg, seed=4, gate=approve)
+    assert paused == [3] and state.status is SimulationStatus.OUTPUT_READY and state.round == 4
+
+
+def test_level_scores_are_separated_by_the_criteria_not_by_the_concept_id() -> None:
+    stuffed, focused = _shown([STUFFED, FOCUSED])
+    v = offline.verdict(DARNING, MODERATOR, seed=1, finalists=[("a1", stuffed, 8.0), ("b2", focused, 8.0)])
+    assert (v.winner, v.runners_up) == ("b2", ["a1"])
