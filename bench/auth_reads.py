@@ -7,9 +7,9 @@ session is still valid (`broadcast.session_still_valid`).
 One process, a fresh database (a temporary SQLite file, or the PostgreSQL database named, dropped and created), one
 logged-in session; then `--reads` times each of: a request's session and user (`auth.get_user` on a new
 SessionStore for the key, as the middlewares do per request) and a page's session check, after a warm-up. Reports
-µs per read (median of 5 blocks). MERCURY_BENCH_LIBRARY_WAY=sessions measures Django's cached_db engine and
-ModelBackend instead of mercury/sessions.py and mercury/auth.py (bench/library_way.py); bench/interleaved.py
-alternates the two.
+µs per read (median of 5 blocks). MERCURY_BENCH_LIBRARY_WAY (bench/library_way.py) names another session engine
+(sessions: cached_db, sessionsdb: db) or Django's ModelBackend in place of mercury/auth.py (auth);
+bench/interleaved.py alternates two set-ups.
 """
 
 from __future__ import annotations

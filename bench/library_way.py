@@ -3,9 +3,9 @@ modules named in MERCURY_BENCH_LIBRARY_WAY (comma-separated) replaced by what Dj
 ship. bench/http_games.py and bench/load.py use this module as DJANGO_SETTINGS_MODULE when the variable is set, so
 an interleaved run (A, B, A, B ...) differs in that variable alone.
 
-    pool       Django's own back-ends; on PostgreSQL its pool (OPTIONS {"pool": ...}, psycopg_pool), capped as
-               Mercury's is (max_size = the process's connection limit); on SQLite none (Django has none there)
-    sessions   Django's `cached_db` session engine (mercury/sessions.py); sessionsdb: its `db` engine
+    pool       Django's SQLite back-end, which pools nothing, in place of mercury/db/pool.py's (PostgreSQL runs on
+               Django's pool either way)
+    sessions   Django's `cached_db` session engine; sessionsdb: its `db` engine (the set-up decides otherwise)
     auth       Django's ModelBackend (mercury/auth.py)
     layer      channels_redis's RedisChannelLayer as shipped, or Channels' InMemoryChannelLayer
     asgi       Django's ASGIHandler (read by bench/http_server.py, which swaps it in before mercury.asgi loads)
@@ -22,17 +22,9 @@ from mercury.settings import AUTHENTICATION_BACKENDS, CHANNEL_LAYERS, DATABASES
 
 WAY = {w.strip() for w in os.environ.get("MERCURY_BENCH_LIBRARY_WAY", "").split(",") if w.strip()}
 
-if "pool" in WAY:
-    _db = DATABASES["default"]
-    _limit = int(_db.pop("MAX_CONNECTIONS", 0) or 0)  # type: ignore[call-overload]
-    _size = int(_db.pop("POOL_SIZE", 0) or 0)  # type: ignore[call-overload]
-    if _db["ENGINE"] == "mercury.db.postgresql":
-        _db["ENGINE"] = "django.db.backends.postgresql"
-        # min_size: as many idle as Mercury keeps open; max_size: its cap (threads past it wait, as with Mercury's).
-        _db["OPTIONS"] = {**_db.get("OPTIONS", {}), "pool": {"min_size": 2, "max_size": _limit or _size or 8}}  # type: ignore[dict-item]
-        _db["CONN_MAX_AGE"] = 0
-    else:
-        _db["ENGINE"] = "django.db.backends.sqlite3"
+if "pool" in WAY and DATABASES["default"]["ENGINE"] == "mercury.db.sqlite3":
+    DATABASES["default"]["ENGINE"] = "django.db.backends.sqlite3"
+    DATABASES["default"].pop("POOL_SIZE", None)
 
 if "sessions" in WAY:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
@@ -54,8 +46,8 @@ def apply() -> None:
     """After django.setup(): the ways that replace functions rather than settings.
 
     rows  the ORM in place of simulations/services/rows.py's statements built once: `bulk_create`,
-          `save(update_fields=...)`, `filter().count()`, `get`, `filter().values_list()` (every module holding one
-          of rows.py's functions gets the ORM's instead)
+          `QuerySet.update`, `filter().count()`, `get`, `filter().values_list()` (every module holding one of
+          rows.py's functions gets the ORM's instead)
     """
     if "rows" not in WAY:
         return
@@ -70,8 +62,12 @@ def apply() -> None:
         if objs:
             type(objs[0])._default_manager.bulk_create(objs)
 
+    # QuerySet.update, not save(update_fields=): a model's own save may call update_row.
     def update_row(obj: Model, names: Any) -> None:
-        obj.save(update_fields=list(names))
+        fields = [obj._meta.get_field(name) for name in names]
+        values = {f.attname: f.pre_save(obj, False) for f in fields}  # type: ignore[union-attr]
+        if type(obj)._base_manager.filter(pk=obj.pk).update(**values) != 1:
+            raise LookupError(f"{type(obj).__name__} {obj.pk}: no row to update")
 
     def count_rows(model: type[Model], **equal: Any) -> int:
         return model._default_manager.filter(**equal).count()
