@@ -313,6 +313,9 @@ async def test_should_the_moves_own_queueing_fail_the_quiet_page_queues_the_answ
     async with asyncio.timeout(20):  # the partner answers all the same
         while 'hx-swap-oob="beforeend:#transcript"' not in await comm.receive_from(timeout=20):
             pass
+    async with asyncio.timeout(10):  # its drive done (its last messages sent) before this test's loop closes
+        while await database_sync_to_async(_drives_pending)(game.pk):
+            await asyncio.sleep(0.05)
     await comm.disconnect()
 
 
