@@ -157,6 +157,10 @@ def roster(session: ClassSession) -> list[StudentRow]:
     for made in session_games(session).order_by("created_at"):
         latest[made.owner_id] = made  # type: ignore[index]
     kind = get_kind(session.scenario.kind)
+    # Whom a running game waits for is read from its state, which `session_games` leaves out: one query for all.
+    running = Game.objects.select_related("scenario").in_bulk(
+        [g.pk for g in latest.values() if g.finished_at is None and not g.paused]
+    )
     rows = []
     for member in session.members.select_related("student"):
         game = latest.get(member.student_id)
@@ -166,7 +170,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
             if game.paused and game.finished_at is None:
                 waiting_on = "the teacher (paused)"
             elif game.finished_at is None:
-                step = kind.next_step(Game.objects.select_related("scenario").get(pk=game.pk))
+                step = kind.next_step(running[game.pk])
                 waiting_on = f"the AI: {step.speaker}" if step.actor is Actor.AI else "the student"
         rows.append(
             StudentRow(
