@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,18 @@ def _shared_sync_thread_closes_its_connection_after_each_test() -> Iterator[None
         closed.result(timeout=2)
 
 
+@pytest.fixture
+async def _drives_stop_while_the_tests_loop_runs() -> AsyncIterator[None]:
+    """An async test's websocket records its event loop as the server's, and drive threads send their messages to
+    it: stopped while that loop still runs (each async test gets this fixture, torn down before its loop), so no
+    drive sends into a loop that has closed. Stopped after the loop had closed, a send could be left half done, and
+    on Redis its connection and coroutine were reported unclosed in a later test."""
+    yield
+    from simulations.driving.embedded import stop_embedded_workers
+
+    await asyncio.to_thread(stop_embedded_workers)
+
+
 _DATABASE_FIXTURES = {
     "db",
     "transactional_db",
@@ -83,13 +97,18 @@ _DATABASE_FIXTURES = {
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With DATABASE_URL set (CI's second leg: PostgreSQL and Redis), run only what the configuration can change:
+    """Every async test stops the drives before its loop closes (`_drives_stop_while_the_tests_loop_runs`).
+
+    With DATABASE_URL set (CI's second leg: PostgreSQL and Redis), run only what the configuration can change:
     the tests that use the database, and those marked `configured`. The rest (the engines, offline models,
     prompts and parsers, a third of the suite) play the same on any database and ran on the embedded leg of the
     same commit; the two legs share CI's two cores, so this shortens both. Tests marked `content` use the
     database only as the place whole games are kept while their words are checked (canaries, the offline
     delegations' soundness): storage on PostgreSQL is played by the resume, replay, export and school tests, and
     canaries and passive games alone took 65 s of that leg's 21 minutes on a slow machine (`3f881c1`)."""
+    for item in items:
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+            item.fixturenames.append("_drives_stop_while_the_tests_loop_runs")
     if not os.environ.get("DATABASE_URL"):
         return
     skip = pytest.mark.skip(reason="uses no database and reads no configuration: run on the embedded leg")
