@@ -62,7 +62,7 @@ def main() -> int:
     from django.db import connections
     from django.http import HttpRequest
 
-    from simulations.services.broadcast import session_still_valid
+    from simulations.services.pages.broadcast import session_still_valid
 
     call_command("migrate", verbosity=0)
     user = User.objects.create_user("bench", password="bench-password-1")

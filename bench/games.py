@@ -140,19 +140,19 @@ def gc_watched(clock: Clock) -> Iterator[None]:
 # What is timed: (module that defines the function, its name, bucket). Required hooks must exist; the optional
 # ones are private helpers that may be renamed or moved, and are timed when present.
 REQUIRED_HOOKS = [
-    ("simulations.services.turns", "commit_event", COMMIT),
-    ("simulations.services.turns", "create_game", CREATE),
+    ("simulations.services.ledger.turns", "commit_event", COMMIT),
+    ("simulations.services.ledger.turns", "create_game", CREATE),
     ("simulations.ai.gateway", "complete", MODEL),
 ]
 OPTIONAL_HOOKS = [
     ("simulations.kinds.negotiation.platform", "run", ENGINE),
-    ("simulations.services.turns", "_write", WRITE),
+    ("simulations.services.ledger.turns", "_write", WRITE),
     ("simulations.kinds.negotiation.prompts", "build_prompt", CONTEXT),
     ("simulations.kinds.negotiation.prompts", "build_summary_prompt", CONTEXT),
     ("simulations.kinds.negotiation.turns", "seen_entries", CONTEXT),
     ("simulations.kinds.negotiation.turns", "_entries", CONTEXT),
     ("simulations.kinds.negotiation.turns", "_recent_changes", CONTEXT),
-    ("simulations.services.budget", "check_budget", CONTEXT),
+    ("simulations.services.play.budget", "check_budget", CONTEXT),
     ("simulations.kinds.negotiation.turns", "debrief_facts", CONTEXT),
     ("simulations.kinds.negotiation.debrief", "debrief_facts", CONTEXT),
 ]
@@ -297,7 +297,7 @@ def configure(db: Path, *, debug: bool) -> None:
 def prepare() -> ScenarioVersion:
     from django.core.management import call_command
 
-    from simulations.services.scenarios import latest_version, load_scenario
+    from simulations.services.content.scenarios import latest_version, load_scenario
 
     call_command("migrate", verbosity=0)
     load_scenario(folder=SCENARIO_FOLDER)
@@ -309,7 +309,7 @@ def prepare() -> ScenarioVersion:
 def play_one(version: ScenarioVersion, *, seed: int, role: str, human: str, clock: Clock) -> GameRun:
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.headless import play_game
-    from simulations.services import turns
+    from simulations.services.ledger import turns
 
     policy = TimedPolicy(make_policy(human, role), clock)
     counted_before = len(clock.samples[COMMIT]) + len(clock.samples[CREATE])

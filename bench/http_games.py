@@ -202,7 +202,7 @@ def prepare(clients: int) -> Any:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from simulations.services.scenarios import latest_version, load_scenario
+    from simulations.services.content.scenarios import latest_version, load_scenario
 
     call_command("migrate", verbosity=0)
     load_scenario(folder=SCENARIO_FOLDER)
@@ -222,7 +222,7 @@ def headless(
 
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.headless import play_game
-    from simulations.services import turns
+    from simulations.services.ledger import turns
 
     walls = []
     allowed = os.sched_getaffinity(0)

@@ -85,7 +85,7 @@ def time_code_paths() -> None:
     from bench.thread_cpu import time_calls
     from simulations import consumers
     from simulations.kinds.negotiation import pages, presenters
-    from simulations.services import broadcast
+    from simulations.services.pages import broadcast
 
     time_calls(BaseHandler, "get_response", "request (a view and its middleware)")
     time_calls(pages, "move", "request: the move view")
@@ -109,7 +109,7 @@ def time_drive_paths() -> None:
     from bench.thread_cpu import time_calls
     from simulations.kinds.negotiation import platform, prompts
     from simulations.kinds.negotiation import turns as ai_turns
-    from simulations.services import drive
+    from simulations.services.play import drive
 
     time_calls(platform.Negotiation, "play_ai_step", "drive: AI turn (prompt, model, commit)")
     time_calls(prompts, "build_prompt", "drive: build_prompt")

@@ -45,7 +45,7 @@ if "layer" in WAY:
 def apply() -> None:
     """After django.setup(): the ways that replace functions rather than settings.
 
-    rows  the ORM in place of simulations/services/rows.py's statements built once: `bulk_create`,
+    rows  the ORM in place of simulations/services/ledger/rows.py's statements built once: `bulk_create`,
           `QuerySet.update`, `filter().count()`, `get`, `filter().values_list()` (every module holding one of
           rows.py's functions gets the ORM's instead)
     """
@@ -56,7 +56,7 @@ def apply() -> None:
 
     from django.db.models import Model
 
-    from simulations.services import rows
+    from simulations.services.ledger import rows
 
     def insert_rows(objs: Any) -> None:
         if objs:

@@ -185,7 +185,7 @@ def fresh_database(args: argparse.Namespace, tmp: Path, clients: int) -> list[st
         for path in tmp.glob("load.sqlite3*"):
             path.unlink()
     call_command("migrate", verbosity=0)
-    from simulations.services.scenarios import load_scenario
+    from simulations.services.content.scenarios import load_scenario
 
     load_scenario(folder=ROOT / "scenarios" / "mercury")
     keys = []

@@ -53,7 +53,7 @@ def play(
     from simulations.kinds.message_lab.headless import play_headless
     from simulations.kinds.message_lab.machine import next_step
     from simulations.models import ModelCall
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     participants = [p.id for p in scenario.of_role("participant")][:panel]
     options = {"rounds": rounds, "gates": [], "participants": participants, "parallel": parallel,
@@ -91,7 +91,7 @@ def main() -> None:
         from django.core.management import call_command
 
         from simulations.kinds.message_lab.scenario import SCENARIO_ROOT
-        from simulations.services.scenarios import load_scenarios, parsed_scenario
+        from simulations.services.content.scenarios import load_scenarios, parsed_scenario
 
         call_command("migrate", verbosity=0)
         ((version, _),) = load_scenarios(path=SCENARIO_ROOT / "message-lab.yaml")

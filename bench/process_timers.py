@@ -56,7 +56,9 @@ def time_worker_paths() -> None:
     from simulations.ai import gateway, offline
     from simulations.driving import pool as worker_pool
     from simulations.kinds.negotiation import output_guard, platform
-    from simulations.services import broadcast, lease, turns
+    from simulations.services.ledger import turns
+    from simulations.services.pages import broadcast
+    from simulations.services.play import lease
 
     time_drive_paths()  # the turn, its prompt, the game's load and the relay, as the one-process server's
     time_calls(gateway, "complete", "drive: model call (the offline model's words, screened and relayed)")

@@ -253,7 +253,7 @@ def play(version: ScenarioVersion, *, seed: int, role: str, human: str) -> GameR
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Event, ModelCall, TranscriptEntry
-    from simulations.services import turns
+    from simulations.services.ledger import turns
 
     captured: list[Captured] = []
     game = turns.create_game(scenario_version=version, seed=seed)

@@ -47,8 +47,8 @@ def measure(games: int) -> dict[str, Any]:
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Checkpoint, Event, ModelCall, TranscriptEntry, Vote
-    from simulations.services.checkpoints import KEYFRAME_EVERY, state_at
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.checkpoints import KEYFRAME_EVERY, state_at
+    from simulations.services.ledger.turns import create_game
 
     version = prepare()
     rows = []

@@ -132,7 +132,7 @@ def prepare() -> tuple[ScenarioVersion, User]:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from simulations.services.scenarios import latest_version, load_scenario
+    from simulations.services.content.scenarios import latest_version, load_scenario
 
     call_command("migrate", verbosity=0)
     load_scenario(folder=SCENARIO_FOLDER)
@@ -169,7 +169,7 @@ def new_game(version: ScenarioVersion, owner: User, where: Where | None) -> Game
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.games import state_of, step_of
     from simulations.kinds.negotiation.headless import play_game
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     game = create_game(scenario_version=version, seed=SEED, owner=owner)
     if where is not None and where(state_of(game), step_of(game)):
@@ -501,7 +501,7 @@ def student_moves(game_id: int, stop: bool) -> str:
     from simulations.kinds.negotiation.bots import make_policy
     from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
     from simulations.kinds.negotiation.human_turns import submit_human_event
-    from simulations.services.turns import games_with_scenario
+    from simulations.services.ledger.turns import games_with_scenario
 
     game: Game = games_with_scenario().get(pk=game_id)
     step = step_of(game)
@@ -608,7 +608,7 @@ class RelayRun:
 def analyse(
     rec: Recorder, token_delay: float, wall: float, received: dict[str, int], probes: Any
 ) -> RelayRun:
-    from simulations.services.frame_pacing import FRAME_INTERVAL, FramePacer
+    from simulations.services.pages.frame_pacing import FRAME_INTERVAL, FramePacer
 
     turns = [t for t in rec.turns if t.ended]
     cumulative: list[

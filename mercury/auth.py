@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
-from simulations.services.rows import row_by_pk
+from simulations.services.ledger.rows import row_by_pk
 
 THIS_BACKEND = f"{__name__}.UserRowBackend"
 

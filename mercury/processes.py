@@ -1,5 +1,5 @@
 """What /proc says about a process on this machine, without Django: whether a pid still names the process it
-named (the driver lease's holders, `simulations/services/lease.py`; the CPU placement's, `cpu_placement.py`)."""
+named (the driver lease's holders, `simulations/services/play/lease.py`; the CPU placement's, `cpu_placement.py`)."""
 
 from __future__ import annotations
 

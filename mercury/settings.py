@@ -141,7 +141,7 @@ TEMPLATES = [
         },
     },
     {
-        # The fragments a game page's update renders after every turn (simulations/services/fragments.py).
+        # The fragments a game page's update renders after every turn (simulations/services/pages/fragments.py).
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         # The stream box (templates/jinja2/game/_stream.html) too: every streamed frame is rendered in the server's
         # event loop, where Django's template language was a visible share of its time.
@@ -150,7 +150,7 @@ TEMPLATES = [
             BASE_DIR / "simulations" / "kinds" / "negotiation" / "jinja2",
         ],
         "APP_DIRS": False,
-        "OPTIONS": {"environment": "simulations.services.fragments.environment"},
+        "OPTIONS": {"environment": "simulations.services.pages.fragments.environment"},
     },
 ]
 ASGI_APPLICATION = "mercury.asgi.application"
@@ -285,7 +285,7 @@ MERCURY_MODEL_RETRIES = int(os.environ.get("MERCURY_MODEL_RETRIES", "2"))
 MERCURY_MAX_TOKENS_PER_GAME = int(os.environ.get("MERCURY_MAX_TOKENS_PER_GAME", "0"))  # 0: no limit
 MERCURY_RATE_MOVES_PER_MINUTE = int(os.environ.get("MERCURY_RATE_MOVES_PER_MINUTE", "120"))  # 0: no limit
 MERCURY_RATE_GAMES_PER_HOUR = int(os.environ.get("MERCURY_RATE_GAMES_PER_HOUR", "30"))  # 0: no limit
-# The work a run set up from the web may ask for (simulations/services/work_budget.py), estimated before it starts:
+# The work a run set up from the web may ask for (simulations/services/play/work_budget.py), estimated before it starts:
 # the server's own time, the storage it leaves, its calls to a real model; per run, and for one person's unfinished
 # background runs together. A 2,000-agent feed checkpointed every round took 12 minutes and 1.2 GB (issue #64);
 # on a school's two cores one run stays under a minute and a person's runs together under a minute and a half.

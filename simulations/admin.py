@@ -33,8 +33,8 @@ from .models import (
     TranscriptEntry,
     Vote,
 )
-from .services import scenario_drafts as drafts
-from .services.access import class_scoped, readable_games
+from .services.files import scenario_drafts as drafts
+from .services.people.access import class_scoped, readable_games
 
 
 class ReadOnly(admin.ModelAdmin):  # type: ignore[type-arg]

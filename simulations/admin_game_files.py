@@ -10,7 +10,7 @@ import zipfile
 from django.http import HttpResponse
 
 from .models import Game, Vote
-from .services.export import export_game
+from .services.files.export import export_game
 
 OUTCOME_COLUMNS = ("game", "player", "scenario", "version", "seat", "status", "issue", "proposal", "adopted",
                    "seat_ballot", "yes", "no", "finished_at")  # fmt: skip

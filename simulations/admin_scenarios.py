@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 from .authoring import StructuredForm, parts
 from .kinds import get_kind
 from .models import ScenarioDraft, ScenarioVersion
-from .services import scenario_drafts as drafts
+from .services.files import scenario_drafts as drafts
 
 EDITOR_ROWS = 36  # the whole document's text area; a section's is sized to its text, within these bounds
 SECTION_ROWS = (8, 40)

@@ -8,8 +8,8 @@ class SimulationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The driving package serves the drive queue that kinds and services use (services/drive_queue.py).
+        # The driving package serves the drive queue that kinds and services use (services/play/drive_queue.py).
         from simulations.driving.tasks import enqueue_drive
-        from simulations.services.drive_queue import serve_queue
+        from simulations.services.play.drive_queue import serve_queue
 
         serve_queue(enqueue_drive)

@@ -5,8 +5,8 @@ sends to the game's group: streamed words as escaped, rendered fragments (the dr
 frames a second), a committed turn as a fresh render, a model failure. It never plays a turn: when the owner's page
 connects, or a move leaves an AI seat to act, it queues "drive game N" (`simulations.driving.tasks`) and a background
 worker drives the game, whether or not any page stays open. Moves come in over this socket (forms marked
-`data-socket-move`) or as HTTP posts, through the one move pipeline (`services.moves.take_move`), which queues the
-drive itself from a page thread (`services.page_threads`), and the render after another page's move queues it only if nobody did.
+`data-socket-move`) or as HTTP posts, through the one move pipeline (`services.policy.moves.take_move`), which queues the
+drive itself from a page thread (`services.pages.page_threads`), and the render after another page's move queues it only if nobody did.
 
 A connection lives only as long as its log-in: logging out closes it (a message to its session's group), and the
 session is checked again before each render a frame asks for, each committed turn and every few seconds of
@@ -35,14 +35,14 @@ from django.template.loader import render_to_string
 from mercury.asgi_handler import request_threads
 from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
-from simulations.services.access import can_drive, can_read
-from simulations.services.broadcast import group_name, session_group, session_still_valid
-from simulations.services.drive_queue import queue_drive_if_ai_next
-from simulations.services.fragments import fragment
-from simulations.services.moves import take_move
-from simulations.services.page_threads import hand_back, page_threads
-from simulations.services.student_errors import failure_title
-from simulations.services.turns import game_with_scenario, load_game, stored_version
+from simulations.services.ledger.turns import game_with_scenario, load_game, stored_version
+from simulations.services.pages.broadcast import group_name, session_group, session_still_valid
+from simulations.services.pages.fragments import fragment
+from simulations.services.pages.page_threads import hand_back, page_threads
+from simulations.services.people.access import can_drive, can_read
+from simulations.services.play.drive_queue import queue_drive_if_ai_next
+from simulations.services.policy.moves import take_move
+from simulations.services.policy.student_errors import failure_title
 
 # Close codes (4000-4999 are the application's): the page's websocket extension reconnects on its own after any.
 NOT_FOUND, NOT_ALLOWED, LOGGED_OUT, TOO_MANY_FRAMES, FRAME_TOO_LARGE = 4404, 4403, 4401, 4429, 4413
@@ -357,7 +357,7 @@ class GameConsumer(AsyncWebsocketConsumer):
             "speaker": event["speaker"],
             "text": event["text"],
             "slot": slot if SLOT.fullmatch(slot) else "",
-            # Markdown (a debrief) is rendered by the fragment, after escaping (services.model_markdown).
+            # Markdown (a debrief) is rendered by the fragment, after escaping (services.pages.model_markdown).
             "markdown": event.get("markdown") is True,
         }
         if settings.MERCURY_STREAM_TIMESTAMPS:

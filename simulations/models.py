@@ -330,7 +330,7 @@ class Checkpoint(AppendOnly):
     transcript_seq = models.PositiveIntegerField()
     schema_version = models.PositiveSmallIntegerField()
     # A keyframe holds the whole state; the checkpoints between keyframes hold only what their turn changed
-    # (services/checkpoints.py: `state_at` gives any checkpoint's whole state).
+    # (services/ledger/checkpoints.py: `state_at` gives any checkpoint's whole state).
     state = models.JSONField(null=True, blank=True, help_text="The whole state (keyframes only).")
     changes = models.JSONField(
         null=True,
@@ -436,6 +436,6 @@ class ClaimedTask(DBTaskResult):
         if args or names is None or set(kwargs) != {"update_fields"}:
             super().save(*args, **kwargs)
             return
-        from simulations.services.rows import update_row
+        from simulations.services.ledger.rows import update_row
 
         update_row(self, tuple(names))

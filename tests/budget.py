@@ -7,7 +7,7 @@ from typing import Any
 from simulations.kinds import get_kind
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.models import ScenarioVersion
-from simulations.services.scenarios import store_scenario
+from simulations.services.content.scenarios import store_scenario
 
 
 def set_school_limits(settings: Any) -> None:

@@ -12,10 +12,10 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioVersion
-from simulations.services.export import export_game
-from simulations.services.model_choice import pinned_fields
-from simulations.services.scenarios import load_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.model_choice import pinned_fields
+from simulations.services.content.scenarios import load_scenario
+from simulations.services.files.export import export_game
+from simulations.services.ledger.turns import create_game
 from tests.conftest import SCENARIO_DIR
 
 

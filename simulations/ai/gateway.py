@@ -40,7 +40,7 @@ from .model_spec import ModelSpec, default_spec, judge_spec
 log = logging.getLogger("mercury.model")
 
 # When the words being handed to `on_chunk` left the model (wall clock): set by `_attempt` in the calling thread
-# around each relay, read by the relay that stamps frames with it (services/drive.py), so bench/load.py measures a
+# around each relay, read by the relay that stamps frames with it (services/play/drive.py), so bench/load.py measures a
 # frame's delay from the model's words, the hop from the call's thread to this one included.
 _relaying = threading.local()
 

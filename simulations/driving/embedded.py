@@ -29,8 +29,8 @@ from django_tasks_db.models import DBTaskResult
 from simulations.driving.pool import PooledWorker
 from simulations.driving.recovery import Sweeper
 from simulations.driving.tasks import stopping
-from simulations.services.broadcast import serve_from_loop
-from simulations.services.lease import new_holder
+from simulations.services.pages.broadcast import serve_from_loop
+from simulations.services.play.lease import new_holder
 
 logger = logging.getLogger("mercury")
 POLL_INTERVAL = 0.25  # seconds between looks at an empty queue when nothing in this process queues a task

@@ -22,7 +22,7 @@ from django_tasks_db.utils import exclusive_transaction, is_locked_database_exce
 
 from simulations.driving import statements as task_statements
 from simulations.models import ClaimedTask
-from simulations.services.rows import models_from_rows
+from simulations.services.ledger.rows import models_from_rows
 
 # At most this many ready tasks are claimed in one transaction (as many as slots are free). Claiming them one
 # transaction each (a look, a lock, a select, an update and a commit, in a process of 100-odd threads), a class

@@ -26,7 +26,7 @@ from django_tasks_db.models import DBTaskResult
 
 from simulations.driving.tasks import drive_game_task, enqueue_drive
 from simulations.models import Game
-from simulations.services.lease import holder_is_dead
+from simulations.services.play.lease import holder_is_dead
 
 logger = logging.getLogger("mercury")
 

@@ -29,7 +29,7 @@ from django_tasks.utils import normalize_json
 from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from simulations.services.rows import insert_rows, quoted_column, update_row
+from simulations.services.ledger.rows import insert_rows, quoted_column, update_row
 
 
 def _column(name: str, alias: str) -> str:

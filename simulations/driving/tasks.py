@@ -22,9 +22,9 @@ from django_tasks_db.models import DBTaskResult
 
 from simulations.driving import statements as task_statements
 from simulations.models import Game
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import held_by_queued_drive, new_holder
-from simulations.services.rows import columns_by_pk
+from simulations.services.ledger.rows import columns_by_pk
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.play.lease import held_by_queued_drive, new_holder
 
 logger = logging.getLogger("mercury")
 stopping = (
@@ -42,7 +42,7 @@ FAILED_DRIVES_BEFORE_GIVING_UP, FAILURE_WINDOW = 3, timedelta(minutes=10)
 
 @task()
 def drive_game_task(game_id: int) -> str:
-    """Drive one game in the background (see `simulations.services.drive`)."""
+    """Drive one game in the background (see `simulations.services.play.drive`)."""
     try:
         drive = drive_game(
             game_id=game_id, holder=new_holder(queued_drive=True), max_steps=STEPS_PER_TASK,

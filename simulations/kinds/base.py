@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from simulations.models import Game, ScenarioVersion
-    from simulations.services.work_budget import WorkEstimate
+    from simulations.services.play.work_budget import WorkEstimate
 
     from .contract import KindAdmin, KindExports, KindHeadless, KindPages
 

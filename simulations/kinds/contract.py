@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
     from simulations.authoring import FieldSpec
     from simulations.models import Game, ScenarioVersion
-    from simulations.services.export_schema import SimulationExport
-    from simulations.services.model_step import Move
-    from simulations.services.work_budget import WorkEstimate
+    from simulations.services.files.export_schema import SimulationExport
+    from simulations.services.play.model_step import Move
+    from simulations.services.play.work_budget import WorkEstimate
 
 
 class Actor(StrEnum):
@@ -65,7 +65,7 @@ class ScenarioSource:
 
 
 # --- what a kind hands the ledger -------------------------------------------------------------------------------
-# The shared writer (`services.turns`) stores these rows as they are; it knows nothing of the kind's table.
+# The shared writer (`services.ledger.turns`) stores these rows as they are; it knows nothing of the kind's table.
 
 
 @dataclass(frozen=True)
@@ -195,12 +195,12 @@ class KindPages(Protocol):
 
     def read_move(self, game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
         """The move in a form's fields (and uploaded files), posted or sent over the websocket, after the platform's
-        checks (`services.moves.take_move`): raises ValueError / `BadField` (400) for a field it cannot take,
+        checks (`services.policy.moves.take_move`): raises ValueError / `BadField` (400) for a field it cannot take,
         `NotNow` or a `MachineError` (409) for a move the game does not take now."""
         ...
 
     def move(self, request: HttpRequest, game: Game) -> HttpResponse:
-        """A move posted by the game's owner (ownership already checked): `services.moves.take_move`, then the
+        """A move posted by the game's owner (ownership already checked): `services.policy.moves.take_move`, then the
         answer drawn (the page's fragments, or the page with the refusal's sentence)."""
         ...
 
@@ -219,7 +219,7 @@ class KindPages(Protocol):
 
 
 class KindExports(Protocol):
-    """The export (the shared envelope of services/export.py plus the kind's own section) and the downloads (a
+    """The export (the shared envelope of services/files/export.py plus the kind's own section) and the downloads (a
     kind's `export.py`)."""
 
     @property
@@ -228,7 +228,7 @@ class KindExports(Protocol):
         ...
 
     def build(self, game: Game) -> SimulationExport:
-        """The whole export (`services.export.common_fields` plus the kind's section)."""
+        """The whole export (`services.files.export.common_fields` plus the kind's section)."""
         ...
 
     def start_options(self, doc: SimulationExport) -> dict[str, Any]:
@@ -268,7 +268,7 @@ user's (e.g. "resume the simulation")."""
 
 class KindHeadless(Protocol):
     """The command line's `manage.py play` (a kind's `headless.py`): its options and its bots, for the platform's
-    one headless loop (`services.headless.play_to_end`)."""
+    one headless loop (`services.play.headless.play_to_end`)."""
 
     def cli_options(self, *, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
         """`start` options from `play`'s `--role`, `--human` and `--option KEY=VALUE`s; ValueError (a sentence

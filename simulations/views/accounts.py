@@ -15,8 +15,8 @@ from django.contrib.auth.validators import ASCIIUsernameValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from simulations.services.broadcast import notify_session_ended
-from simulations.services.rate_limit import RateLimited, check_limit, give_back
+from simulations.services.pages.broadcast import notify_session_ended
+from simulations.services.policy.rate_limit import RateLimited, check_limit, give_back
 
 ASCII_NAMES = (
     "Use only English letters, digits and @ . + - _ in a user name (letters from other alphabets that look alike "

@@ -1,4 +1,4 @@
-"""Class sessions' pages (services/class_sessions.py): a teacher opens a session and watches its room; students join
+"""Class sessions' pages (services/people/class_sessions.py): a teacher opens a session and watches its room; students join
 with the code, wait, then each opens their own game. Every page checks who is asking: the room, its roster and
 the results are the session's teacher's; the waiting page and the game button are its members'."""
 
@@ -14,10 +14,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import get_kind
 from simulations.models import ClassMember, ClassSession, Game
-from simulations.services import class_sessions as sessions
-from simulations.services.model_choice import UnknownModelChoice, options
-from simulations.services.rate_limit import RateLimited
-from simulations.services.scenarios import latest_version
+from simulations.services.content.model_choice import UnknownModelChoice, options
+from simulations.services.content.scenarios import latest_version
+from simulations.services.people import class_sessions as sessions
+from simulations.services.policy.rate_limit import RateLimited
 
 from .lobby import latest_scenarios
 

@@ -12,9 +12,9 @@ from django.views.decorators.http import require_POST
 
 from simulations.kinds import all_kinds, get_kind
 from simulations.models import Game, ScenarioRole, ScenarioVersion
-from simulations.services.model_choice import UnknownModelChoice, options
-from simulations.services.rate_limit import RateLimited, check_rate
-from simulations.services.scenarios import latest_version
+from simulations.services.content.model_choice import UnknownModelChoice, options
+from simulations.services.content.scenarios import latest_version
+from simulations.services.policy.rate_limit import RateLimited, check_rate
 
 
 def latest_scenarios() -> list[dict[str, object]]:

@@ -2,7 +2,7 @@
 its moves over the game's websocket, `simulations.consumers`).
 
 `game_page` and `move` are the kind-blind shell: they check the game is the user's, then hand it to its kind
-(`Kind.pages`: `page`, `move`). The form checks every kind's moves share are `services.move_form`'s."""
+(`Kind.pages`: `page`, `move`). The form checks every kind's moves share are `services.policy.move_form`'s."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from django.views.decorators.http import require_POST
 
 from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
-from simulations.services.access import can_drive, can_read, granted_token
-from simulations.services.turns import game_with_scenario
+from simulations.services.ledger.turns import game_with_scenario
+from simulations.services.people.access import can_drive, can_read, granted_token
 
 WATCH_REFRESH_SECONDS = 4
 

@@ -14,7 +14,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import kind_of
 from simulations.models import Game
-from simulations.services.access import (
+from simulations.services.files.export import export_markdown, reader_export
+from simulations.services.ledger.snapshot import one_snapshot
+from simulations.services.ledger.turns import games_with_scenario
+from simulations.services.people.access import (
     can_drive,
     can_read,
     game_for_share_token,
@@ -23,9 +26,6 @@ from simulations.services.access import (
     revoke_share,
     share_game,
 )
-from simulations.services.export import export_markdown, reader_export
-from simulations.services.snapshot import one_snapshot
-from simulations.services.turns import games_with_scenario
 
 
 def _readable(request: HttpRequest, game_id: int) -> Game:

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from simulations.models import ClassSession, Vote
-from simulations.services.class_sessions import session_games
+from simulations.services.people.class_sessions import session_games
 
 pytestmark = pytest.mark.django_db
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from simulations.models import ScenarioDraft, ScenarioVersion
-from simulations.services.scenarios import load_scenarios
+from simulations.services.content.scenarios import load_scenarios
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

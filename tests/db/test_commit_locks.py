@@ -11,7 +11,7 @@ import pytest
 from django.db import connection, connections
 
 from simulations import faults
-from simulations.services.turns import commit_event, create_game
+from simulations.services.ledger.turns import commit_event, create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,7 +64,7 @@ def test_the_same_games_commits_still_wait_for_each_other(monkeypatch: pytest.Mo
     """The row lock itself stays: a second commit of the same game waits, then finds the turn played."""
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL only")
-    from simulations.services.turns import StaleTurn
+    from simulations.services.ledger.turns import StaleTurn
 
     game = create_game(scenario_version=mercury_version(), seed=3)
     inside, release = threading.Event(), threading.Event()

@@ -1,4 +1,4 @@
-"""A commit's rows go to the database together (on PostgreSQL, in one pipeline: services/turns.py `_sent_together`),
+"""A commit's rows go to the database together (on PostgreSQL, in one pipeline: services/ledger/turns.py `_sent_together`),
 and a row that cannot be written still fails the commit as Django's IntegrityError, with nothing of it kept."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 
 from simulations.models import Checkpoint, Event, Game, TranscriptEntry
-from simulations.services import turns
-from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.services.ledger import turns
+from simulations.services.ledger.turns import StaleTurn, commit_event, create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db(transaction=True)

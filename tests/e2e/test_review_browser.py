@@ -43,7 +43,7 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import ScenarioVersion
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 
 call_command('load_scenario', 'scenarios/plastics', verbosity=0)
 teacher = User.objects.create_user('teacher', password='{PASSWORD}')

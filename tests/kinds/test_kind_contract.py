@@ -4,7 +4,7 @@ only the registry and the platform's services: a kind that breaks it fails here.
 For each kind, its shipped scenario with its rehearsal's seat and options (made as small as the kind allows) and
 its default bot, played by the offline model:
 1. started and played headless to the end, the game is FINISHED and its export validates;
-2. its export, imported (`services.import_game`), gives a game whose export is the same apart from ids and
+2. its export, imported (`services.files.import_game`), gives a game whose export is the same apart from ids and
    timestamps;
 3. a game of the same seed stopped part way (a crash after a few committed steps), then resumed headless to the
    end, exports the same as the uninterrupted game apart from ids and timestamps (replay determinism).
@@ -24,12 +24,12 @@ from django.test import Client
 
 from simulations.kinds import Seat, all_kinds, get_kind
 from simulations.models import Game, ScenarioVersion
-from simulations.services.export import build_export, export_game
-from simulations.services.headless import play_to_end
-from simulations.services.import_game import import_game
-from simulations.services.resume import resume_game
-from simulations.services.scenarios import find_scenarios, parsed_scenario, store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import find_scenarios, parsed_scenario, store_scenario
+from simulations.services.files.export import build_export, export_game
+from simulations.services.files.import_game import import_game
+from simulations.services.ledger.resume import resume_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.headless import play_to_end
 
 pytestmark = pytest.mark.django_db
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

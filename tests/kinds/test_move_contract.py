@@ -1,5 +1,5 @@
 """Every kind answers the same bad move with the same status and sentence (the platform's move checks,
-`services.move_form` and `services.student_errors`): a form without its version, a NUL in any field, a page behind
+`services.policy.move_form` and `services.policy.student_errors`): a form without its version, a NUL in any field, a page behind
 the game, too many moves a minute. Parametrized over every registered kind: a kind that answers otherwise fails."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from django.test import Client
 
 from simulations.kinds import all_kinds, get_kind
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.move_form import MissingVersion, NulInForm
-from simulations.services.rate_limit import RateLimited
-from simulations.services.scenarios import find_scenarios, parsed_scenario, store_scenario
-from simulations.services.student_errors import ALREADY_PLAYED
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import find_scenarios, parsed_scenario, store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.policy.move_form import MissingVersion, NulInForm
+from simulations.services.policy.rate_limit import RateLimited
+from simulations.services.policy.student_errors import ALREADY_PLAYED
 
 pytestmark = pytest.mark.django_db
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

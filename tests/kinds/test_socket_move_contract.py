@@ -1,5 +1,5 @@
 """The same bad move sent over a game's websocket gets the same sentence in every kind as its post does
-(`test_move_contract.py`): both go through the one move pipeline (`services.moves.take_move`). Parametrized over
+(`test_move_contract.py`): both go through the one move pipeline (`services.policy.moves.take_move`). Parametrized over
 every registered kind; the notice says which move it answers and that it was not taken."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from django.core.cache import cache
 from mercury.asgi import application
 from simulations.kinds import all_kinds
 from simulations.models import Game, Submission
-from simulations.services.move_form import MissingVersion, NulInForm
-from simulations.services.student_errors import ALREADY_PLAYED
+from simulations.services.policy.move_form import MissingVersion, NulInForm
+from simulations.services.policy.student_errors import ALREADY_PLAYED
 from tests.kinds.test_move_contract import _game_and_client
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -16,7 +16,7 @@ from django.test import Client
 
 from simulations.driving.embedded import start_embedded_workers
 from simulations.models import Game, ScenarioVersion
-from simulations.services.scenarios import load_scenarios, parsed_scenario
+from simulations.services.content.scenarios import load_scenarios, parsed_scenario
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game, ModelCall, TranscriptEntry
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version
 
 from .conftest import DEADLINE, RETRIES
@@ -154,7 +154,7 @@ def test_failures_stop_the_play_command_with_their_cause_and_resume_to_the_same_
 def _play_then_refuse(fake: FakeOpenAI, settings: Any, args: list[str], out: io.StringIO) -> None:
     """Three clean turns, then the server's address points at a closed port (the game is pinned to its model's
     address, so the playing calls' spec is changed, as a server moving away would)."""
-    real = gateway.complete  # the one door's call (services/model_step.py), patched where it looks it up
+    real = gateway.complete  # the one door's call (services/play/model_step.py), patched where it looks it up
     calls = {"n": 0}
     closed = closed_port_base()
 

@@ -13,9 +13,9 @@ from simulations.kinds.message_lab.machine import Event, next_step
 from simulations.kinds.message_lab.scenario import load_default_scenario
 from simulations.kinds.message_lab.state import ConceptStatus, SimulationStatus
 from simulations.models import Game, ModelCall
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.scenarios import store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.drive import Outcome, drive_game
 
 from .fake_openai import FakeOpenAI, Fault
 

@@ -15,7 +15,7 @@ from simulations.kinds.roleplay.document import Status
 from simulations.kinds.roleplay.games import state_of
 from simulations.kinds.roleplay.turns import say
 from simulations.models import Game, ModelCall
-from simulations.services.drive import Outcome, drive_game
+from simulations.services.play.drive import Outcome, drive_game
 from tests.kinds.roleplay.conftest import new_chat, store
 
 from .fake_openai import FakeOpenAI, Fault

@@ -12,9 +12,9 @@ from simulations.kinds import get_kind
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.games import state_of
 from simulations.models import Game, ModelCall
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.scenarios import store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.drive import Outcome, drive_game
 
 from .fake_openai import FakeOpenAI
 
@@ -43,8 +43,8 @@ def test_a_block_of_rounds_on_a_real_model(fake: FakeOpenAI) -> None:
     for choice in played["choices"]:  # the fake model answers the reasoner's JSON: its choices are used
         assert choice["reason"] == "It fits what this member follows."
 
-    from simulations.services.export import export_game
-    from simulations.services.import_game import import_game
+    from simulations.services.files.export import export_game
+    from simulations.services.files.import_game import import_game
 
     copy = import_game(data=json.loads(json.dumps(export_game(game=game))))
     assert state_of(copy).simulation == state_of(game).simulation

@@ -58,10 +58,10 @@ def main() -> int:
     from simulations.kinds.negotiation.fork import fork_at_checkpoint
     from simulations.kinds.negotiation.headless import play_game
     from simulations.models import Checkpoint, Game
-    from simulations.services.export import export_game
-    from simulations.services.resume import resume_game
-    from simulations.services.scenarios import load_scenario
-    from simulations.services.turns import create_game
+    from simulations.services.content.scenarios import load_scenario
+    from simulations.services.files.export import export_game
+    from simulations.services.ledger.resume import resume_game
+    from simulations.services.ledger.turns import create_game
 
     call_command("migrate", verbosity=0)
     version, _ = load_scenario(folder=ROOT / "scenarios" / "mercury")

@@ -18,8 +18,8 @@ from simulations.kinds.message_lab.headless import play_headless
 from simulations.kinds.message_lab.report import render_report
 from simulations.kinds.message_lab.scenario import load_default_scenario
 from simulations.models import Game, ModelCall, ScenarioVersion
-from simulations.services.scenarios import store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -40,7 +40,7 @@ def _version() -> ScenarioVersion:
 def _result(game: Game) -> dict[str, Any]:
     game.refresh_from_db()
     st = state_of(game)
-    from simulations.services.scenarios import parsed_scenario
+    from simulations.services.content.scenarios import parsed_scenario
 
     return {
         "state": game.state, "report": render_report(parsed_scenario(game.scenario), st),

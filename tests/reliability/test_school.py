@@ -53,7 +53,7 @@ from bench.http_games import (
 from simulations.kinds.negotiation.events import Event as EventName
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version, normalised
 
 ROOT = Path(__file__).resolve().parents[2]

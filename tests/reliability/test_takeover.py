@@ -26,8 +26,8 @@ from django_tasks_db.models import DBTaskResult
 
 from simulations import faults
 from simulations.models import Game, TranscriptEntry
-from simulations.services.drive import drive_game
-from simulations.services.lease import (
+from simulations.services.play.drive import drive_game
+from simulations.services.play.lease import (
     LeaseHeartbeat,
     acquire_lease,
     holder_is_dead,

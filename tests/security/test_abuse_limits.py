@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
-from simulations.services import rate_limit
+from simulations.services.policy import rate_limit
 from simulations.views.accounts import ASCII_NAMES, TAKEN
 
 pytestmark = pytest.mark.django_db

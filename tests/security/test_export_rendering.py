@@ -12,8 +12,8 @@ from markdown_it.token import Token
 
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game
-from simulations.services.export import export_markdown
-from simulations.services.turns import create_game
+from simulations.services.files.export import export_markdown
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -13,15 +13,15 @@ from django.test import Client
 from simulations.engine.errors import InvalidMove
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.message_text import (
+from simulations.services.policy.message_text import (
     CONTROL_CHARACTERS,
     FIELD_SENTENCES,
     LINE_BREAK,
     NO_VISIBLE_TEXT,
     ReadableTextField,
 )
-from simulations.services.move_form import NulInForm
-from simulations.services.student_errors import for_student
+from simulations.services.policy.move_form import NulInForm
+from simulations.services.policy.student_errors import for_student
 from tests.helpers import game_in_private_talk
 
 pytestmark = pytest.mark.django_db

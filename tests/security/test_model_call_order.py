@@ -18,8 +18,8 @@ from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Event, Game, ModelCall
-from simulations.services.budget import BudgetExhausted, check_budget
-from simulations.services.turns import StaleTurn
+from simulations.services.ledger.turns import StaleTurn
+from simulations.services.play.budget import BudgetExhausted, check_budget
 from tests.helpers import game_at_first_ai_turn
 
 JUDGE_PROMPT = "You read one message"

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from simulations.models import Game
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

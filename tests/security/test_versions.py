@@ -10,9 +10,9 @@ from django.http import Http404
 from django.test import Client
 
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.move_form import MissingVersion
-from simulations.services.scenarios import find_scenarios, playable_version, store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import find_scenarios, playable_version, store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.policy.move_form import MissingVersion
 from tests.helpers import mercury_version
 
 

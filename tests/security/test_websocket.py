@@ -47,7 +47,7 @@ def _owner_and_game() -> tuple[Client, Game]:
     client.force_login(owner)
     # At the student's turn (the first AI turn played): no driver runs while these tests send frames.
     game = game_at_first_ai_turn(seed=5, owner=owner)
-    from simulations.services.drive import drive_game
+    from simulations.services.play.drive import drive_game
 
     drive_game(game_id=game.pk, stream=False)
     return client, game
@@ -136,7 +136,7 @@ async def test_a_session_gone_by_other_means_gets_no_render_of_the_next_turn() -
     """The render a committed turn sends checks the session in the same trip to the database."""
     from channels.layers import get_channel_layer
 
-    from simulations.services.broadcast import group_name
+    from simulations.services.pages.broadcast import group_name
 
     client, game = await database_sync_to_async(_owner_and_game)()
     comm = _socket(f"/ws/games/{game.pk}/", client)

@@ -23,8 +23,8 @@ from simulations.kinds import get_kind
 from simulations.kinds.message_lab.scenario import load_default_scenario
 from simulations.kinds.social_feed.headless import play_headless
 from simulations.models import Game, ModelChoice, ScenarioVersion
-from simulations.services.scenarios import store_scenario
-from simulations.services.work_budget import OverBudget, WorkEstimate, check_work
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.play.work_budget import OverBudget, WorkEstimate, check_work
 from tests.budget import set_school_limits, town_square
 
 pytestmark = pytest.mark.django_db(transaction=True)

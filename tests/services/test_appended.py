@@ -10,8 +10,8 @@ import pytest
 from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.kinds.negotiation.turns import seen_entries
 from simulations.models import Game, TranscriptEntry
-from simulations.services.appended import AppendedRows, committed
-from simulations.services.drive import drive_game
+from simulations.services.ledger.appended import AppendedRows, committed
+from simulations.services.play.drive import drive_game
 from tests.helpers import game_at_the_first_debate
 
 T0 = datetime(2026, 11, 27, tzinfo=UTC)
@@ -161,7 +161,7 @@ def test_a_pages_render_after_turns_driven_in_its_process_reads_no_entries() -> 
 
     from simulations.kinds.negotiation import entries
     from simulations.kinds.negotiation.presenters import render_update, transcript
-    from simulations.services.turns import load_game
+    from simulations.services.ledger.turns import load_game
 
     game = game_at_the_first_debate()
     shown = transcript(game)[-1].seq  # the page's first render

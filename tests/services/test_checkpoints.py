@@ -1,4 +1,4 @@
-"""Checkpoints as keyframes and changes (services/checkpoints.py): exact, small, and cheap to restore."""
+"""Checkpoints as keyframes and changes (services/ledger/checkpoints.py): exact, small, and cheap to restore."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from simulations.kinds.negotiation.fork import fork_at_checkpoint
 from simulations.models import Checkpoint
-from simulations.services.checkpoints import KEYFRAME_EVERY, apply_changes, changes_between, state_at
-from simulations.services.resume import resume_game
+from simulations.services.ledger.checkpoints import KEYFRAME_EVERY, apply_changes, changes_between, state_at
+from simulations.services.ledger.resume import resume_game
 from tests.helpers import played
 
 json_values = st.recursive(

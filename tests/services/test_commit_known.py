@@ -10,7 +10,7 @@ import pytest
 from simulations import faults
 from simulations.kinds.negotiation.games import step_of
 from simulations.models import Checkpoint, Game, TranscriptEntry
-from simulations.services.turns import StaleTurn, commit_event
+from simulations.services.ledger.turns import StaleTurn, commit_event
 from tests.helpers import game_at_first_ai_turn
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of, state_of, step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
-from simulations.services import drive
-from simulations.services.drive import Outcome, drive_game
+from simulations.services.play import drive
+from simulations.services.play.drive import Outcome, drive_game
 from tests.helpers import game_at_the_first_debate
 
 pytestmark = pytest.mark.django_db

@@ -15,9 +15,9 @@ from django.db import connection
 from django.test import Client
 
 from simulations.models import Event, Game
-from simulations.services import export as export_service
-from simulations.services.export import build_export, export_markdown
-from simulations.services.turns import commit_event, create_game
+from simulations.services.files import export as export_service
+from simulations.services.files.export import build_export, export_markdown
+from simulations.services.ledger.turns import commit_event, create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db(transaction=True)

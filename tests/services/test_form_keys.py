@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from simulations.services import form_keys
-from simulations.services.form_keys import new_form_key
+from simulations.services.policy import form_keys
+from simulations.services.policy.form_keys import new_form_key
 
 
 def test_keys_are_unique_in_a_process() -> None:

@@ -1,4 +1,4 @@
-"""The live fragments' Jinja2 environment (simulations/services/fragments.py)."""
+"""The live fragments' Jinja2 environment (simulations/services/pages/fragments.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import jinja2
 from django.conf import settings
 
 from simulations.kinds.negotiation.presenters import EntryView
-from simulations.services.fragments import environment, fragment
+from simulations.services.pages.fragments import environment, fragment
 
 
 def test_a_name_a_fragment_lacks_prints_nothing_even_where_django_would_print_it_for_debugging() -> None:
@@ -40,7 +40,7 @@ def test_an_address_a_fragment_prints_is_remembered_per_script_prefix() -> None:
     not get the address remembered for the root, nor the other way round."""
     from django.urls import get_script_prefix, reverse, set_script_prefix
 
-    from simulations.services.fragments import url
+    from simulations.services.pages.fragments import url
 
     before = get_script_prefix()
     try:

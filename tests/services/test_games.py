@@ -6,8 +6,8 @@ from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds.negotiation import machine, prompts
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.models import AppendOnlyError, Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
-from simulations.services.checkpoints import state_at
-from simulations.services.turns import StaleTurn, commit_event, create_game
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.turns import StaleTurn, commit_event, create_game
 from tests.helpers import mercury_version, played
 
 pytestmark = pytest.mark.django_db

@@ -21,11 +21,11 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.machine import MAX_MESSAGE_CHARS
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
-from simulations.services.checkpoints import state_at
-from simulations.services.export import export_game
-from simulations.services.import_game import ExportImportError, import_game
-from simulations.services.resume import resume_game
-from simulations.services.turns import create_game
+from simulations.services.files.export import export_game
+from simulations.services.files.import_game import ExportImportError, import_game
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.resume import resume_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version, normalised, played
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from simulations.models import Game
-from simulations.services.lease import acquire_lease, release_lease, renew_lease_at
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.lease import acquire_lease, release_lease, renew_lease_at
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_a_heartbeat_holds_no_database_connection_between_beats(settings: Any, m
     the few a process may open (mercury/db/pool.py), and enough of them starve the drives' commits."""
     from django.db import connection
 
-    from simulations.services import lease
+    from simulations.services.play import lease
 
     settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
     game = create_game(scenario_version=mercury_version(), seed=1)
@@ -77,7 +77,7 @@ def test_one_thread_beats_every_held_lease_and_none_after_its_driver_left(
     lease. A driver that leaves while its lease is being renewed waits for that renewal, and none starts after."""
     import threading
 
-    from simulations.services import lease
+    from simulations.services.play import lease
 
     settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
     games = [create_game(scenario_version=mercury_version(), seed=n) for n in (1, 2, 3)]
@@ -126,7 +126,7 @@ def test_a_renewal_that_fails_is_tried_next_beat_and_keeps_no_other_lease_from_i
 ) -> None:
     """A renewal failing with something other than the database's error (a bug) is logged and tried again at its
     next beat: not at once in a loop, and the process's other leases are renewed on time meanwhile."""
-    from simulations.services import lease
+    from simulations.services.play import lease
 
     settings.MERCURY_DRIVER_LEASE_SECONDS = 0.6  # a beat every 0.2 s
     broken, fine = (create_game(scenario_version=mercury_version(), seed=n) for n in (1, 2))
@@ -155,7 +155,7 @@ def test_a_holder_of_this_process_is_known_alive_without_asking_proc(monkeypatch
     """A page's render asks whether its game's driver lives after every committed turn; in the embedded set-up that
     driver is this process, which needs no look at /proc. A holder with this pid but an older start time (an earlier
     process that had the pid) is dead."""
-    from simulations.services import lease
+    from simulations.services.play import lease
 
     me = lease.new_holder()
     host, machine, pid, started, _ = me.rsplit(":", 4)

@@ -17,9 +17,9 @@ from simulations.admin import ModelChoiceForm
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ModelCall, ModelChoice
-from simulations.services.export import export_game
-from simulations.services.import_game import import_game
-from simulations.services.model_choice import OFFLINE_LABEL
+from simulations.services.content.model_choice import OFFLINE_LABEL
+from simulations.services.files.export import export_game
+from simulations.services.files.import_game import import_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

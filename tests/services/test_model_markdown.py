@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from simulations.services.model_markdown import to_html
+from simulations.services.pages.model_markdown import to_html
 
 DEBRIEF = """Debrief for Canada, played as Ms Ellison. Your aim was adopted on **3 of 4** issues.
 

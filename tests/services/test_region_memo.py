@@ -1,4 +1,4 @@
-"""A page region is rendered again only when something it read has changed (services/region_memo.py), and what it
+"""A page region is rendered again only when something it read has changed (services/pages/region_memo.py), and what it
 reuses is always what a fresh render would give: checked at every committed step of whole games."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from simulations.kinds.negotiation import presenters
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
-from simulations.services import region_memo
-from simulations.services.fragments import fragment, render_reading
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.pages import region_memo
+from simulations.services.pages.fragments import fragment, render_reading
 from tests.helpers import mercury_version
 
 OUTCOMES = "negotiation/_panel_outcomes.html"

@@ -11,8 +11,8 @@ from simulations.kinds.negotiation.fork import fork_at_checkpoint
 from simulations.kinds.negotiation.games import state_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Checkpoint, Game
-from simulations.services.checkpoints import state_at
-from simulations.services.resume import resume_game
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.resume import resume_game
 from tests.helpers import normalised, played
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The commit's plain-statement writes (simulations/services/rows.py) store what the ORM's own writes store."""
+"""The commit's plain-statement writes (simulations/services/ledger/rows.py) store what the ORM's own writes store."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.rows import (
+from simulations.services.ledger.rows import (
     EncodesItself,
     columns_by_pk,
     count_rows,
@@ -31,7 +31,7 @@ def _event(game: Game, seq: int) -> Event:
 
 
 def test_inserted_rows_read_back_as_the_orms_do() -> None:
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     game = create_game(scenario_version=mercury_version(), seed=1)
     Event.objects.bulk_create([_event(game, 1001)])
@@ -48,7 +48,7 @@ def test_inserted_rows_read_back_as_the_orms_do() -> None:
 
 
 def test_an_updated_row_holds_the_new_values_and_a_fresh_updated_at() -> None:
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     game = create_game(scenario_version=mercury_version(), seed=1)
     before = Game.objects.get(pk=game.pk).updated_at
@@ -64,7 +64,7 @@ def test_an_updated_row_holds_the_new_values_and_a_fresh_updated_at() -> None:
 
 
 def test_rows_are_counted_as_the_orm_counts_them() -> None:
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     first = create_game(scenario_version=mercury_version(), seed=1)
     second = create_game(scenario_version=mercury_version(), seed=2)
@@ -77,7 +77,7 @@ def test_rows_are_counted_as_the_orm_counts_them() -> None:
 
 def test_a_games_rows_after_a_seq_read_as_the_orms_values_list_reads_them() -> None:
     """JSON decoded, times aware, only the game's own rows, from the seq given, in seq order."""
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     first = create_game(scenario_version=mercury_version(), seed=1)
     second = create_game(scenario_version=mercury_version(), seed=2)
@@ -93,12 +93,12 @@ def test_a_games_rows_after_a_seq_read_as_the_orms_values_list_reads_them() -> N
 
 
 def test_a_rows_columns_by_its_key_read_as_the_orms_values_list_reads_them() -> None:
-    """Times aware, JSON decoded, None for a key with no row: the lease's read (services/lease.py)."""
+    """Times aware, JSON decoded, None for a key with no row: the lease's read (services/play/lease.py)."""
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     game = create_game(scenario_version=mercury_version(), seed=1)
     Game.objects.filter(pk=game.pk).update(driver="w:1", driver_until=timezone.now() + timedelta(seconds=9))
@@ -114,7 +114,7 @@ def test_a_rows_columns_by_its_key_read_as_the_orms_values_list_reads_them() -> 
 
 def test_a_game_read_by_its_built_statement_equals_the_orms_read() -> None:
     from simulations.kinds.negotiation.games import state_of
-    from simulations.services.turns import game_with_scenario, games_with_scenario
+    from simulations.services.ledger.turns import game_with_scenario, games_with_scenario
     from tests.helpers import game_at_the_first_debate
 
     game = game_at_the_first_debate()
@@ -143,7 +143,7 @@ def test_a_committed_state_is_stored_as_its_own_json_text_and_reads_back_equal(
 
     from simulations.kinds.negotiation.games import state_of
     from simulations.models import Checkpoint
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     game = create_game(scenario_version=mercury_version(), seed=1)
     stored = game.state

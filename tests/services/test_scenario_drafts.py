@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from simulations.kinds import get_kind
-from simulations.services.scenario_drafts import (
+from simulations.services.files.scenario_drafts import (
     BASICS,
     DraftInvalid,
     Section,

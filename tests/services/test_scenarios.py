@@ -8,8 +8,8 @@ import yaml
 
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.models import ScenarioRole, ScenarioVersion
-from simulations.services.scenarios import load_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import load_scenario
+from simulations.services.ledger.turns import create_game
 from tests.conftest import SCENARIO_DIR
 
 pytestmark = pytest.mark.django_db

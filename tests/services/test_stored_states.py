@@ -1,5 +1,5 @@
 """A state committed in this process is read back without decoding it again, and only while the row holds exactly
-what was written (simulations/services/stored_states.py)."""
+what was written (simulations/services/ledger/stored_states.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import CommittedState, state_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
-from simulations.services import stored_states
-from simulations.services.turns import commit_event, create_game, load_game
+from simulations.services.ledger import stored_states
+from simulations.services.ledger.turns import commit_event, create_game, load_game
 from tests.helpers import game_at_first_ai_turn, mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from simulations.services import deadlines, drive
-from simulations.services.deadlines import Deadlines
-from simulations.services.frame_pacing import FramePacer
+from simulations.services.pages import deadlines
+from simulations.services.pages.deadlines import Deadlines
+from simulations.services.pages.frame_pacing import FramePacer
+from simulations.services.play import drive
 
 
 class _Kind:

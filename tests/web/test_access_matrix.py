@@ -12,8 +12,8 @@ from django.test import Client
 from mercury.asgi import application
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
-from simulations.services.access import share_game
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.people.access import share_game
 from tests.helpers import mercury_version
 
 PASSWORD = "a-long-test-passphrase-42"

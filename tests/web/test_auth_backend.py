@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from mercury.auth import THIS_BACKEND, UserRowBackend
-from simulations.services.rows import row_by_pk
+from simulations.services.ledger.rows import row_by_pk
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-passphrase-42"

@@ -30,10 +30,10 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of, step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Game, TranscriptEntry
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.lease import acquire_lease, new_holder, release_lease
-from simulations.services.moves import take_move
-from simulations.services.turns import create_game, games_with_scenario
+from simulations.services.ledger.turns import create_game, games_with_scenario
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.play.lease import acquire_lease, new_holder, release_lease
+from simulations.services.policy.moves import take_move
 from tests.helpers import game_at_first_ai_turn, game_in_private_talk, mercury_version, normalised, played
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -113,7 +113,7 @@ def test_a_queued_drive_leaves_a_game_to_another_queued_drive_and_watches_other_
     holder (the `play` command, a kind's own loop), or a queued drive's lease that lapsed, is watched: a drive is
     queued for when the lease lapses, or at once."""
     from simulations.driving.tasks import drive_game_task
-    from simulations.services.drive_queue import queue_drive_if_ai_next
+    from simulations.services.play.drive_queue import queue_drive_if_ai_next
 
     game = game_at_first_ai_turn(seed=5)
     queued_drive = new_holder(queued_drive=True)

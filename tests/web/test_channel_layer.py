@@ -45,7 +45,7 @@ def test_a_worker_threads_messages_arrive_in_order_over_one_redis_connection() -
     import redis
     from asgiref.sync import async_to_sync
 
-    from simulations.services.broadcast import send_to_game
+    from simulations.services.pages.broadcast import send_to_game
 
     layer = get_channel_layer()
     server = redis.Redis.from_url(os.environ["REDIS_URL"])
@@ -78,7 +78,7 @@ def test_the_pub_sub_layer_carries_a_worker_threads_messages_in_order(
     from asgiref.sync import async_to_sync
     from channels_redis.pubsub import RedisPubSubChannelLayer
 
-    from simulations.services import broadcast
+    from simulations.services.pages import broadcast
 
     layer = RedisPubSubChannelLayer(hosts=[{"address": os.environ["REDIS_URL"]}])
     monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)

@@ -16,12 +16,12 @@ from simulations.kinds import ai_acts_next, kind_of
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import student
 from simulations.models import ClassSession, Game, ModelCall, Vote
-from simulations.services.access import TEACHERS
-from simulations.services.class_sessions import JoinRefused, session_games
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.headless import GamePaused, play_to_end
-from simulations.services.rate_limit import RateLimited
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.people.access import TEACHERS
+from simulations.services.people.class_sessions import JoinRefused, session_games
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.play.headless import GamePaused, play_to_end
+from simulations.services.policy.rate_limit import RateLimited
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, Permission, User
 from django.test import Client
 
 from simulations.models import Classroom, Game
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -164,7 +164,7 @@ async def test_turns_committed_together_share_a_render_and_streamed_words_never_
     from channels.layers import get_channel_layer
 
     from simulations import consumers
-    from simulations.services.broadcast import group_name
+    from simulations.services.pages.broadcast import group_name
 
     window = (
         2.0  # a wide window, so "at once" and "with the next render" are far apart even on a busy machine
@@ -237,7 +237,7 @@ async def test_one_driver_per_game_and_takeover_when_the_holder_dies(settings: A
 
     from django.utils import timezone
 
-    from simulations.services.lease import acquire_lease
+    from simulations.services.play.lease import acquire_lease
 
     owner, game = await database_sync_to_async(_setup_game)("owner")
     assert await database_sync_to_async(acquire_lease)(game_id=game.pk, holder="other-process")
@@ -268,7 +268,7 @@ async def test_a_page_that_missed_a_turns_message_shows_the_turn_by_itself(
     """A message can be lost (channels_redis drops a page's messages once 100 wait unread): a page that heard
     nothing for a while compares the game's version with the one it shows, and renders what it missed."""
     from simulations import consumers
-    from simulations.services.drive import drive_game
+    from simulations.services.play.drive import drive_game
 
     monkeypatch.setattr(consumers, "IDLE_RECHECK", 0.3)
     owner, game = await database_sync_to_async(_setup_game)("owner")
@@ -326,7 +326,7 @@ async def test_a_pages_database_work_runs_in_the_page_threads_and_hands_its_conn
     from django.db import connection
 
     from simulations import consumers
-    from simulations.services import page_threads
+    from simulations.services.pages import page_threads
 
     seen: list[str] = []
     render = consumers.GameConsumer._render

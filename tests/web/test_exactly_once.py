@@ -15,9 +15,9 @@ from django.utils.html import escape
 
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.models import Event, Game, Submission
-from simulations.services import rate_limit
-from simulations.services.student_errors import ALREADY_PLAYED
-from simulations.services.turns import StaleTurn, create_game
+from simulations.services.ledger.turns import StaleTurn, create_game
+from simulations.services.policy import rate_limit
+from simulations.services.policy.student_errors import ALREADY_PLAYED
 from tests.helpers import mercury_version
 
 PASSWORD = "a-long-test-passphrase-42"

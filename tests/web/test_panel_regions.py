@@ -15,8 +15,8 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.presenters import game_context, render_update
 from simulations.models import Game
-from simulations.services.region_memo import forget_all
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.pages.region_memo import forget_all
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db
@@ -75,7 +75,7 @@ def _same_page(html: str) -> str:
 
 
 def _full(game: Game) -> dict[str, str]:
-    """A full render with no kept region (services/region_memo.py): what the game shows, rendered afresh."""
+    """A full render with no kept region (services/pages/region_memo.py): what the game shows, rendered afresh."""
     forget_all()
     html, _ = render_update(game, since_seq=game.version, full=True)
     return _regions(html)

@@ -19,9 +19,9 @@ from django.test import Client
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
-from simulations.services.scenario_drafts import as_yaml, dump_scenarios, find_in_sections
-from simulations.services.scenarios import latest_version, load_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import latest_version, load_scenario
+from simulations.services.files.scenario_drafts import as_yaml, dump_scenarios, find_in_sections
+from simulations.services.ledger.turns import create_game
 from simulations.views.lobby import latest_scenarios
 from tests.helpers import mercury_version
 

@@ -16,7 +16,7 @@ from django.test import Client
 from simulations.authoring import FieldSpec, StructuredForm, get_at, parts
 from simulations.kinds import get_kind
 from simulations.models import ScenarioDraft
-from simulations.services.scenarios import load_scenario
+from simulations.services.content.scenarios import load_scenario
 from tests.helpers import mercury_version
 from tests.web.test_scenario_authoring import DRAFTS, _clone, _staff
 
@@ -210,7 +210,7 @@ def test_a_negotiations_forms_are_one_part_a_page_under_a_table_of_contents(edit
 
 
 def test_a_problem_in_another_part_is_shown_above_the_form_naming_that_part() -> None:
-    from simulations.services.scenario_drafts import Problem
+    from simulations.services.files.scenario_drafts import Problem
 
     document = {"title": "T", "roles": [{"name": "A", "brief": "b"}]}
     specs = [

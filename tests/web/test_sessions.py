@@ -15,7 +15,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from simulations.services.broadcast import session_still_valid
+from simulations.services.pages.broadcast import session_still_valid
 
 pytestmark = pytest.mark.django_db
 

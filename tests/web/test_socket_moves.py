@@ -31,7 +31,7 @@ from simulations.consumers import (
 )
 from simulations.kinds.negotiation import pages as negotiation_pages
 from simulations.models import Game, TranscriptEntry
-from simulations.services.turns import load_game
+from simulations.services.ledger.turns import load_game
 from tests.helpers import game_in_private_talk
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -131,7 +131,7 @@ async def test_a_move_sent_within_a_blink_of_the_last_render_shares_the_answers_
     render of a turn, is rendered with that answer, once; a student taking seconds over it sees it at once (above)."""
     from channels.layers import get_channel_layer
 
-    from simulations.services.broadcast import group_name
+    from simulations.services.pages.broadcast import group_name
 
     settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
     monkeypatch.setattr(
@@ -300,7 +300,7 @@ async def test_should_the_moves_own_queueing_fail_the_quiet_page_queues_the_answ
     def fails(game: Game) -> None:
         raise RuntimeError("the database hiccuped")
 
-    monkeypatch.setattr("simulations.services.moves.queue_drive_after_move", fails)
+    monkeypatch.setattr("simulations.services.policy.moves.queue_drive_after_move", fails)
     monkeypatch.setattr("simulations.consumers.IDLE_RECHECK", 0.5)
     comm, page = await _open(game, session)
     async with asyncio.timeout(10):  # the drive its connection queued has found the student to act, and gone

@@ -20,7 +20,7 @@ from simulations.driving.pool import PooledWorker
 from simulations.driving.statements import drive_queued
 from simulations.driving.tasks import drive_game_task, enqueue_drive
 from simulations.models import ClaimedTask
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -8,8 +8,8 @@ from django.test import Client
 from django.utils.html import escape
 
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.student_errors import ALREADY_PLAYED, NOT_OPEN_NOW
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.policy.student_errors import ALREADY_PLAYED, NOT_OPEN_NOW
 from tests.helpers import game_in_private_talk, mercury_version
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 Django validates the fields; the machine still decides whether the move is open and legal (its payload models and
 guards), so a form never re-states a rule of the table beyond what a field must look like.
 
-Every free-text field follows the platform's one text rule (`services.message_text`): control characters refused,
+Every free-text field follows the platform's one text rule (`services.policy.message_text`): control characters refused,
 bidi controls dropped, text with nothing visible refused, a file name one line. Code (pasted, a diff, an uploaded
 file) is what the tools review, so it is kept exactly as sent, but its control characters are refused too: a
 NUL cannot be stored, and none of them is code a reviewer can read."""
@@ -16,7 +16,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from simulations.services.message_text import (
+from simulations.services.policy.message_text import (
     CONTROL_CHARACTERS,
     FIELD_SENTENCES,
     ReadableTextField,

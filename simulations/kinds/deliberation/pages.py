@@ -21,11 +21,17 @@ from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive, share_link
-from simulations.services.fragments import fragment
-from simulations.services.model_step import Move as PlatformMove
-from simulations.services.moves import BadField, NotNow, StartRefused, start_from_setup, take_posted_move
-from simulations.services.scenarios import parsed_scenario, playable_version
+from simulations.services.content.scenarios import parsed_scenario, playable_version
+from simulations.services.pages.fragments import fragment
+from simulations.services.people.access import can_drive, share_link
+from simulations.services.play.model_step import Move as PlatformMove
+from simulations.services.policy.moves import (
+    BadField,
+    NotNow,
+    StartRefused,
+    start_from_setup,
+    take_posted_move,
+)
 
 from . import amendments, checks, forms, machine
 from .games import scenario_of, state_of

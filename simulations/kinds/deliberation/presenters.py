@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from simulations.services.form_keys import new_form_key
+from simulations.services.policy.form_keys import new_form_key
 
 from . import machine
 from .report import CAUSES

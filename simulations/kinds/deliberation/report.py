@@ -4,7 +4,7 @@ its fix items (pure: renders from the state alone).
 Every text a person or a model wrote (file names, opinions, statements, conditions, fix items, the tools' messages
 about the code, the scenario's own names) is set on one line of the report as inert text (`inline`): it can start
 no heading, list item, table cell, link, image or HTML element of its own, so nothing written can pass for the
-verdict. The rule is the one `simulations.services.export.quoted` applies to the other kinds' exports, written here
+verdict. The rule is the one `simulations.services.files.export.quoted` applies to the other kinds' exports, written here
 again because this module stays free of Django (tests/kinds/deliberation/test_report.py holds the two together)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ CAUSES = {
 }
 
 
-# Inline Markdown that text could use to style itself as something else (services.export's `_INLINE`): emphasis,
+# Inline Markdown that text could use to style itself as something else (services.files.export's `_INLINE`): emphasis,
 # code, links and images, table pipes, strike-through, the backslash itself. `<`, `>` and `&` are HTML-escaped.
 _INLINE = re.compile(r"([\\`*_\[\]|~!])")
 _ORDERED_ITEM = re.compile(r"^\d+(?=[.)])")

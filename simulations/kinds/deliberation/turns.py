@@ -9,8 +9,8 @@ from collections.abc import Callable
 from simulations.ai.model_spec import ModelSpec
 from simulations.kinds import ChunkSink, Restart
 from simulations.models import Game
-from simulations.services.model_step import ModelRequest, Move, play_model_step
-from simulations.services.turns import commit_event
+from simulations.services.ledger.turns import commit_event
+from simulations.services.play.model_step import ModelRequest, Move, play_model_step
 
 from . import amendments, offline, prompts
 from .amendments import proposer_amendment

@@ -1,4 +1,4 @@
-"""What a Message Lab run will cost, from its set-up, before it starts (services/work_budget.py holds the limits).
+"""What a Message Lab run will cost, from its set-up, before it starts (services/play/work_budget.py holds the limits).
 
 Measured on the shipped scenario played headless through the driver and the ledger, on SQLite, with the offline
 model and no typing delay (issue #64): 3 to 7 participants, 1 to 12 rounds, the shipped brief and a pasted one of
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from simulations.services.work_budget import WorkEstimate
+from simulations.services.play.work_budget import WorkEstimate
 
 from .document import Config
 

@@ -18,18 +18,24 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
 
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive, share_link
-from simulations.services.fragments import fragment
-from simulations.services.message_text import (
+from simulations.services.content.scenarios import parsed_scenario, playable_version
+from simulations.services.pages.fragments import fragment
+from simulations.services.people.access import can_drive, share_link
+from simulations.services.play.model_step import Move
+from simulations.services.play.work_budget import plays_offline
+from simulations.services.policy.message_text import (
     FIELD_SENTENCES,
     ReadableTextField,
     UnreadableText,
     normalise_optional,
 )
-from simulations.services.model_step import Move
-from simulations.services.moves import BadField, NotNow, StartRefused, start_from_setup, take_posted_move
-from simulations.services.scenarios import parsed_scenario, playable_version
-from simulations.services.work_budget import plays_offline
+from simulations.services.policy.moves import (
+    BadField,
+    NotNow,
+    StartRefused,
+    start_from_setup,
+    take_posted_move,
+)
 
 from .estimate import ADVICE, run_estimate
 from .games import scenario_of, state_of

@@ -19,7 +19,7 @@ from .state import SimulationStatus
 
 if TYPE_CHECKING:
     from simulations.models import Game
-    from simulations.services.work_budget import WorkEstimate
+    from simulations.services.play.work_budget import WorkEstimate
 
     from . import authoring, export, headless, pages
 
@@ -98,7 +98,7 @@ class MessageLab(KindBase):
         return prompts.offline_answer(list(messages))
 
     def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
-        from simulations.services.model_choice import game_specs
+        from simulations.services.content.model_choice import game_specs
 
         from .estimate import run_estimate
 

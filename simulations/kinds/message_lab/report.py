@@ -2,7 +2,7 @@
 
 The report answers what the player asks at the end: which concept won and why, who came close, how each finalist
 changed round by round (every version with what changed and why, its scores), what the moderator asked of each
-round and what the player decided at the gates. Persona and model text is quoted inert (services.export.quoted)."""
+round and what the player decided at the gates. Persona and model text is quoted inert (services.files.export.quoted)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from simulations.services.export import quoted
+from simulations.services.files.export import quoted
 
 from .document import Concept, LabState
 from .machine import in_panel_order

@@ -21,10 +21,10 @@ from simulations.ai.model_spec import ModelSpec
 from simulations.engine.errors import MachineError
 from simulations.kinds import ChunkSink, Restart, kind_of
 from simulations.models import Game
-from simulations.services.budget import BudgetExhausted, check_budget
-from simulations.services.model_choice import game_specs
-from simulations.services.model_step import CallFailed, ModelRequest, ask_and_read, record_failure
-from simulations.services.turns import ModelCallRecord, StaleTurn, commit_event
+from simulations.services.content.model_choice import game_specs
+from simulations.services.ledger.turns import ModelCallRecord, StaleTurn, commit_event
+from simulations.services.play.budget import BudgetExhausted, check_budget
+from simulations.services.play.model_step import CallFailed, ModelRequest, ask_and_read, record_failure
 
 from . import prompts
 from .games import scenario_of, state_of
@@ -137,7 +137,7 @@ def _fail(game: Game, failure: gateway.ModelFailure, req: prompts.Request) -> Ga
 
 def _side_by_side(game: Game) -> Relays:
     """A parallel stage's streams: one relay per persona, each filling its own box on the page."""
-    from simulations.services.drive import StreamRelay
+    from simulations.services.play.drive import StreamRelay
 
     scenario, kind = scenario_of(game), kind_of(game)
 

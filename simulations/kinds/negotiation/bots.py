@@ -17,7 +17,7 @@ from simulations.kinds.negotiation import rules
 from simulations.kinds.negotiation.machine import Event, Status, Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
-from simulations.services.message_text import CONTROL_CHARACTERS, has_control_characters
+from simulations.services.policy.message_text import CONTROL_CHARACTERS, has_control_characters
 
 Decision = tuple[str, dict[str, Any]]
 

@@ -1,4 +1,4 @@
-"""A game's transcript entries as this process keeps them (services/appended.py): read from the database only from
+"""A game's transcript entries as this process keeps them (services/ledger/appended.py): read from the database only from
 where the last read ended, and not at all when the rows kept are known to cover the game's version (a commit made
 in this process adds its entries as it commits). Prompts read them every AI turn; a page's render reads its new
 entries and the headings before them from here too, so in the embedded set-up, where the page and the driver
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.models import Game, TranscriptEntry
-from simulations.services.appended import AppendedRows
-from simulations.services.rows import rows_after
+from simulations.services.ledger.appended import AppendedRows
+from simulations.services.ledger.rows import rows_after
 
 _ENTRIES: AppendedRows[SeenEntry] = AppendedRows(
     lambda game_id, after: [

@@ -2,7 +2,7 @@
 judge's readings of every message, what a student may see while the game runs, and the Markdown view.
 
 `NegotiationExport` is the file's schema for this kind (`Kind.export_model`): the shared envelope
-(`services/export_schema.py`) plus `judge_readings` and the `negotiation` section, written and read by the same
+(`services/files/export_schema.py`) plus `judge_readings` and the `negotiation` section, written and read by the same
 classes."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation.machine import Event, Status
 from simulations.models import Game
-from simulations.services.export import common_fields, dollars, inert, no_links, quoted
-from simulations.services.export_schema import SimulationExport, Strict
+from simulations.services.files.export import common_fields, dollars, inert, no_links, quoted
+from simulations.services.files.export_schema import SimulationExport, Strict
 
 from . import judge
 from .games import scenario_of_version

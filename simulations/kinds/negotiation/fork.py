@@ -7,7 +7,7 @@ from typing import TypeVar
 from django.db import models, transaction
 
 from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
-from simulations.services.checkpoints import state_at
+from simulations.services.ledger.checkpoints import state_at
 
 M = TypeVar("M", bound=models.Model)
 

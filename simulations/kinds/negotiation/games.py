@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from simulations.services.rows import EncodesItself
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.content.scenarios import parsed_scenario
+from simulations.services.ledger.rows import EncodesItself
 
 from . import machine
 from .machine import Step
@@ -55,7 +55,7 @@ class CommittedState(dict[str, Any], EncodesItself):
 
     def json_text(self) -> str:
         """The stored text, written by pydantic from the object (a third of `json.dumps`'s time for this dict),
-        once: the commit's write and services/stored_states.py both ask for it."""
+        once: the commit's write and services/ledger/stored_states.py both ask for it."""
         try:
             return self.text
         except AttributeError:

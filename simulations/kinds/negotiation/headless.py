@@ -7,9 +7,9 @@ from typing import Any
 
 from simulations.kinds import Bot, NextStep, Seat
 from simulations.models import Game
-from simulations.services.headless import Progress, play_to_end
-from simulations.services.resume import resume_game
-from simulations.services.turns import games_with_scenario
+from simulations.services.ledger.resume import resume_game
+from simulations.services.ledger.turns import games_with_scenario
+from simulations.services.play.headless import Progress, play_to_end
 
 from .bots import Policy, describe_policy, make_policy, policy_from_record, policy_record
 from .games import scenario_of_version, state_of

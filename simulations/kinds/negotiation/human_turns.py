@@ -15,12 +15,12 @@ from simulations.kinds.negotiation.games import state_of
 from simulations.kinds.negotiation.machine import Event
 from simulations.kinds.negotiation.turns import judge_text
 from simulations.models import Game
-from simulations.services.budget import check_budget
-from simulations.services.message_text import UnreadableText, normalise_message
-from simulations.services.model_choice import game_specs
-from simulations.services.model_step import Move
-from simulations.services.moves import commit_move, refuse_used_key
-from simulations.services.turns import StaleTurn, stored_version
+from simulations.services.content.model_choice import game_specs
+from simulations.services.ledger.turns import StaleTurn, stored_version
+from simulations.services.play.budget import check_budget
+from simulations.services.play.model_step import Move
+from simulations.services.policy.message_text import UnreadableText, normalise_message
+from simulations.services.policy.moves import commit_move, refuse_used_key
 
 
 class TurnInProgress(StaleTurn):
@@ -44,7 +44,7 @@ def submit_human_event(
     idempotency_key: str | None = None,
 ) -> Game:
     """Precondition: `event` is a student event allowed now; otherwise IllegalEvent and nothing changes. The move
-    read (`human_move`) and committed (`services.moves.commit_move`); `expected_version`: the version the
+    read (`human_move`) and committed (`services.policy.moves.commit_move`); `expected_version`: the version the
     student's page showed (default: the game's)."""
     if expected_version is not None and expected_version != game.version:
         raise StaleTurn()  # a page behind the game: its move was someone else's turn, whatever the event

@@ -17,11 +17,11 @@ from django.template.loader import render_to_string
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game, ScenarioVersion
-from simulations.services.broadcast import notify_panels_drawn
-from simulations.services.fragments import fragment
-from simulations.services.model_step import Move
-from simulations.services.moves import take_posted_move
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.pages.broadcast import notify_panels_drawn
+from simulations.services.pages.fragments import fragment
+from simulations.services.play.model_step import Move
+from simulations.services.policy.moves import take_posted_move
 
 from .games import state_of
 from .human_turns import PAYLOAD_FIELDS, human_move

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     check_parts(authoring, pages, export, headless)  # mypy checks each part against its contract
 
-log = logging.getLogger("simulations.services.turns")
+log = logging.getLogger("simulations.services.ledger.turns")
 
 # The machine's step kinds in the platform's terms: "advance" is a step the student's page confirms; "system"
 # steps are taken inside the commit that reaches them, so a stored game never rests on one.

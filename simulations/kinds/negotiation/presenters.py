@@ -20,9 +20,9 @@ from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game
-from simulations.services.form_keys import new_form_key
-from simulations.services.fragments import fragment
-from simulations.services.region_memo import render_region
+from simulations.services.pages.fragments import fragment
+from simulations.services.pages.region_memo import render_region
+from simulations.services.policy.form_keys import new_form_key
 
 PHASES: dict[str, str] = {
     Status.ROLE_SELECTION: "Choose your delegation",
@@ -345,7 +345,7 @@ def game_context(game: Game) -> dict[str, Any]:
         "action": action,
         "talk": _talk(scenario, state),
         "issue": issue,
-        # What the progress card and the issue's dialog read of those two (services/region_memo.py keeps a region's
+        # What the progress card and the issue's dialog read of those two (services/pages/region_memo.py keeps a region's
         # render while what it read is unchanged): `action` changes at every turn and `issue` with every stance
         # and ballot, and reading them whole re-rendered the dialog at every update and the card at most.
         "issue_title": issue["title"] if issue else "",
@@ -456,7 +456,7 @@ def _region(name: str, context: dict[str, Any], request: Any = None) -> str:
 
 def _marked_region(name: str, context: dict[str, Any]) -> str:
     """A region other than the move, with `_OOB_MARK` for its swap attributes, rendered again only when what it
-    read has changed (services/region_memo.py): an update renders every region to compare them, and most are as
+    read has changed (services/pages/region_memo.py): an update renders every region to compare them, and most are as
     they were. The move is always rendered: it carries the version and a new key, and with a request its CSRF
     field."""
     return render_region(

@@ -14,10 +14,10 @@ from django.shortcuts import render
 
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services import model_markdown
-from simulations.services.access import can_drive, share_link
-from simulations.services.export import dollars, reader_export
-from simulations.services.fragments import fragment
+from simulations.services.files.export import dollars, reader_export
+from simulations.services.pages import model_markdown
+from simulations.services.pages.fragments import fragment
+from simulations.services.people.access import can_drive, share_link
 
 from . import review_pictures
 from .debrief import debrief_facts

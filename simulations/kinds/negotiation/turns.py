@@ -22,14 +22,14 @@ from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game
-from simulations.services.appended import AppendedRows
-from simulations.services.model_choice import game_specs
-from simulations.services.model_step import ModelRequest, Move, play_model_step, record_of
-from simulations.services.rows import rows_after
-from simulations.services.turns import (
+from simulations.services.content.model_choice import game_specs
+from simulations.services.ledger.appended import AppendedRows
+from simulations.services.ledger.rows import rows_after
+from simulations.services.ledger.turns import (
     ModelCallRecord,
     commit_event,
 )
+from simulations.services.play.model_step import ModelRequest, Move, play_model_step, record_of
 
 
 def play_ai_step(
@@ -135,7 +135,7 @@ class _Changes(NamedTuple):
 
 
 # Events are append-only: a process keeps each game's and reads only the rows added since; the rows a commit in
-# this process wrote are added as it commits (services/appended.py). Entries likewise: kept_entries.
+# this process wrote are added as it commits (services/ledger/appended.py). Entries likewise: kept_entries.
 _STANCE_CHANGES: AppendedRows[_Changes] = AppendedRows(
     lambda game_id, after: [
         _Changes(*row)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from simulations.models import Game
-from simulations.services.export import common_fields
-from simulations.services.export_schema import SimulationExport, Strict
+from simulations.services.files.export import common_fields
+from simulations.services.files.export_schema import SimulationExport, Strict
 
 from .document import Judgment
 from .games import scenario_of, state_of

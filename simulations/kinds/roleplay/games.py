@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.content.scenarios import parsed_scenario
 
 from . import machine
 from .document import RoleplayState

@@ -12,14 +12,14 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive, share_link
-from simulations.services.drive_queue import queue_drive
-from simulations.services.form_keys import new_form_key
-from simulations.services.fragments import fragment
-from simulations.services.message_text import normalise_message
-from simulations.services.model_step import Move
-from simulations.services.moves import NotNow, take_posted_move
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.pages.fragments import fragment
+from simulations.services.people.access import can_drive, share_link
+from simulations.services.play.drive_queue import queue_drive
+from simulations.services.play.model_step import Move
+from simulations.services.policy.form_keys import new_form_key
+from simulations.services.policy.message_text import normalise_message
+from simulations.services.policy.moves import NotNow, take_posted_move
 
 from .document import MAX_MESSAGE
 from .games import scenario_of, state_of

@@ -4,8 +4,8 @@ scenario's ids; what people read names states and branches by their words (wordi
 
 from __future__ import annotations
 
-from simulations.services.export import inert, quoted
-from simulations.services.export_schema import Strict
+from simulations.services.files.export import inert, quoted
+from simulations.services.files.export_schema import Strict
 
 from . import graph
 from .document import Judgment, RoleplayState

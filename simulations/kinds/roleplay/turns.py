@@ -7,8 +7,8 @@ from __future__ import annotations
 from simulations.ai.model_spec import ModelSpec
 from simulations.kinds import ChunkSink, Restart
 from simulations.models import Game
-from simulations.services.model_step import ModelRequest, Move, play_model_step
-from simulations.services.turns import commit_event
+from simulations.services.ledger.turns import commit_event
+from simulations.services.play.model_step import ModelRequest, Move, play_model_step
 
 from . import prompts
 from .games import document_of, scenario_of, state_of

@@ -1,4 +1,4 @@
-"""What a social-feed run will cost, from its set-up, before it starts (services/work_budget.py holds the limits).
+"""What a social-feed run will cost, from its set-up, before it starts (services/play/work_budget.py holds the limits).
 
 Calibrated on runs of the town-square scenario played headless through the driver and the ledger, on SQLite, with
 the offline reasoner and writer: 26 to 1,006 agents, 5 to 200 rounds, a checkpoint every 1 to 50 rounds, the
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 
-from simulations.services.checkpoints import KEYFRAME_EVERY  # every 16th checkpoint is stored whole
-from simulations.services.work_budget import WorkEstimate
+from simulations.services.ledger.checkpoints import KEYFRAME_EVERY  # every 16th checkpoint is stored whole
+from simulations.services.play.work_budget import WorkEstimate
 
 from .config import SocialFeedScenario
 from .machine import RunConfig

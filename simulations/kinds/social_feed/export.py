@@ -9,8 +9,8 @@ import json
 from typing import Any, Literal
 
 from simulations.models import Game
-from simulations.services.export import common_fields
-from simulations.services.export_schema import SimulationExport, Strict
+from simulations.services.files.export import common_fields
+from simulations.services.files.export_schema import SimulationExport, Strict
 
 from .entities import AgentState
 from .games import state_of

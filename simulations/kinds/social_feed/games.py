@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from simulations.services.scenarios import parsed_scenario
+from simulations.services.content.scenarios import parsed_scenario
 
 from . import machine
 from .config import SocialFeedScenario

@@ -7,8 +7,8 @@ from typing import Any
 
 from simulations.kinds import Bot, NextStep, Seat
 from simulations.models import Game
-from simulations.services.headless import Progress, play_to_end
-from simulations.services.turns import commit_event
+from simulations.services.ledger.turns import commit_event
+from simulations.services.play.headless import Progress, play_to_end
 
 from .machine import Event, Step
 

@@ -17,16 +17,16 @@ from django.views.decorators.http import require_http_methods
 
 from simulations.engine.errors import IllegalEvent
 from simulations.models import Game, ScenarioVersion
-from simulations.services.access import can_drive, share_link
-from simulations.services.model_choice import UnknownModelChoice
-from simulations.services.model_step import Move
-from simulations.services.moves import StartRefused, start_from_setup, take_posted_move
-from simulations.services.scenarios import parsed_scenario, playable_version
-from simulations.services.work_budget import (
+from simulations.services.content.model_choice import UnknownModelChoice
+from simulations.services.content.scenarios import parsed_scenario, playable_version
+from simulations.services.people.access import can_drive, share_link
+from simulations.services.play.model_step import Move
+from simulations.services.play.work_budget import (
     WorkEstimate,
     describe_estimate,
     plays_offline,
 )
+from simulations.services.policy.moves import StartRefused, start_from_setup, take_posted_move
 
 from .config import SocialFeedScenario
 from .estimate import ADVICE, run_estimate

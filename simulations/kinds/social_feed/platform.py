@@ -18,7 +18,7 @@ from .machine import Outcome, RunConfig, RunState, Status
 
 if TYPE_CHECKING:
     from simulations.models import Game
-    from simulations.services.work_budget import WorkEstimate
+    from simulations.services.play.work_budget import WorkEstimate
 
     from . import authoring, export, headless, pages
 
@@ -70,7 +70,7 @@ class SocialFeed(KindBase):
         return None  # the offline reasoner runs in-process (turns.py)
 
     def work_estimate(self, game: Game, config: dict[str, Any]) -> WorkEstimate:
-        from simulations.services.model_choice import game_specs
+        from simulations.services.content.model_choice import game_specs
 
         from .estimate import run_estimate
         from .games import scenario_of

@@ -24,10 +24,10 @@ from simulations.ai.offline import call_latency
 from simulations.engine.model_replies import ReplyError, json_object
 from simulations.kinds import ChunkSink, Restart
 from simulations.models import Game
-from simulations.services.budget import check_budget
-from simulations.services.model_choice import game_specs
-from simulations.services.model_step import CallFailed, ModelRequest, ask, ask_and_read, failed
-from simulations.services.turns import ModelCallRecord, commit_event
+from simulations.services.content.model_choice import game_specs
+from simulations.services.ledger.turns import ModelCallRecord, commit_event
+from simulations.services.play.budget import check_budget
+from simulations.services.play.model_step import CallFailed, ModelRequest, ask, ask_and_read, failed
 
 from . import machine, rounds
 from .entities import AgentState, Ambiguity, Post, SocialAgent

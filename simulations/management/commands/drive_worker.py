@@ -23,7 +23,7 @@ from mercury.startup import keep_startup_objects_out_of_gc
 from simulations.driving import tasks
 from simulations.driving.pool import PooledWorker
 from simulations.driving.recovery import Sweeper
-from simulations.services.lease import new_holder
+from simulations.services.play.lease import new_holder
 
 READY = "drive_worker ready:"
 

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.models import ClassSession
-from simulations.services import class_sessions
+from simulations.services.people import class_sessions
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.models import Game
-from simulations.services.export import export_game, export_markdown
+from simulations.services.files.export import export_game, export_markdown
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.models import ScenarioDraft, ScenarioVersion
-from simulations.services.scenario_drafts import FORMATS, dump_scenarios
+from simulations.services.files.scenario_drafts import FORMATS, dump_scenarios
 
 
 class Command(BaseCommand):

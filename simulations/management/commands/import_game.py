@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.services.import_game import ExportImportError, import_game
+from simulations.services.files.import_game import ExportImportError, import_game
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from django.db import transaction
 
 from simulations.kinds import get_kind
 from simulations.models import ScenarioDraft
-from simulations.services.scenario_drafts import DraftInvalid, parse_scenario_file
-from simulations.services.scenarios import store_scenario
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.files.scenario_drafts import DraftInvalid, parse_scenario_file
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.engine.errors import ScenarioError
-from simulations.services.scenarios import load_scenarios
+from simulations.services.content.scenarios import load_scenarios
 
 
 class Command(BaseCommand):

@@ -9,11 +9,11 @@ from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
 from simulations.kinds import Seat, get_kind, kind_of
 from simulations.models import Game
-from simulations.services.headless import play_to_end
-from simulations.services.model_choice import UnknownModelChoice, find
-from simulations.services.model_choice import options as options_offered
-from simulations.services.scenarios import latest_version
-from simulations.services.turns import create_game
+from simulations.services.content.model_choice import UnknownModelChoice, find
+from simulations.services.content.model_choice import options as options_offered
+from simulations.services.content.scenarios import latest_version
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.headless import play_to_end
 
 
 class Command(BaseCommand):

@@ -9,10 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
 from simulations.kinds import Seat, get_kind
-from simulations.services import class_sessions
-from simulations.services.headless import play_to_end
-from simulations.services.scenarios import latest_version, parsed_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import latest_version, parsed_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.people import class_sessions
+from simulations.services.play.headless import play_to_end
 
 
 class Command(BaseCommand):

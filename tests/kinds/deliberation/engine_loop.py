@@ -1,6 +1,6 @@
 """The pure machine played to CONCLUSION with no database, the tests' reference (as tests/kinds/negotiation/driver.py is
 Mercury's): the platform's games must end exactly as this loop ends them. The product's one game loop is the
-driver (simulations/services/drive.py); this one exists so the rules can be tested in milliseconds."""
+driver (simulations/services/play/drive.py); this one exists so the rules can be tested in milliseconds."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from simulations.kinds import Actor, kind_of
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.state import Verdict
 from simulations.models import Event, Game
-from simulations.services.scenarios import load_scenarios
+from simulations.services.content.scenarios import load_scenarios
 
 from .test_pages import PASSWORD, panel
 

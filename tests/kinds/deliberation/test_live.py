@@ -18,8 +18,8 @@ from mercury.asgi import application
 from simulations.kinds.deliberation.games import state_of
 from simulations.kinds.deliberation.state import Verdict
 from simulations.models import Game
-from simulations.services.scenarios import load_scenarios
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import load_scenarios
+from simulations.services.ledger.turns import create_game
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[3]

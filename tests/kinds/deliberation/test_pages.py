@@ -26,18 +26,18 @@ from simulations.kinds.deliberation.pages import MoveRefused
 from simulations.kinds.deliberation.scenario import DeliberationScenario
 from simulations.kinds.deliberation.state import Stance, State, Verdict
 from simulations.models import Event, Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.export import export_markdown
-from simulations.services.message_text import (
+from simulations.services.content.scenarios import load_scenarios
+from simulations.services.files.export import export_markdown
+from simulations.services.ledger.turns import StaleTurn
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.policy.message_text import (
     CONTROL_CHARACTERS,
     FIELD_SENTENCES,
     NO_VISIBLE_TEXT,
     ReadableTextField,
 )
-from simulations.services.move_form import MissingVersion, NulInForm
-from simulations.services.scenarios import load_scenarios
-from simulations.services.student_errors import for_student
-from simulations.services.turns import StaleTurn
+from simulations.services.policy.move_form import MissingVersion, NulInForm
+from simulations.services.policy.student_errors import for_student
 
 from .test_report import FORGED_NAME, assert_inert
 

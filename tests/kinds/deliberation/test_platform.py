@@ -17,9 +17,9 @@ from simulations.kinds.deliberation.scenario import DeliberationScenario
 from simulations.kinds.deliberation.state import DeliberationState, Submission, Verdict
 from simulations.kinds.deliberation.turns import submit_human_move
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.scenarios import load_scenarios
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import load_scenarios
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.drive import Outcome, drive_game
 
 from . import engine_loop
 
@@ -126,8 +126,8 @@ def test_start_refuses_code_the_tools_cannot_review(version: ScenarioVersion) ->
 def test_a_deliberation_exports_and_imports_back_the_same(version: ScenarioVersion, sample: str) -> None:
     import json
 
-    from simulations.services.export import export_game, export_markdown
-    from simulations.services.import_game import import_game
+    from simulations.services.files.export import export_game, export_markdown
+    from simulations.services.files.import_game import import_game
 
     game = drive_to_end(create_game(scenario_version=version, seed=SEED, options={"sample": sample}))
     data = json.loads(json.dumps(export_game(game=game)))  # as a file would hold it
@@ -145,8 +145,8 @@ def test_a_deliberation_exports_and_imports_back_the_same(version: ScenarioVersi
 
 
 def test_an_import_refuses_a_file_whose_kind_is_not_its_scenarios(version: ScenarioVersion) -> None:
-    from simulations.services.export import export_game
-    from simulations.services.import_game import ExportImportError, import_game
+    from simulations.services.files.export import export_game
+    from simulations.services.files.import_game import ExportImportError, import_game
 
     data = export_game(
         game=drive_to_end(create_game(scenario_version=version, seed=SEED, options={"sample": "clean"}))

@@ -204,7 +204,7 @@ def test_control_and_bidi_characters_never_reach_the_report(scenario: Deliberati
      "1. one", "2) two", "+ plus", "= setext", ": def", "&amp; &#106; <b>", "plain words"],
 )  # fmt: skip
 def test_inline_escapes_as_the_platforms_export_quotes(text: str) -> None:
-    """report.inline is services.export's rule for one line, written again so the report stays free of Django."""
-    from simulations.services.export import quoted
+    """report.inline is services.files.export's rule for one line, written again so the report stays free of Django."""
+    from simulations.services.files.export import quoted
 
     assert inline(text) == quoted(text)[0].removeprefix("> ")

@@ -21,8 +21,8 @@ from simulations.kinds.deliberation.machine import Actor, Event
 from simulations.kinds.deliberation.scenario import PersonaRole
 from simulations.kinds.deliberation.state import Ballot, ConclusionCause, Stance, State, Verdict
 from simulations.models import Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.scenarios import load_scenarios
+from simulations.services.content.scenarios import load_scenarios
+from simulations.services.play.drive import Outcome, drive_game
 from tests.kinds.visible_text import names_in
 from tests.kinds.visible_text import visible as visible_text
 

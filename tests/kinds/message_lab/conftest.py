@@ -18,7 +18,7 @@ def lab_scenario() -> MessageLabScenario:
 
 @pytest.fixture
 def lab_version(transactional_db: None) -> ScenarioVersion:
-    from simulations.services.scenarios import store_scenario
+    from simulations.services.content.scenarios import store_scenario
 
     kind = get_kind("message_lab")
     source = kind.scenarios.source_of(load_default_scenario().model_dump(mode="json"))
@@ -27,6 +27,6 @@ def lab_version(transactional_db: None) -> ScenarioVersion:
 
 
 def new_lab_game(version: ScenarioVersion, *, seed: int = 5, **options: Any) -> Game:
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     return create_game(scenario_version=version, seed=seed, options=options)

@@ -18,9 +18,9 @@ from simulations.kinds import kind_of
 from simulations.kinds.message_lab.games import state_of
 from simulations.kinds.message_lab.state import ConceptStatus, SimulationStatus
 from simulations.models import Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.message_text import CONTROL_CHARACTERS, FIELD_SENTENCES, NO_VISIBLE_TEXT
-from simulations.services.move_form import NulInForm
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.policy.message_text import CONTROL_CHARACTERS, FIELD_SENTENCES, NO_VISIBLE_TEXT
+from simulations.services.policy.move_form import NulInForm
 
 PASSWORD = "a-long-test-passphrase-42"
 

@@ -8,8 +8,8 @@ from simulations.kinds import kind_of
 from simulations.kinds.message_lab.games import state_of
 from simulations.kinds.message_lab.headless import play_headless
 from simulations.models import ScenarioVersion
-from simulations.services.export import export_game
-from simulations.services.import_game import import_game
+from simulations.services.files.export import export_game
+from simulations.services.files.import_game import import_game
 
 from .conftest import new_lab_game
 

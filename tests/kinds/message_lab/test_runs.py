@@ -16,8 +16,8 @@ from simulations.kinds.message_lab.machine import Event, next_step
 from simulations.kinds.message_lab.state import SimulationStatus
 from simulations.models import Event as EventRow
 from simulations.models import Game, ModelCall, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.turns import commit_event
+from simulations.services.ledger.turns import commit_event
+from simulations.services.play.drive import Outcome, drive_game
 
 from .conftest import new_lab_game
 

@@ -91,7 +91,7 @@ def test_a_folder_of_one_file_scenarios_gives_each_kind_its_own(tmp_path: Path) 
     import shutil
 
     from simulations.kinds.message_lab.scenario import SCENARIO_ROOT
-    from simulations.services.scenarios import find_scenarios
+    from simulations.services.content.scenarios import find_scenarios
 
     root = Path(__file__).resolve().parents[3]
     shutil.copy(root / "scenarios/deliberation/code-review.yaml", tmp_path)

@@ -16,7 +16,7 @@ from simulations.kinds.message_lab.machine import Event
 from simulations.kinds.message_lab.state import ConceptStatus, RoundStage, SimulationStatus
 from simulations.kinds.message_lab.words import PHASES, STATUS_WORDS, phase_label
 from simulations.models import Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
+from simulations.services.play.drive import Outcome, drive_game
 from tests.kinds.visible_text import names_in, visible
 
 IDS = [*Event, *SimulationStatus, *RoundStage, *ConceptStatus]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from simulations.services.scenarios import load_scenario
+from simulations.services.content.scenarios import load_scenario
 from tests.conftest import SCENARIO_DIR
 
 ROLES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, ScenarioVersion
-from simulations.services.scenarios import load_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import load_scenario
+from simulations.services.ledger.turns import create_game
 
 PLASTICS_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "plastics"
 PLASTICS_ROLES = ["FJI", "IND", "NOR", "SAU", "GPIC", "WPWA"]  # countries, then NGOs, each by id

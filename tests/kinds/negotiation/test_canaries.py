@@ -18,7 +18,7 @@ from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ModelCall, TranscriptEntry
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.kinds.negotiation.conftest import ROLES, brief_canary
 
 

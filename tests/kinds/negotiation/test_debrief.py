@@ -20,8 +20,8 @@ from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Event, Game, TranscriptEntry
-from simulations.services.export import export_game, export_markdown
-from simulations.services.turns import create_game
+from simulations.services.files.export import export_game, export_markdown
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version, played
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.test import Client
 from simulations.consumers import GameConsumer
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
-from simulations.services import drive
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
+from simulations.services.play import drive
 from tests.helpers import mercury_version
 
 pytestmark = pytest.mark.django_db

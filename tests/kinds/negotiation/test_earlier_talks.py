@@ -11,7 +11,7 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game, TranscriptEntry
-from simulations.services.turns import create_game, games_with_scenario
+from simulations.services.ledger.turns import create_game, games_with_scenario
 from tests.helpers import mercury_version
 
 

@@ -28,9 +28,9 @@ from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Checkpoint, Event, Game, ModelCall, TranscriptEntry, Vote
-from simulations.services.checkpoints import state_at
-from simulations.services.resume import resume_game
-from simulations.services.turns import create_game
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.resume import resume_game
+from simulations.services.ledger.turns import create_game
 from tests.kinds.negotiation.conftest import ROLES, brief_canary
 
 COUNTRIES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA"]
@@ -321,7 +321,7 @@ def assert_no_canary_leak(
 def assert_transcript_verbatim(game: Game, human: str, sent: list[tuple[str, str]]) -> None:
     """The hostile texts are stored as the student's own entries, in order, and nobody else's (verbatim but for
     bidi overrides and isolates, which are removed on input: see tests/security/test_input.py)."""
-    from simulations.services.message_text import normalise_message
+    from simulations.services.policy.message_text import normalise_message
 
     entries = list(TranscriptEntry.objects.filter(game=game).order_by("seq"))
     own = [e for e in entries if e.speaker == human and e.kind in ("message", "speech")]

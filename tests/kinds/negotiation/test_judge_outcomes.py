@@ -15,8 +15,8 @@ from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game, ModelCall, TranscriptEntry
-from simulations.services.budget import BudgetExhausted
-from simulations.services.turns import StaleTurn
+from simulations.services.ledger.turns import StaleTurn
+from simulations.services.play.budget import BudgetExhausted
 from tests.helpers import game_at_first_ai_turn
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from simulations.kinds.negotiation.games import step_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.turns import play_ai_step
 from simulations.models import Game
-from simulations.services.export import export_game
-from simulations.services.import_game import ExportImportError, import_game
+from simulations.services.files.export import export_game
+from simulations.services.files.import_game import ExportImportError, import_game
 from tests.helpers import game_at_first_ai_turn, normalised, played, repin
 
 

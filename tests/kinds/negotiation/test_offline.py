@@ -17,7 +17,7 @@ from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.turns import _recent_changes, play_ai_step, seen_entries
 from simulations.models import Checkpoint, Game, ModelCall, TranscriptEntry
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import game_at_first_ai_turn, mercury_version, repin
 
 

@@ -13,8 +13,8 @@ from simulations.kinds.negotiation.bots import Passive
 from simulations.kinds.negotiation.machine import Status
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Game, TranscriptEntry
-from simulations.services import student_errors
-from simulations.services.turns import StaleTurn
+from simulations.services.ledger.turns import StaleTurn
+from simulations.services.policy import student_errors
 from tests.helpers import played
 from tests.kinds.negotiation.driver import new_pure_game
 

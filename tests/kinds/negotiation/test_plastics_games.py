@@ -12,8 +12,8 @@ from django.core.management import call_command
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from simulations.models import Game, ModelCall, ScenarioVersion, TranscriptEntry, Vote
-from simulations.services.export import export_game
-from simulations.services.scenarios import load_scenario
+from simulations.services.content.scenarios import load_scenario
+from simulations.services.files.export import export_game
 from tests.kinds.negotiation.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
 
 pytestmark = pytest.mark.django_db

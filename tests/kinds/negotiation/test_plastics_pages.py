@@ -13,7 +13,7 @@ from django.test import Client
 from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import play_game
 from simulations.models import Game
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version
 from tests.kinds.negotiation.plastics import plastics_version
 

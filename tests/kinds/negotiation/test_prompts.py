@@ -21,8 +21,8 @@ from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.headless import play_game
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.models import Checkpoint, Game, TranscriptEntry, Vote
-from simulations.services.checkpoints import state_at
-from simulations.services.turns import create_game
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version, played
 
 pytestmark = [pytest.mark.django_db, pytest.mark.content]  # what games say: the embedded leg only

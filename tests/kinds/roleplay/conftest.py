@@ -10,7 +10,7 @@ from simulations.models import Game, ScenarioVersion
 
 
 def store(file: str) -> ScenarioVersion:
-    from simulations.services.scenarios import store_scenario
+    from simulations.services.content.scenarios import store_scenario
 
     kind = get_kind("roleplay")
     [source] = kind.scenarios.read(SCENARIO_ROOT / file)
@@ -24,6 +24,6 @@ def cafe(transactional_db: None) -> ScenarioVersion:
 
 
 def new_chat(version: ScenarioVersion, *, seed: int = 5, username: str = "Sam", **kw: object) -> Game:
-    from simulations.services.turns import create_game
+    from simulations.services.ledger.turns import create_game
 
     return create_game(scenario_version=version, seed=seed, options={"username": username}, **kw)  # type: ignore[arg-type]

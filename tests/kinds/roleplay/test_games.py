@@ -102,8 +102,8 @@ def test_the_judge_is_recorded_but_only_the_character_is_spoken(cafe: ScenarioVe
 def test_the_export_imports_back_to_the_same_conversation(cafe: ScenarioVersion) -> None:
     import json
 
-    from simulations.services.export import export_game
-    from simulations.services.import_game import import_game
+    from simulations.services.files.export import export_game
+    from simulations.services.files.import_game import import_game
 
     game = play_headless(new_chat(cafe, seed=12), bot=bots.seeker)
     doc = export_game(game=game)

@@ -17,7 +17,7 @@ from django.utils.html import escape
 from simulations.kinds.roleplay.document import MAX_MESSAGE, Status
 from simulations.kinds.roleplay.games import scenario_of, state_of
 from simulations.models import Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
+from simulations.services.play.drive import Outcome, drive_game
 
 from .scripts import SCRIPTS
 

@@ -45,8 +45,8 @@ def test_a_shipped_file_is_stored_as_written(path: Path) -> None:
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_the_importer_round_trips_every_shipped_json(path: Path) -> None:
-    from simulations.services.scenario_drafts import dump_scenarios, parse_scenario_file
-    from simulations.services.scenarios import store_scenario
+    from simulations.services.content.scenarios import store_scenario
+    from simulations.services.files.scenario_drafts import dump_scenarios, parse_scenario_file
 
     text = path.read_text(encoding="utf-8")
     [(kind, source)] = parse_scenario_file(text, fmt="json")
@@ -109,7 +109,7 @@ def test_a_malformed_scenario_is_refused_naming_the_field(name: str) -> None:
 
 @pytest.mark.django_db
 def test_the_admins_import_names_the_document_and_the_path() -> None:
-    from simulations.services.scenario_drafts import DraftInvalid, parse_scenario_file
+    from simulations.services.files.scenario_drafts import DraftInvalid, parse_scenario_file
 
     doc = tiny()
     doc["states"]["CalmBranch"]["Apology"]["transitions"]["Remake"]["type"] = "maybe"

@@ -19,7 +19,7 @@ from simulations.kinds.social_feed.games import scenario_of, state_of
 from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.machine import RunConfig
 from simulations.models import Checkpoint, Event, Game, ModelCall, ScenarioVersion, TranscriptEntry
-from simulations.services.turns import create_game
+from simulations.services.ledger.turns import create_game
 from tests.budget import set_school_limits, town_square
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -24,9 +24,9 @@ from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.offline import OfflineReasoner
 from simulations.kinds.social_feed.turns import Recording
 from simulations.models import Game, ScenarioVersion
-from simulations.services.drive import Outcome, drive_game
-from simulations.services.scenarios import store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.drive import Outcome, drive_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SMALL = {"agents": 30, "max_rounds": 12, "checkpoint_frequency": 3, "started_at": "2026-11-24T00:00:00+00:00"}
@@ -126,8 +126,8 @@ def test_set_up_pause_resume_results_and_downloads_from_the_pages(town: Scenario
 
 
 def test_the_export_imports_back_to_the_same_run(town: ScenarioVersion) -> None:
-    from simulations.services.export import export_game
-    from simulations.services.import_game import import_game
+    from simulations.services.files.export import export_game
+    from simulations.services.files.import_game import import_game
 
     game = play_headless(new_run(town, seed=9))
     doc = json.loads(json.dumps(export_game(game=game)))
@@ -137,7 +137,7 @@ def test_the_export_imports_back_to_the_same_run(town: ScenarioVersion) -> None:
 
 
 def test_an_admins_rehearsal_plays_a_draft_run_to_the_end(town: ScenarioVersion) -> None:
-    from simulations.services.scenario_drafts import clone, rehearse
+    from simulations.services.files.scenario_drafts import clone, rehearse
 
     rehearsal = rehearse(clone(town, user=None))
     assert rehearsal.finished and rehearsal.game is not None and not rehearsal.problem

@@ -17,8 +17,8 @@ from simulations.kinds.social_feed.entities import AgentState
 from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.machine import Event, Status
 from simulations.models import ScenarioVersion
-from simulations.services.scenarios import store_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
 from tests.kinds.visible_text import names_in, visible
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -24,8 +24,8 @@ from simulations.kinds.deliberation.report import render_report
 from simulations.kinds.deliberation.scenario import SCENARIO_ROOT, DeliberationScenario
 from simulations.kinds.deliberation.state import DeliberationState, Stance
 from simulations.models import Game, TranscriptEntry
-from simulations.services.scenarios import load_scenario, parsed_scenario
-from simulations.services.turns import create_game
+from simulations.services.content.scenarios import load_scenario, parsed_scenario
+from simulations.services.ledger.turns import create_game
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from simulations.kinds import ai_acts_next
 from simulations.models import Game
-from simulations.services.lease import held_by_queued_drive, lease_expires_in, lease_left
+from simulations.services.play.lease import held_by_queued_drive, lease_expires_in, lease_left
 
 Enqueue = Callable[..., bool]
 _enqueue: list[Enqueue] = []

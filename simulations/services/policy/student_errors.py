@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError
-from simulations.services.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
-from simulations.services.turns import StaleTurn
+from simulations.services.ledger.turns import StaleTurn
+from simulations.services.policy.message_text import CONTROL_CHARACTERS, NO_VISIBLE_TEXT
 
 log = logging.getLogger("mercury.moves")
 

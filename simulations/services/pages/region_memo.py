@@ -11,7 +11,7 @@ What this needs from a caller: a context of plain values (dicts, lists, strings,
 value that compares by identity rather than content, a model instance above all (`==` compares primary keys), makes
 the render unkept: a template reading `game.status` must not be reused when only the status changed. Only the
 values the context itself holds are looked at: a model inside a dict or list would pass unseen, so contexts keep
-models at their top level (the negotiation's `game`). Regions are Jinja2 fragments (services/fragments.py), rendered
+models at their top level (the negotiation's `game`). Regions are Jinja2 fragments (services/pages/fragments.py), rendered
 without a request: nothing but the context reaches them (no user, no CSRF token).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from django.db.models import Model
 
-from .fragments import render_reading
+from simulations.services.pages.fragments import render_reading
 
 MAX_KEPT = 4_000  # a few kilobytes each: the regions of a few hundred games being played
 _MISSING = object()  # a name the context lacks (the template found nothing)
@@ -32,7 +32,7 @@ _kept_lock = threading.Lock()
 
 
 def render_region(template: str, context: dict[str, Any], *, owner: Any) -> str:
-    """`template` (a fragment: services/fragments.py) rendered with `context` (no request), reusing the last render
+    """`template` (a fragment: services/pages/fragments.py) rendered with `context` (no request), reusing the last render
     kept for `owner` (a game's key) and this template when every name it read still has an equal value."""
     key = (owner, template)
     found = _kept.get(key)

@@ -23,10 +23,8 @@ from simulations.ai.model_spec import ModelSpec
 from simulations.engine.errors import MachineError
 from simulations.engine.model_replies import ReplyError
 from simulations.models import Game
-
-from .budget import check_budget
-from .model_choice import game_specs
-from .turns import (
+from simulations.services.content.model_choice import game_specs
+from simulations.services.ledger.turns import (
     GameFinished,
     ModelCallRecord,
     StaleTurn,
@@ -34,6 +32,7 @@ from .turns import (
     record_failed_call,
     record_uncommitted_calls,
 )
+from simulations.services.play.budget import check_budget
 
 ChunkSink = Callable[[str], None]
 T = TypeVar("T")

@@ -11,10 +11,9 @@ from collections.abc import Callable
 
 from simulations.kinds import Actor, Bot, NextStep, kind_of
 from simulations.models import Game
-
-from .drive import Outcome, drive_game
-from .lease import new_holder
-from .turns import games_with_scenario
+from simulations.services.ledger.turns import games_with_scenario
+from simulations.services.play.drive import Outcome, drive_game
+from simulations.services.play.lease import new_holder
 
 HELD_POLL_SECONDS = 5.0  # another driver holds the game: look again at most this late (its lease may lapse)
 

@@ -55,7 +55,7 @@ def readable_games(user: User | AnonymousUser) -> QuerySet[Game]:
 
 
 def _sessions_taught(teacher_id: int | None) -> QuerySet[ClassSession]:
-    """For a game (OuterRef): the class sessions `teacher_id` opened that it belongs to (services/class_sessions)."""
+    """For a game (OuterRef): the class sessions `teacher_id` opened that it belongs to (services/people/class_sessions)."""
     return ClassSession.objects.filter(
         teacher_id=teacher_id, scenario=OuterRef("scenario"), members__student=OuterRef("owner"),
         started_at__lte=OuterRef("created_at"),

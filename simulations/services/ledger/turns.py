@@ -33,13 +33,20 @@ from simulations.models import (
     TranscriptEntry,
     Vote,
 )
-
-from . import appended, stored_states
-from .broadcast import notify_game_advanced
-from .checkpoints import stored_fields
-from .model_choice import pinned_fields
-from .rows import Converters, column_converters, converted, count_rows, insert_rows, quoted_column, update_row
-from .scenarios import parsed_scenario
+from simulations.services.content.model_choice import pinned_fields
+from simulations.services.content.scenarios import parsed_scenario
+from simulations.services.ledger import appended, stored_states
+from simulations.services.ledger.checkpoints import stored_fields
+from simulations.services.ledger.rows import (
+    Converters,
+    column_converters,
+    converted,
+    count_rows,
+    insert_rows,
+    quoted_column,
+    update_row,
+)
+from simulations.services.pages.broadcast import notify_game_advanced
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +149,7 @@ _Columns = list[tuple[int, str, Converters]]  # (position in the row, attname, i
 
 
 def _from_row(model: Any, alias: str, part: _Columns, row: Any, connection: Any, *, game_id: int = 0) -> Any:
-    """`game_id`: the row is that game's, whose state this process may have written (services/stored_states.py)."""
+    """`game_id`: the row is that game's, whose state this process may have written (services/ledger/stored_states.py)."""
     values = [
         kept
         if game_id and name == "state" and (kept := stored_states.kept(game_id, row[at])) is not None
@@ -187,7 +194,7 @@ def create_game(
     options: dict[str, Any] | None = None,
 ) -> Game:
     """Create a game of the scenario's kind with its first committed step and checkpoint (a negotiation rests in
-    ROLE_SELECTION), pinned to the model option `model` (see services.model_choice; None: the settings' model).
+    ROLE_SELECTION), pinned to the model option `model` (see services.content.model_choice; None: the settings' model).
     `options` are the kind's start options (e.g. a deliberation's submitted code). Raises UnknownModelChoice."""
     kind = get_kind(scenario_version.kind)
     advance = kind.start(parsed_scenario(scenario_version), seed=seed, options=options or {})
@@ -328,7 +335,7 @@ def _sent_together(alias: str) -> Iterator[None]:
 
 
 def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...]) -> None:
-    """The commit's rows, as plain statements (services/rows.py): the ledger, the model calls, the checkpoint
+    """The commit's rows, as plain statements (services/ledger/rows.py): the ledger, the model calls, the checkpoint
     (sent together, `_sent_together`) and the game's row."""
     first = advance.events[0]
     first_seq = count_rows(ModelCall, game=game.pk) + 1 if model_calls else 0
@@ -361,7 +368,7 @@ def _write(game: Game, advance: Advance, model_calls: tuple[ModelCallRecord, ...
         game.finished_at = timezone.now()
     update_row(game, GAME_FIELDS_A_COMMIT_WRITES)
     stored_states.remember(game.pk, game.state, vendor=connections[router.db_for_write(Game)].vendor)
-    # Readers in this process that keep the game's rows (services/appended.py) take these once they are committed.
+    # Readers in this process that keep the game's rows (services/ledger/appended.py) take these once they are committed.
     transaction.on_commit(
         partial(
             appended.committed, game_id=game.pk, created_at=game.created_at, before=game.version - 1,

@@ -1,6 +1,6 @@
 """The simulation export, format "simulation-export/3": one pydantic schema that writes and reads the file.
 
-`services.export` builds a `SimulationExport` from the database and dumps it; `services.import_game` validates a
+`services.files.export` builds a `SimulationExport` from the database and dumps it; `services.files.import_game` validates a
 file against the same classes, so the two can never drift apart. The document is an envelope any simulation kind
 shares (who, what, when, the ledger in order with every event's payload, transcript, votes, model calls and their
 cost), defined here, plus what only the kind has, defined by the kind: a subclass of `SimulationExport` (its

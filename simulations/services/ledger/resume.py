@@ -7,10 +7,9 @@ from typing import Any
 from simulations.engine.errors import ResumeError
 from simulations.kinds import kind_of
 from simulations.models import Checkpoint, Event, Game, TranscriptEntry
-
-from .checkpoints import state_at
-from .scenarios import parsed_scenario
-from .turns import games_with_scenario
+from simulations.services.content.scenarios import parsed_scenario
+from simulations.services.ledger.checkpoints import state_at
+from simulations.services.ledger.turns import games_with_scenario
 
 
 def resume_game(*, game_id: int) -> tuple[Game, Any]:

@@ -23,7 +23,7 @@ from django.template.defaultfilters import linebreaksbr
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.safestring import SafeString
 
-from simulations.services import model_markdown
+from simulations.services.pages import model_markdown
 
 
 def environment(**options: Any) -> jinja2.Environment:

@@ -25,16 +25,8 @@ from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import InvalidMove, MachineError
 from simulations.kinds import kind_of
 from simulations.models import Game, ScenarioVersion, Submission
-
-from . import page_threads
-from .drive_queue import queue_drive_after_move, queue_drive_if_ai_next
-from .message_text import UnreadableText
-from .model_choice import UnknownModelChoice
-from .model_step import Move
-from .move_form import FORM_REFUSALS, read_move_form, refusal_status
-from .rate_limit import RateLimited, check_rate
-from .student_errors import for_student
-from .turns import (
+from simulations.services.content.model_choice import UnknownModelChoice
+from simulations.services.ledger.turns import (
     GameFinished,
     StaleTurn,
     commit_event,
@@ -42,7 +34,14 @@ from .turns import (
     record_uncommitted_calls,
     stored_version,
 )
-from .work_budget import OverBudget, WorkEstimate, check_work
+from simulations.services.pages import page_threads
+from simulations.services.play.drive_queue import queue_drive_after_move, queue_drive_if_ai_next
+from simulations.services.play.model_step import Move
+from simulations.services.play.work_budget import OverBudget, WorkEstimate, check_work
+from simulations.services.policy.message_text import UnreadableText
+from simulations.services.policy.move_form import FORM_REFUSALS, read_move_form, refusal_status
+from simulations.services.policy.rate_limit import RateLimited, check_rate
+from simulations.services.policy.student_errors import for_student
 
 if TYPE_CHECKING:
     from django.core.files.uploadedfile import UploadedFile

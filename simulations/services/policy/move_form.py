@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from django.http import QueryDict
 
-from simulations.services.rate_limit import RateLimited, check_rate
+from simulations.services.policy.rate_limit import RateLimited, check_rate
 
 
 class MissingVersion(ValueError):

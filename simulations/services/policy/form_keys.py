@@ -1,5 +1,5 @@
 """Idempotency keys for the move forms: every render of a game's forms carries a new one, and a move posted with a key
-commits at most once (`services.turns.commit_event`).
+commits at most once (`services.ledger.turns.commit_event`).
 
 A key must be unique, not secret: it only names a render of the owner's own game, which nobody else may post to. So a
 key is this process's random prefix and a counter, with no system call. `uuid.uuid4()` or `secrets` read the kernel's

@@ -21,10 +21,15 @@ from pydantic import ValidationError
 from simulations.engine.errors import MachineError
 from simulations.kinds import UnknownKind, get_kind
 from simulations.models import Game, ModelCall, ScenarioVersion
-
-from . import export_schema as schema
-from .export import build_export, ledger_entries, ledger_events
-from .turns import GameFinished, ModelCallRecord, StaleTurn, commit_event, create_game
+from simulations.services.files import export_schema as schema
+from simulations.services.files.export import build_export, ledger_entries, ledger_events
+from simulations.services.ledger.turns import (
+    GameFinished,
+    ModelCallRecord,
+    StaleTurn,
+    commit_event,
+    create_game,
+)
 
 
 class ExportImportError(Exception):

@@ -146,7 +146,7 @@ def rows_after(
 ) -> list[tuple[Any, ...]]:
     """The named columns of a game's rows with a seq above `after`, in seq order, each value converted as the
     ORM's `values_list` converts it (JSON decoded, dates made aware): a game's append-only rows read again from
-    where the last read ended (services/appended.py), the ORM's query compiled anew cost more than running it."""
+    where the last read ended (services/ledger/appended.py), the ORM's query compiled anew cost more than running it."""
     alias = router.db_for_read(model)
     connection = connections[alias]
     sql, converters = _rows_after_parts(model, tuple(names), alias)

@@ -22,11 +22,10 @@ from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import MachineError
 from simulations.kinds import ScenarioSource, Seat, all_kinds, get_kind
 from simulations.models import Game, ScenarioDraft, ScenarioVersion
-
-from .headless import play_to_end
-from .model_choice import OFFLINE
-from .scenarios import store_scenario
-from .turns import create_game
+from simulations.services.content.model_choice import OFFLINE
+from simulations.services.content.scenarios import store_scenario
+from simulations.services.ledger.turns import create_game
+from simulations.services.play.headless import play_to_end
 
 log = logging.getLogger(__name__)
 

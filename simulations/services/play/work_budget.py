@@ -25,7 +25,7 @@ from django.utils import timezone
 from simulations.ai.model_spec import OFFLINE_PREFIX
 from simulations.kinds import get_kind
 from simulations.models import Game
-from simulations.services.model_choice import pinned_fields
+from simulations.services.content.model_choice import pinned_fields
 
 MB = 1_000_000
 

@@ -19,7 +19,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from .rows import EncodesItself
+from simulations.services.ledger.rows import EncodesItself
 
 GAMES_KEPT = 256  # one state each (the newest): a classroom's games many times over
 

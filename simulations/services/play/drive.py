@@ -17,11 +17,11 @@ from enum import StrEnum
 from simulations.ai.gateway import ModelFailure, words_left_model_at
 from simulations.kinds import Actor, Kind, NextStep, kind_of
 from simulations.models import Game
-
-from .broadcast import notify_error, notify_stream
-from .deadlines import Scheduled, frames
-from .frame_pacing import FRAME_BURST, FRAME_INTERVAL, FramePacer
-from .lease import (
+from simulations.services.ledger.turns import StaleTurn, load_game, stored_version
+from simulations.services.pages.broadcast import notify_error, notify_stream
+from simulations.services.pages.deadlines import Scheduled, frames
+from simulations.services.pages.frame_pacing import FRAME_BURST, FRAME_INTERVAL, FramePacer
+from simulations.services.play.lease import (
     LeaseHeartbeat,
     acquire_lease,
     lease_expires_in,
@@ -29,7 +29,6 @@ from .lease import (
     release_lease,
     renew_lease_at,
 )
-from .turns import StaleTurn, load_game, stored_version
 
 
 class Outcome(StrEnum):

@@ -28,7 +28,7 @@ from django.utils import timezone
 from mercury.processes import read_quietly as _read
 from mercury.processes import started as _started
 from simulations.models import Game
-from simulations.services.rows import columns_by_pk, quoted_column
+from simulations.services.ledger.rows import columns_by_pk, quoted_column
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,9 @@ from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
 from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion, Vote
-
-from .access import TEACHERS
-from .drive_queue import queue_drive_if_ai_next
-from .rate_limit import check_limit
+from simulations.services.people.access import TEACHERS
+from simulations.services.play.drive_queue import queue_drive_if_ai_next
+from simulations.services.policy.rate_limit import check_limit
 
 # No 0/O, 1/I/L: a code read aloud or copied from a projector is typed right.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"

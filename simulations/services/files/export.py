@@ -11,9 +11,8 @@ from typing import Any
 
 from simulations.kinds import kind_of
 from simulations.models import Game
-
-from . import export_schema as schema
-from .snapshot import one_snapshot
+from simulations.services.files import export_schema as schema
+from simulations.services.ledger.snapshot import one_snapshot
 
 FORMAT = schema.FORMAT
 

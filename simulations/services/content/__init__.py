@@ -1,0 +1,1 @@
+"""What a game is made of: scenario versions and the model it plays with."""

@@ -1,0 +1,1 @@
+"""Files moved in and out: game exports and imports, scenario drafts published from admin."""
