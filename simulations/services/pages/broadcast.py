@@ -11,10 +11,9 @@ process with no server (a `drive_worker`) each sending thread keeps one event lo
 frame than a kept loop sending over the thread's one connection. The scaled set-up's layer does
 better still: it sends from such a thread over a blocking connection of the thread's own
 (`BatchedRedisChannelLayer.group_send_blocking`), without the loop's poll before the send that let the thread
-wait for the GIL behind a hundred others. (One loop for the whole worker process was tried: every message then
-waits for that loop's thread to get the GIL among a hundred drive threads, and under load the streams slowed. A
-server's request threads live for one request each, so a loop kept per thread would open a connection per
-request there.)
+wait for the GIL behind a hundred others. (Not one loop for the whole worker process:
+every message would wait for that loop's thread to get the GIL among the drive threads. Not a loop kept per
+thread in a server: its request threads live for one request each, and each would open a connection.)
 """
 
 from __future__ import annotations
