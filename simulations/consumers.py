@@ -35,6 +35,7 @@ from django.template.loader import render_to_string
 from mercury.asgi_handler import request_threads
 from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
+from simulations.services.ledger.seats import seen_by, viewed_as
 from simulations.services.ledger.turns import game_with_scenario, load_game, stored_version
 from simulations.services.pages.broadcast import group_name, session_group, session_still_valid
 from simulations.services.pages.fragments import fragment
@@ -142,6 +143,9 @@ class GameConsumer(AsyncWebsocketConsumer):
     sending: asyncio.Lock  # frames leave in the order the game made them (see game_advanced)
     shown_version: int  # the game's version in the last render
     shown: dict[str, str]  # the kind's memory of what the page shows (render_update's `shown`)
+    viewer_seat: str | None = (
+        None  # the seat its student holds in a class group's game (None: the owner's view)
+    )
     heard_at: float  # when the last message from the game's group came
     # Per stream box: the newest words held behind a waiting render, and when they came.
     words_waiting: dict[str, tuple[dict[str, Any], float]]
@@ -472,6 +476,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         game = self._load()
         if game is None or user is None or not user.is_authenticated:
             return None
+        self.viewer_seat = seen_by(game, user).viewer_seat  # a class group's student other than the owner
         return can_read(user, game), can_drive(user, game)
 
     def _load(self) -> Game | None:
@@ -479,7 +484,7 @@ class GameConsumer(AsyncWebsocketConsumer):
 
     def _render(self, full: bool, game: Game | None = None) -> tuple[str, int, int]:
         """The page's frame, the newest entry it shows and the game's version it shows."""
-        game = game or load_game(self.game_id)
+        game = viewed_as(game or load_game(self.game_id), self.viewer_seat)
         since = 0 if full else self.last_seq
         html, seq = kind_of(game).pages.render_update(game, since_seq=since, full=full, shown=self.shown)
         return html, seq, game.version

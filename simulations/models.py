@@ -119,6 +119,10 @@ class ClassSession(models.Model):
     code = models.CharField(max_length=12, unique=True, help_text="What students type to join.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     max_students = models.PositiveSmallIntegerField(default=30)
+    students_per_group = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Students who share one game (1: each plays their own). Kinds with several seats only.",
+    )
     paused = models.BooleanField(
         default=False, help_text="Its games' AI waits (no model calls) until resumed."
     )
@@ -274,11 +278,34 @@ class Game(models.Model):
         default=dict, blank=True, help_text="The scripted student playing this game from the command line."
     )
 
+    # Not stored: the seat the page being rendered is for, when a class group's student other than the owner
+    # looks (services.ledger.seats.seen_by); None renders the owner's view, as for every game of one student.
+    viewer_seat: str | None = None
+
     class Meta:
         ordering = ["-updated_at"]
 
     def __str__(self) -> str:
         return f"Game {self.pk} ({self.scenario}, {self.phase})"
+
+
+class GameSeat(models.Model):
+    """A seat a student holds in a game several students play (a class group's): the owner's seat and the others'.
+    A game of one student has none (its owner holds `Game.human_role`)."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    role = models.CharField(max_length=16)
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="game_seats")
+
+    class Meta:
+        ordering = ["game", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "role"], name="one_student_a_seat"),
+            models.UniqueConstraint(fields=["game", "student"], name="one_seat_a_student"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.student} as {self.role} in game {self.game_id}"
 
 
 class TranscriptEntry(AppendOnly):

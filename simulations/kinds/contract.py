@@ -46,6 +46,7 @@ class NextStep:
     actor: Actor
     speaker: str = ""  # the display name of who acts next, for "… has the floor"; empty when nobody does
     detail: Any = None  # the kind's own step object, handed back to it (bots, progress callbacks)
+    seat: str = ""  # the seat whose person acts (a human step), when several people hold seats in one game
     markdown: bool = False  # its words are Markdown (a debrief): a page shows them rendered as they stream
 
 
@@ -110,6 +111,9 @@ class Advance:
     finished: bool
     schema_version: int
     transcript_seq: int  # the last transcript seq written so far
+    # The seats of the other students of a game several students share (its `start` option "seats"), which the
+    # platform gives to them in order (services.ledger.seats); empty for a game of one student.
+    other_seats: tuple[str, ...] = ()
 
 
 class ScenarioBook(Protocol):

@@ -59,8 +59,9 @@ def session_new(request: HttpRequest) -> HttpResponse:
         version = latest_version(slug=request.POST.get("scenario", ""))
         try:
             students = int(request.POST.get("max_students", "30"))
+            per_game = int(request.POST.get("students_per_group", "1"))
         except ValueError:
-            students = 0
+            students = per_game = 0
         keys = {o.key for o in options()}
         model = request.POST.get("model", "")
         if version is None:
@@ -69,12 +70,18 @@ def session_new(request: HttpRequest) -> HttpResponse:
             error = f"A session takes 1 to {MAX_STUDENTS} students."
         elif model and model not in keys:
             error = "That model is no longer offered: choose another."
+        elif not 1 <= per_game <= students:
+            error = "Students per game: at least one, at most the session's students."
         else:
-            session = sessions.open_session(
-                teacher=request.user,  # type: ignore[arg-type]
-                version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
-            )  # fmt: skip
-            return redirect("class_room", session_id=session.pk)
+            try:
+                session = sessions.open_session(
+                    teacher=request.user,  # type: ignore[arg-type]
+                    version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
+                    students_per_group=per_game,
+                )  # fmt: skip
+                return redirect("class_room", session_id=session.pk)
+            except sessions.GroupsRefused as exc:
+                error = str(exc)
         status = 400
     context = {
         "scenarios": latest_scenarios(),
@@ -171,7 +178,7 @@ def join(request: HttpRequest, code: str = "") -> HttpResponse:
 def wait(request: HttpRequest, session_id: int) -> HttpResponse:
     """The student's page of the session: waiting for the teacher, then the way into their own game."""
     session = _joined(request, session_id)
-    games = sessions.session_games(session).filter(owner=request.user.pk).order_by("-created_at")
+    games = sessions.student_games(session, request.user.pk).order_by("-created_at")
     context = {"session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "classes/_wait.html", context)
@@ -187,7 +194,7 @@ def play(request: HttpRequest, session_id: int) -> HttpResponse:
     if session.status != ClassSession.Status.RUNNING:
         messages.error(request, "The session is not running: wait for your teacher to start it.")
         return redirect("class_wait", session_id=session_id)
-    going = sessions.session_games(session).filter(owner=request.user.pk, finished_at__isnull=True).first()
+    going = sessions.student_games(session, request.user.pk).filter(finished_at__isnull=True).first()
     if going is not None:
         return redirect("game", game_id=going.pk)
     if session.paused:  # a game started now would play its AI at once

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from simulations.kinds import ai_acts_next, kind_of
 from simulations.models import Game
+from simulations.services.ledger.seats import seen_by
 from simulations.services.ledger.turns import game_with_scenario
 from simulations.services.people.access import can_drive, can_read, granted_token
 
@@ -41,7 +42,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
     request.watch_refresh = WATCH_REFRESH_SECONDS if ai_acts_next(game) else 0  # type: ignore[attr-defined]
     request.game_paused = game.paused and game.finished_at is None  # type: ignore[attr-defined]
-    return kind_of(game).pages.page(request, game)
+    return kind_of(game).pages.page(request, seen_by(game, request.user))
 
 
 @login_required

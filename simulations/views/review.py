@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from simulations.kinds import kind_of
 from simulations.models import Game
 from simulations.services.files.export import export_markdown, reader_export
+from simulations.services.ledger.seats import seen_by
 from simulations.services.ledger.snapshot import one_snapshot
 from simulations.services.ledger.turns import games_with_scenario
 from simulations.services.people.access import (
@@ -41,7 +42,7 @@ def _may_try(request: HttpRequest, game_id: int) -> bool:
 
 
 def _review(request: HttpRequest, game: Game) -> HttpResponse:
-    return kind_of(game).pages.review(request, game)
+    return kind_of(game).pages.review(request, seen_by(game, request.user))
 
 
 def review(request: HttpRequest, game_id: int) -> HttpResponse:
@@ -84,7 +85,7 @@ def download(request: HttpRequest, game_id: int, fmt: str) -> HttpResponse:
     if not _may_try(request, game_id):
         return redirect_to_login(request.path)
     with one_snapshot():  # the file is read as of one moment, however the game advances meanwhile
-        game = _readable(request, game_id)
+        game = seen_by(_readable(request, game_id), request.user)  # a group's student: from their own seat
         own = kind_of(game).exports.download(game, fmt)
     if own is not None:
         body, kind, name = own

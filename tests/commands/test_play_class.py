@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from simulations.models import ClassSession, Vote
+from simulations.models import ClassSession, Game, Vote
 from simulations.services.people.class_sessions import session_games
 
 pytestmark = pytest.mark.django_db
@@ -48,3 +48,26 @@ def test_a_practice_conversation_class_and_the_refusals() -> None:
         _run("play_class", "--scenario", "no-such-scenario")
     with pytest.raises(CommandError, match="No class session"):
         _run("export_class", "999999")
+
+
+def test_groups_of_bots_share_a_game_each_student_in_a_seat_of_their_own() -> None:
+    _run("load_scenario", str(SCENARIOS / "mercury"))
+    result = json.loads(_run("play_class", "--scenario", "mercury", "--groups", "2", "--students-per-group", "3",
+                             "--seed", "1", "--human", "advocate").splitlines()[-1])  # fmt: skip
+    session = ClassSession.objects.get(pk=result["session"])
+    assert session.students_per_group == 3 and session.members.count() == 6
+    assert [g["status"] for g in result["games"]] == ["REVIEW", "REVIEW"]
+    for played in result["games"]:
+        seats = played["human_seats"]
+        assert len(seats) == len(set(seats)) == 3 and played["seat"] == seats[0]
+        game = Game.objects.get(pk=played["game_id"])
+        assert game.state["human_role"] == seats[0] and game.state["co_players"] == seats[1:]
+        moved = {e.actor for e in game.events.all() if e.actor.startswith("human:")}
+        assert moved == {f"human:{seat}" for seat in seats}  # every student moved in their own seat
+    students = {s for g in result["games"] for s in g["students"].values()}
+    assert students == set(session.members.values_list("student__username", flat=True))
+    rows = list(csv.DictReader(io.StringIO(_run("export_class", str(session.pk)))))
+    assert {r["student"] for r in rows} == students  # every student's row, their own seat's ballot
+    for row in rows:
+        game = Game.objects.get(pk=row["game_id"])
+        assert row["seat"] in game.state["co_players"] + [game.state["human_role"]]

@@ -101,15 +101,17 @@ def test_every_kept_region_is_what_a_fresh_render_gives_at_every_step_of_a_game(
             if name == "actions":
                 continue
             template = f"negotiation/_panel_{name}.html"
-            was = region_memo._kept.get((played.pk, template))
+            was = region_memo._kept.get(((played.pk, played.human_role), template))
             kept = presenters._marked_region(name, context)
             fresh = fragment(template, context | {"region_oob": presenters._OOB_MARK})
             assert kept == fresh, (played.version, name)
             # Every name a region reads is the game's context's own: none is left for a request to bring (the
             # user, the CSRF token), which the memo's renders, taking no request, would leave empty.
-            read = {n for n, _ in region_memo._kept[(played.pk, template)][0]}
+            read = {n for n, _ in region_memo._kept[((played.pk, played.human_role), template)][0]}
             assert read <= set(context) | {"region_oob"}, (name, read - set(context))
-            checked["reused"] += was is not None and region_memo._kept[(played.pk, template)] is was
+            checked["reused"] += (
+                was is not None and region_memo._kept[((played.pk, played.human_role), template)] is was
+            )
         checked["steps"] += 1
 
     play_game(game_id=game.pk, policy=make_policy(human, role), on_progress=compare)

@@ -16,7 +16,7 @@ from simulations.engine import rng
 from simulations.kinds.negotiation import rules
 from simulations.kinds.negotiation.machine import Event, Status, Step
 from simulations.kinds.negotiation.scenario import Scenario
-from simulations.kinds.negotiation.state import GameState
+from simulations.kinds.negotiation.state import Conversation, GameState
 from simulations.services.policy.message_text import CONTROL_CHARACTERS, has_control_characters
 
 Decision = tuple[str, dict[str, Any]]
@@ -37,10 +37,38 @@ class Policy(Protocol):
     def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision: ...
 
 
-def _own_ballot(state: GameState) -> str:
+def _own_ballot(state: GameState, role: str) -> str:
     issue = state.active_issue
-    assert issue is not None and issue.proposal is not None and state.human_role
-    return "yes" if issue.proposal in state.stances[state.human_role][issue.issue_id].acceptable else "no"
+    assert issue is not None and issue.proposal is not None
+    return "yes" if issue.proposal in state.stances[role][issue.issue_id].acceptable else "no"
+
+
+def own_talks(state: GameState, role: str) -> list[Conversation]:
+    """The talks `role` chose (a class group's student may also be the partner in another student's talk)."""
+    return [c for c in state.round2.conversations if state.talker_of(c) == role]
+
+
+def talked(state: GameState, role: str, other: str) -> bool:
+    return any({state.talker_of(c), c.partner} == {role, other} for c in state.round2.conversations)
+
+
+def other_party(state: GameState, convo: Conversation, role: str) -> str:
+    """Who `role` talks with in `convo`."""
+    talker = state.talker_of(convo)
+    return convo.partner if talker == role else str(talker)
+
+
+def own_turns(state: GameState, convo: Conversation, role: str) -> int:
+    """How many messages `role` has sent in `convo` (its final one counted)."""
+    if state.talker_of(convo) == role:
+        return convo.human_turns + int(convo.human_final)
+    return convo.partner_turns + int(convo.partner_final)
+
+
+def requested_partners(scenario: Scenario, state: GameState, role: str) -> list[str]:
+    """The delegations that asked to talk with `role`, then every other seat, less those it has talked with."""
+    seats = [*state.round2.requests, *scenario.role_ids]
+    return [p for p in dict.fromkeys(seats) if p != role and not talked(state, role, p)]
 
 
 class Passive:
@@ -59,9 +87,10 @@ class Passive:
                 return Event.OPENING_PRESENTED, {}
             case "partner":
                 if state.status == Status.ROUND_2_SELECT_CONVO_1:
-                    return Event.CONVO_1_STARTED, {"partner": state.round2.requests[0], "starter": "partner"}
+                    partner = requested_partners(scenario, state, self.role)[0]
+                    return Event.CONVO_1_STARTED, {"partner": partner, "starter": "partner"}
                 return Event.CONVO_2_SKIPPED, {}
-            case "talk" | "talk_final":
+            case "talk" | "talk_open" | "talk_final":
                 line = rng.choice(state.seed, "passive-line", PASSIVE_LINES, state.event_seq)
                 return Event.HUMAN_MESSAGE_SUBMITTED, {"text": line}
             case "placement":
@@ -69,7 +98,7 @@ class Passive:
             case "speech":
                 return Event.HUMAN_TURN_SKIP, {}
             case "vote":
-                return Event.HUMAN_VOTE_CAST, {"ballot": _own_ballot(state)}
+                return Event.HUMAN_VOTE_CAST, {"ballot": _own_ballot(state, self.role)}
         raise ValueError(f"passive policy has no decision for {step}")
 
 
@@ -83,23 +112,26 @@ class Advocate(Passive):
     def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
         role = scenario.role(self.role)
         if step.purpose == "partner":
-            convo_count = len(state.round2.conversations)
+            convo_count = len(own_talks(state, self.role))
             starter = "human"
+            asked = [p for p in state.round2.requests if p != self.role and not talked(state, self.role, p)]
             if convo_count == 0:
-                return Event.CONVO_1_STARTED, {"partner": state.round2.requests[0], "starter": starter}
-            if len(state.round2.requests) > 1:
-                return Event.CONVO_2_STARTED, {"partner": state.round2.requests[1], "starter": starter}
+                partner = (asked or requested_partners(scenario, state, self.role))[0]
+                return Event.CONVO_1_STARTED, {"partner": partner, "starter": starter}
+            if len(state.round2.requests) > 1 and asked:
+                return Event.CONVO_2_STARTED, {"partner": asked[0], "starter": starter}
             return Event.CONVO_2_SKIPPED, {}
-        if step.purpose in ("talk", "talk_final"):
+        if step.purpose in ("talk", "talk_open", "talk_final"):
             convo = state.round2.conversations[-1]
-            n = convo.human_turns + int(convo.human_final)
+            partner = other_party(state, convo, self.role)
+            n = own_turns(state, convo, self.role)
             issue = scenario.issues[n % len(scenario.issues)]
-            payer = set(scenario.role(convo.partner).can_offer)
+            payer = set(scenario.role(partner).can_offer)
             price = None
             if n == 0:
                 price = self._price(scenario, state, [i.id for i in scenario.issues], payer)
-                price = price or self._lobby(scenario, state, convo.partner)
-            trade = self._trade(scenario, state, convo.partner) if n == 1 else None
+                price = price or self._lobby(scenario, state, partner)
+            trade = self._trade(scenario, state, partner) if n == 1 else None
             offers = role.can_offer[n % len(role.can_offer) :][:1] if role.can_offer else []
             text = trade or self._plea(scenario, state, issue.id, n, offers)
             return Event.HUMAN_MESSAGE_SUBMITTED, {"text": f"{text} {price}" if price else text}
@@ -252,14 +284,15 @@ class Scripted(Passive):
     def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
         talks, issue = self.script.talks, state.active_issue
         if step.purpose == "partner":
-            n = len(state.round2.conversations)
+            n = len(own_talks(state, self.role))
             if n < len(talks):
                 event = Event.CONVO_1_STARTED if n == 0 else Event.CONVO_2_STARTED
                 return event, {"partner": talks[n].partner, "starter": talks[n].starter}
-        if step.purpose in ("talk", "talk_final"):
+        if step.purpose in ("talk", "talk_open", "talk_final"):
             convo = state.round2.conversations[-1]
-            n = convo.human_turns + int(convo.human_final)
-            messages = talks[convo.index].messages if convo.index < len(talks) else []
+            n = own_turns(state, convo, self.role)
+            mine = state.talker_of(convo) == self.role  # a script writes its own talks, not others' with it
+            messages = talks[convo.index].messages if mine and convo.index < len(talks) else []
             if n < len(messages):
                 return Event.HUMAN_MESSAGE_SUBMITTED, {"text": messages[n]}
         plan = self.script.issues.get(issue.issue_id) if issue else None
@@ -276,6 +309,29 @@ class Scripted(Passive):
         return super().decide(scenario, state, step)
 
 
+class BySeat:
+    """Several students in one game (a class group's): each seat's policy decides when that seat acts. The first
+    confirms the seats, its own and (`others`) the rest."""
+
+    name = "seats"
+
+    def __init__(self, policies: list[Policy]) -> None:
+        self.policies = {_role_of(p): p for p in policies}
+        self.first = policies[0]
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
+        if step.purpose == "role":
+            event, payload = self.first.decide(scenario, state, step)
+            return event, {**payload, "others": [seat for seat in self.policies if seat != payload["role"]]}
+        return self.policies.get(step.role or "", self.first).decide(scenario, state, step)
+
+
+def _role_of(policy: Policy) -> str:
+    role = getattr(policy, "role", None)
+    assert isinstance(role, str), f"{policy.name} holds no seat"
+    return role
+
+
 def make_policy(spec: str, role: str) -> Policy:
     if spec == "passive":
         return Passive(role)
@@ -289,6 +345,8 @@ def make_policy(spec: str, role: str) -> Policy:
 def policy_record(policy: Policy) -> dict[str, Any]:
     """What to store with a game so that it can be resumed with the same student: a script keeps its content
     (the file may have moved or changed by the time the game is resumed)."""
+    if isinstance(policy, BySeat):  # a class group's: the same bot in every seat (headless.bot)
+        return policy_record(policy.first)
     if isinstance(policy, Scripted):
         return {"kind": "script", "path": policy.path, "script": policy.script.model_dump(mode="json")}
     return {"kind": policy.name}

@@ -39,6 +39,9 @@ class Event(StrEnum):
     CONVO_2_CLOSED = "CONVO_2_CLOSED"
     CONVO_2_STARTED = "CONVO_2_STARTED"
     CONVO_2_SKIPPED = "CONVO_2_SKIPPED"
+    ROUND_2_NEXT_STUDENT = (
+        "ROUND_2_NEXT_STUDENT"  # a class group's game: the next student chooses their talks
+    )
     ROUND_2_COMPLETE = "ROUND_2_COMPLETE"
     ROUND_3_READY = "ROUND_3_READY"
     ISSUE_INTRO_COMPLETE = "ISSUE_INTRO_COMPLETE"
@@ -102,9 +105,26 @@ class Empty(Payload):
 
 
 class RoleChoice(Payload):
-    REASONS = {"role": InvalidMove.UNKNOWN_ROLE, "variant": InvalidMove.UNKNOWN_VARIANT}
+    """The first student's seat and opening; `others`: the seats other students hold (a class group's game, set
+    by the platform as it starts the game, never taken from a form)."""
+
+    REASONS = {
+        "role": InvalidMove.UNKNOWN_ROLE, "variant": InvalidMove.UNKNOWN_VARIANT, "others": InvalidMove.UNKNOWN_ROLE,
+    }  # fmt: skip
+    SERVER_FIELDS = ("signals", "others")
     role: str
     variant: str | None = None  # None: the role's first opening
+    others: list[str] = []
+
+    @field_validator("others")
+    @classmethod
+    def _other_seats(cls, others: list[str], info: ValidationInfo) -> list[str]:
+        scenario, role = (info.context or {}).get("scenario"), info.data.get("role")
+        if len(set(others)) != len(others) or role in others:
+            raise ValueError(InvalidMove.UNKNOWN_ROLE)
+        if scenario is not None and any(seat not in scenario.role_ids for seat in others):
+            raise ValueError(InvalidMove.UNKNOWN_ROLE)
+        return others
 
     @field_validator("role")
     @classmethod
@@ -137,9 +157,10 @@ class TalkStart(Payload):
         scenario, state = context.get("scenario"), context.get("state")
         if scenario is None or state is None:
             return partner
-        if partner not in scenario.role_ids or partner == state.human_role:
+        student = state.round2_student
+        if partner not in scenario.role_ids or partner == student:
             raise ValueError(InvalidMove.BAD_PARTNER)
-        if any(convo.partner == partner for convo in state.round2.conversations):
+        if any({state.talker_of(c), c.partner} == {student, partner} for c in state.round2.conversations):
             raise ValueError(InvalidMove.SAME_PARTNER)
         return partner
 

@@ -18,7 +18,7 @@ from simulations.services.files.export import common_fields, dollars, inert, no_
 from simulations.services.files.export_schema import SimulationExport, Strict
 
 from . import judge
-from .games import scenario_of_version
+from .games import scenario_of_version, seated
 from .scenario import Scenario
 from .state import Commitment
 
@@ -104,7 +104,9 @@ export_model = NegotiationExport
 
 
 def build(game: Game) -> NegotiationExport:
-    """Precondition: none. The negotiation's export, typed."""
+    """Precondition: none. The negotiation's export, typed (for a class group's student, `seated`: their seat is
+    the student's)."""
+    game = seated(game)
     scenario = scenario_of_version(game.scenario)
     return NegotiationExport(
         **common_fields(game=game),
@@ -132,11 +134,18 @@ def build(game: Game) -> NegotiationExport:
 
 def hide_running(doc: NegotiationExport) -> NegotiationExport:
     """While a game is still being played, what its student may know: the transcript they can see, no AI seat's
-    stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything.
+    stance changes and no commitments (whether a trade moved a seat). Once the game is in review, everything; but a
+    game several students shared (`shared`) keeps showing only the talks the reading student was in.
     (The complete document, for import and the `export_game` command, is `build_export`.)"""
-    if doc.game.phase == Status.REVIEW:
-        return doc
     human = doc.game.human_role or ""
+    if doc.game.phase == Status.REVIEW:
+        first = shared(doc)
+        if not first:
+            return doc
+        # The written debrief is the first student's (it quotes their talks): theirs alone.
+        section = doc.negotiation if human == first else doc.negotiation.model_copy(update={"summary": None})
+        entries = [e for e in doc.transcript if human and visible_to(e, human)]
+        return doc.model_copy(update={"transcript": entries, "negotiation": section})
     section = doc.negotiation.model_copy(
         update={
             "stance_changes": [c for c in doc.negotiation.stance_changes if human and c.role == human],
@@ -145,6 +154,15 @@ def hide_running(doc: NegotiationExport) -> NegotiationExport:
     )
     entries = [e for e in doc.transcript if human and visible_to(e, human)]
     return doc.model_copy(update={"negotiation": section, "transcript": entries})
+
+
+def shared(doc: NegotiationExport) -> str:
+    """The first student's seat of a game several students played (a class group's), "" for any other game: its
+    readers never see the talks of a pair they were not in, even once it is over."""
+    for event in doc.events:
+        if event.name == "ROLE_CONFIRMED" and event.payload.get("others"):
+            return str(event.payload["role"])
+    return ""
 
 
 def judge_readings(*, game: Game, scenario: Scenario) -> list[ReadingInfo]:
@@ -245,7 +263,13 @@ def _scenario_title(game: Game) -> str:
 
 
 def start_options(doc: SimulationExport) -> dict[str, Any]:
-    return {}  # a negotiation starts the same for everyone: the student's seat is its first event
+    """A negotiation starts the same for everyone, the student's seat its first move; a class group's game had its
+    students' seats confirmed in its first step (the `seats` its start was given)."""
+    first = doc.checkpoints[0].after_event if doc.checkpoints else 0
+    for event in doc.events[:first]:
+        if event.name == "ROLE_CONFIRMED":
+            return {"seats": [event.payload["role"], *event.payload.get("others", [])]}
+    return {}
 
 
 def reader_view(doc: SimulationExport) -> SimulationExport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any, cast
 
 from simulations.services.content.scenarios import parsed_scenario
@@ -72,3 +73,41 @@ def committed_state(state: GameState) -> dict[str, Any]:
 
 def step_of(game: Game) -> Step:
     return machine.next_step(scenario_of(game), state_of(game))
+
+
+def seated(game: Game) -> Game:
+    """`game` as its `viewer_seat` sees it (a class group's student other than the owner: services.ledger.seats),
+    for the pages, which render the student's view from `human_role`: a copy in which that seat is the student's
+    and the others' are co-players. The game itself as it is for its owner and for readers without a seat."""
+    seat = game.viewer_seat
+    if not seat or seat == game.human_role:
+        return game
+    state = state_of(game)
+    if seat not in state.humans:
+        return game
+    seen = copy.copy(game)
+    seen.human_role = seat
+    seen.state = committed_state(seen_from(state, seat))
+    return seen
+
+
+def seen_from(state: GameState, seat: str) -> GameState:
+    """The state with `seat` as the student and the other students as co-players; a talk another student chose
+    with `seat` is turned round, so that `seat` is on its student's side as in a talk of its own. For pages only:
+    the machine never plays this state."""
+    current = state.round2_student
+    view = state.model_copy(deep=True)
+    view.human_role, view.human_variant = seat, state.round1.openings.get(seat)
+    view.co_players = [h for h in state.humans if h != seat]
+    if current is not None:
+        view.round2.student = view.humans.index(current)
+    for convo in view.round2.conversations:
+        talker = state.talker_of(convo)
+        convo.talker = talker
+        if convo.partner == seat and talker is not None:
+            convo.talker, convo.partner = seat, talker
+            convo.human_turns, convo.partner_turns = convo.partner_turns, convo.human_turns
+            convo.human_final, convo.partner_final = convo.partner_final, convo.human_final
+            convo.starter = "partner" if convo.starter == "human" else "human"
+            convo.next_speaker = "partner" if convo.next_speaker == "human" else "human"
+    return view

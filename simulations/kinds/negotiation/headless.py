@@ -11,7 +11,7 @@ from simulations.services.ledger.resume import resume_game
 from simulations.services.ledger.turns import games_with_scenario
 from simulations.services.play.headless import Progress, play_to_end
 
-from .bots import Policy, describe_policy, make_policy, policy_from_record, policy_record
+from .bots import BySeat, Policy, describe_policy, make_policy, policy_from_record, policy_record
 from .games import scenario_of_version, state_of
 from .human_turns import submit_human_event
 from .machine import Step
@@ -27,7 +27,11 @@ def cli_options(*, role: str | None, human: str | None, options: dict[str, str])
 
 
 def bot(game: Game, seat: Seat) -> Bot:
-    """The student bot `seat.human` in `seat.role` (on resume, by default the one the game was played with)."""
+    """The student bot `seat.human` in `seat.role` (on resume, by default the one the game was played with); in a
+    class group's game, that bot in every student's seat."""
+    students = state_of(game).humans
+    if len(students) > 1:
+        return student(game, BySeat([make_policy(seat.human or "passive", role) for role in students]))
     role, human, stored = seat.role, seat.human, game.human_policy or {}
     if not role:
         raise ValueError("--role is required for a new game.")

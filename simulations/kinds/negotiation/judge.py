@@ -266,7 +266,7 @@ def apply_message(
         if offers:
             heard = state.offers_heard.setdefault(listener, [])
             heard.extend(o for o in sorted(offers) if o not in heard)
-        if listener == state.human_role:
+        if listener in state.humans:
             continue  # the student hears offers like anyone (the record says so); their stance is theirs to move
         if offers:
             changes += apply_offer_conditions(scenario, state, listener, speaker_name, cause_seq)
@@ -407,7 +407,7 @@ def apply_adoption_conditions(scenario: Scenario, state: GameState, cause_seq: i
     adopted = rules.adopted_options(state)
     changes: list[StanceChange] = []
     for role in scenario.role_ids:
-        if role == state.human_role:
+        if role in state.humans:
             continue
         for issue_id, stance in state.stances[role].items():
             if rules.resolved_issue(state, issue_id):

@@ -43,6 +43,7 @@ from simulations.kinds.negotiation.state import (
     IssueState,
     PendingCondition,
     Stance,
+    Starter,
     Status,
 )
 
@@ -182,14 +183,18 @@ def _convo(st: GameState) -> Conversation | None:
     return st.round2.conversations[-1] if st.round2.conversations else None
 
 
-def _human_to_talk(st: GameState) -> bool:
+def _talking(st: GameState) -> bool:
     c = _convo(st)
-    return bool(c and c.phase in ("OPEN", "FINAL_TURNS") and c.next_speaker == "human")
+    return bool(c and c.phase in ("OPEN", "FINAL_TURNS"))
+
+
+def _human_to_talk(st: GameState) -> bool:
+    """A student speaks next in the open talk: the student who chose it, or a student they chose to talk with."""
+    return _talking(st) and _talker(st) in st.humans
 
 
 def _partner_to_talk(st: GameState) -> bool:
-    c = _convo(st)
-    return bool(c and c.phase in ("OPEN", "FINAL_TURNS") and c.next_speaker == "partner")
+    return _talking(st) and _talker(st) not in st.humans
 
 
 def _convo_closed(index: int) -> Callable[[GameState], bool]:
@@ -216,12 +221,12 @@ def current_speaker(st: GameState) -> str | None:
 
 def _human_speaks(st: GameState) -> bool:
     speaker = current_speaker(st)
-    return speaker is not None and speaker == st.human_role
+    return speaker is not None and speaker in st.humans
 
 
 def _ai_speaks(st: GameState) -> bool:
     speaker = current_speaker(st)
-    return speaker is not None and speaker != st.human_role
+    return speaker is not None and speaker not in st.humans
 
 
 def _debate_done(st: GameState) -> bool:
@@ -241,12 +246,12 @@ def next_voter(st: GameState) -> str | None:
 
 def _human_votes(st: GameState) -> bool:
     voter = next_voter(st)
-    return voter is not None and voter == st.human_role
+    return voter is not None and voter in st.humans
 
 
 def _ai_votes(st: GameState) -> bool:
     voter = next_voter(st)
-    return voter is not None and voter != st.human_role
+    return voter is not None and voter not in st.humans
 
 
 def _all_voted(st: GameState) -> bool:
@@ -283,6 +288,7 @@ def _confirm_role(c: _Ctx) -> None:
     role = sc.role(choice.role)
     variant = choice.variant or role.openings[0].id
     st.human_role, st.human_variant = role.id, str(variant)
+    st.co_players = list(choice.others)
     for other in sc.roles:
         if other.id == role.id:
             chosen = str(variant)
@@ -331,59 +337,80 @@ def _start_convo(c: _Ctx) -> None:
     st, start = c.state, c.payload
     assert isinstance(start, TalkStart)
     partner, starter = start.partner, start.starter  # its validators checked the partner against the game
-    assert st.human_role is not None
+    talker = st.round2_student
+    assert talker is not None
+    # A game of one student keeps `talker` empty (it is `human_role`), as it stored its talks before.
     convo = Conversation(
-        index=len(st.round2.conversations), partner=partner, starter=starter, next_speaker=starter
-    )
+        index=sum(1 for t in st.round2.conversations if st.talker_of(t) == talker), partner=partner,
+        starter=starter, next_speaker=starter, talker=talker if st.co_players else None,
+    )  # fmt: skip
     st.round2.conversations.append(convo)
-    first, second = (st.human_role, partner) if starter == "human" else (partner, st.human_role)
-    c.chair("talk_open", first=c.name(first), second=c.name(second), audience=[st.human_role, partner])
+    first, second = (talker, partner) if starter == "human" else (partner, talker)
+    c.chair("talk_open", first=c.name(first), second=c.name(second), audience=[talker, partner])
 
 
-def _talk_message(side: Literal["human", "partner"]) -> Callable[[_Ctx], None]:
-    def action(c: _Ctx) -> None:
-        st, convo = c.state, _convo(c.state)
-        assert convo is not None and st.human_role is not None
-        text = c.text()
-        speaker = st.human_role if side == "human" else convo.partner
-        listener = convo.partner if side == "human" else st.human_role
-        audience = [st.human_role, convo.partner]
-        entry = c.add(speaker, "message", text, audience=audience)
-        signals = c.judge(speaker, text, entry, issue=None)
-        judge.record_statements(st, speaker, signals, heard_by=listener)
-        c.changes += judge.apply_message(
-            c.scenario, st, speaker=speaker, listeners=[listener], text=text, private=True,
-            cause_seq=entry.seq, signals=signals,
-        )  # fmt: skip
-        other: Literal["human", "partner"] = "partner" if side == "human" else "human"
-        limit = c.scenario.talk_messages_each
-        if convo.phase == "OPEN":
-            if side == "human":
-                convo.human_turns += 1
-            else:
-                convo.partner_turns += 1
-            if convo.human_turns >= limit and convo.partner_turns >= limit:
-                convo.phase = "INTERRUPT"
-                c.chair("talk_interrupt", a=c.name(st.human_role), b=c.name(convo.partner), audience=audience)
-                convo.phase, convo.next_speaker = "FINAL_TURNS", convo.starter
-            else:
-                convo.next_speaker = other
+def _talk_message(c: _Ctx) -> None:
+    """The next message of the open talk, by whichever side's turn it is (a student's or a delegation's)."""
+    st, convo = c.state, _convo(c.state)
+    assert convo is not None
+    talker = st.talker_of(convo)
+    assert talker is not None
+    side = convo.next_speaker
+    text = c.text()
+    speaker = talker if side == "human" else convo.partner
+    listener = convo.partner if side == "human" else talker
+    audience = [talker, convo.partner]
+    entry = c.add(speaker, "message", text, audience=audience)
+    signals = c.judge(speaker, text, entry, issue=None)
+    judge.record_statements(st, speaker, signals, heard_by=listener)
+    c.changes += judge.apply_message(
+        c.scenario, st, speaker=speaker, listeners=[listener], text=text, private=True,
+        cause_seq=entry.seq, signals=signals,
+    )  # fmt: skip
+    other: Starter = "partner" if side == "human" else "human"
+    limit = c.scenario.talk_messages_each
+    if convo.phase == "OPEN":
+        if side == "human":
+            convo.human_turns += 1
         else:
-            if side == "human":
-                convo.human_final = True
-            else:
-                convo.partner_final = True
-            if convo.human_final and convo.partner_final:
-                c.chair("talk_close", a=c.name(st.human_role), b=c.name(convo.partner), audience=audience)
-                convo.phase = "CLOSED"
-            else:
-                convo.next_speaker = other
-
-    return action
+            convo.partner_turns += 1
+        if convo.human_turns >= limit and convo.partner_turns >= limit:
+            convo.phase = "INTERRUPT"
+            c.chair("talk_interrupt", a=c.name(talker), b=c.name(convo.partner), audience=audience)
+            convo.phase, convo.next_speaker = "FINAL_TURNS", convo.starter
+        else:
+            convo.next_speaker = other
+    else:
+        if side == "human":
+            convo.human_final = True
+        else:
+            convo.partner_final = True
+        if convo.human_final and convo.partner_final:
+            c.chair("talk_close", a=c.name(talker), b=c.name(convo.partner), audience=audience)
+            convo.phase = "CLOSED"
+        else:
+            convo.next_speaker = other
 
 
 def _round2_close(c: _Ctx) -> None:
     c.chair("round2_close")
+
+
+def _more_talkers(st: GameState) -> bool:
+    return st.round2.student < len(st.humans) - 1
+
+
+def _last_talker(st: GameState) -> bool:
+    return not _more_talkers(st)
+
+
+def _next_talker(c: _Ctx) -> None:
+    """The next student of a class group's game chooses their talks (one student at a time: see the guide)."""
+    st = c.state
+    st.round2.student += 1
+    student = st.round2_student
+    assert student is not None
+    st.round2.requests = list(c.scenario.role(student).talks_requested_by)
 
 
 def _announce_issue(c: _Ctx) -> None:
@@ -433,7 +460,7 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
         assert issue is not None
         speaker = current_speaker(st)
         assert speaker is not None
-        if human != (speaker == st.human_role):
+        if human != (speaker in st.humans):
             raise c.refuse(InvalidMove.WRONG_ACTOR)
         text = c.text()
         entry = c.add(speaker, "speech", text)
@@ -488,7 +515,7 @@ def _finalize_positions(c: _Ctx) -> None:
     # Stances are kept current after every message, so finalization only re-checks offer conditions and the
     # invariant that a preferred option is always acceptable.
     for role in c.scenario.role_ids:
-        if role == c.state.human_role:
+        if role in c.state.humans:
             continue
         c.changes += judge.apply_offer_conditions(c.scenario, c.state, role, "earlier offers", None)
         for stance in c.state.stances[role].values():
@@ -589,6 +616,8 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
     if rank > PHASE_ORDER[Status.ROLE_SELECTION]:
         if state.human_role not in scenario.role_ids:
             problems.append("no human role")
+        elif len(set(state.humans)) != len(state.humans) or not set(state.humans) <= set(scenario.role_ids):
+            problems.append("students' seats unknown or repeated")
         if set(state.stances) != set(scenario.role_ids) or set(state.round1.openings) != set(
             scenario.role_ids
         ):
@@ -632,6 +661,10 @@ def _student(st: GameState) -> str | None:
     return st.human_role
 
 
+def _round2_student(st: GameState) -> str | None:
+    return st.round2_student
+
+
 def _next_opener(st: GameState) -> str | None:
     return st.round1.speaker_order[st.round1.cursor]
 
@@ -639,7 +672,7 @@ def _next_opener(st: GameState) -> str | None:
 def _talker(st: GameState) -> str | None:
     convo = _convo(st)
     assert convo is not None
-    return st.human_role if convo.next_speaker == "human" else convo.partner
+    return st.talker_of(convo) if convo.next_speaker == "human" else convo.partner
 
 
 def _talk_purpose(st: GameState) -> str:
@@ -686,19 +719,21 @@ TRANSITIONS: list[Transition] = [
                _openings_done, _round1_close),
     Transition(S.ROUND_2_SETUP, E.ROUND_2_READY, S.ROUND_2_SELECT_CONVO_1, "system", action=_round2_intro),
     Transition(S.ROUND_2_SELECT_CONVO_1, E.CONVO_1_STARTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
-               action=_start_convo, payload=TalkStart, who=_student, purpose="partner"),
+               action=_start_convo, payload=TalkStart, who=_round2_student, purpose="partner"),
     Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.HUMAN_MESSAGE_SUBMITTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
-               _human_to_talk, _talk_message("human"), payload=Spoken, who=_talker, purpose=_talk_purpose),
+               _human_to_talk, _talk_message, payload=Spoken, who=_talker, purpose=_talk_purpose),
     Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.AI_MESSAGE_COMMITTED, S.ROUND_2_CONVERSATION_ACTIVE, "ai",
-               _partner_to_talk, _talk_message("partner"), payload=Spoken, who=_talker, purpose=_talk_purpose),
+               _partner_to_talk, _talk_message, payload=Spoken, who=_talker, purpose=_talk_purpose),
     Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.CONVO_1_CLOSED, S.ROUND_2_SELECT_CONVO_2, "system",
                _convo_closed(0)),
     Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.CONVO_2_CLOSED, S.ROUND_2_WRAP_UP, "system", _convo_closed(1)),
     Transition(S.ROUND_2_SELECT_CONVO_2, E.CONVO_2_STARTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
-               action=_start_convo, payload=TalkStart, who=_student, purpose="partner"),
-    Transition(S.ROUND_2_SELECT_CONVO_2, E.CONVO_2_SKIPPED, S.ROUND_2_WRAP_UP, "human", who=_student,
+               action=_start_convo, payload=TalkStart, who=_round2_student, purpose="partner"),
+    Transition(S.ROUND_2_SELECT_CONVO_2, E.CONVO_2_SKIPPED, S.ROUND_2_WRAP_UP, "human", who=_round2_student,
                purpose="partner", declines=True),
-    Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_COMPLETE, S.ROUND_3_SETUP, "system", action=_round2_close),
+    Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_NEXT_STUDENT, S.ROUND_2_SELECT_CONVO_1, "system", _more_talkers,
+               _next_talker),
+    Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_COMPLETE, S.ROUND_3_SETUP, "system", _last_talker, _round2_close),
     Transition(S.ROUND_3_SETUP, E.ROUND_3_READY, S.ISSUE_INTRO, "system", action=_round3_start),
     Transition(S.ISSUE_INTRO, E.ISSUE_INTRO_COMPLETE, S.ISSUE_DEBATE_ROUND_1, "human", action=_set_placement,
                payload=PlacementChoice, who=_student, purpose="placement"),
@@ -795,7 +830,8 @@ def apply(
 
 def _actor_label(t: Transition, before: GameState) -> str:
     if t.actor == "human":
-        return f"human:{before.human_role}" if before.human_role else "human"
+        seat = t.who(before)
+        return f"human:{seat}" if seat else "human"
     if t.actor == "ai":
         return f"ai:{t.who(before) or 'debrief'}"
     return t.actor
@@ -835,7 +871,7 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
     return Step(first.actor, tuple(t.event for t in rows), first.who(state), first.purpose_in(state))
 
 
-UPGRADABLE_SCHEMAS = (1,)
+UPGRADABLE_SCHEMAS = (1, 2)
 REQUIRED_FIELDS = (
     "status",
     "seed",
@@ -855,7 +891,8 @@ def resume(scenario: Scenario, snapshot: dict[str, Any]) -> GameState:
         raise ResumeError(f"Snapshot is missing required fields: {', '.join(missing)}.")
     if snapshot["schema_version"] in UPGRADABLE_SCHEMAS:
         # Version 1 lacked the statements record (`stated`); it starts empty, as in a game where nobody has
-        # spoken yet, and fills from the next message on.
+        # spoken yet, and fills from the next message on. Version 2 had one student: no co-players, and each
+        # talk's student is `human_role` (an empty `talker`).
         snapshot = {**snapshot, "schema_version": SCHEMA_VERSION}
     if snapshot["schema_version"] != SCHEMA_VERSION:
         raise ResumeError(

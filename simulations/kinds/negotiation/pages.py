@@ -17,13 +17,14 @@ from django.template.loader import render_to_string
 from simulations.kinds.negotiation.games import scenario_of_version
 from simulations.kinds.negotiation.machine import Status
 from simulations.models import Game, ScenarioVersion
+from simulations.services.ledger.seats import seen_by
 from simulations.services.ledger.turns import create_game
 from simulations.services.pages.broadcast import notify_panels_drawn
 from simulations.services.pages.fragments import fragment
 from simulations.services.play.model_step import Move
 from simulations.services.policy.moves import take_posted_move
 
-from .games import state_of
+from .games import seated, state_of
 from .human_turns import PAYLOAD_FIELDS, human_move
 from .presenters import brief_context, game_context, persona_context, render_panels, roles_context, transcript
 from .presenters import phase_label as phase_label
@@ -32,6 +33,7 @@ from .review_page import review as review
 
 
 def page(request: HttpRequest, game: Game) -> HttpResponse:
+    game = seated(game)
     context = game_context(game)
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)
@@ -81,6 +83,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
         return redirect("game", game_id=game.pk)
     if error:
         game.refresh_from_db()  # refused: the panels show the game as it is now (a committed move returned it)
+    game = seated(seen_by(game, request.user))
     context = game_context(game)  # the refusal goes in the notice below, not the panels
     if game.phase == Status.ROLE_SELECTION:
         scenario = scenario_of_version(game.scenario)

@@ -83,7 +83,7 @@ def _advance(outcomes: list[Outcome]) -> Advance:
     return Advance(
         events=ledger_events(outcomes), state=committed_state(final), phase=str(final.status),
         human_role=final.human_role or "", finished=final.status == Status.REVIEW, schema_version=final.schema_version,
-        transcript_seq=final.transcript_seq,
+        transcript_seq=final.transcript_seq, other_seats=tuple(final.co_players),
     )  # fmt: skip
 
 
@@ -129,9 +129,16 @@ class Negotiation(KindBase):
     after_finish_events: frozenset[str] = frozenset({Event.AI_SUMMARY_READY})
 
     def start(self, scenario: Scenario, *, seed: int, options: dict[str, Any]) -> Advance:
-        if options:
-            raise ValueError(f"a negotiation takes no start options (got {sorted(options)})")
-        return _advance(run(scenario, machine.new_game(seed), Event.NEW_GAME_CREATED, {}, own=True))
+        """A new game resting on the choice of a seat; with `seats` (a class group's game: the students' seats,
+        the owner's first), those seats confirmed in the same step, each opening as its seat's first."""
+        seats = options.get("seats")
+        if set(options) - {"seats"} or (seats is not None and not (isinstance(seats, list) and seats)):
+            raise ValueError(f"a negotiation takes only a list of seats to start with (got {options!r})")
+        outcomes = run(scenario, machine.new_game(seed), Event.NEW_GAME_CREATED, {}, own=True)
+        if seats:
+            confirmed = {"role": seats[0], "others": list(seats[1:])}
+            outcomes += run(scenario, outcomes[-1].state, Event.ROLE_CONFIRMED, confirmed, own=True)
+        return _advance(outcomes)
 
     def advance(
         self, scenario: Scenario, state: dict[str, Any], event: str, payload: dict[str, Any]
@@ -156,7 +163,8 @@ class Negotiation(KindBase):
         else:
             # The one AI step with no seat: the debrief's summary, written in Markdown sections.
             speaker, markdown = "The debrief", True
-        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown)
+        seat = step.role or "" if actor is Actor.HUMAN else ""
+        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown, seat=seat)
 
     def stream_view(self, text: str) -> str:
         return "" if prompts.PASS.startswith(text.strip().upper()) else text

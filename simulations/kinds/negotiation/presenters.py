@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 from simulations.engine.visibility import visible_to
 from simulations.kinds.negotiation import machine, rules
 from simulations.kinds.negotiation.entries import kept_entries
-from simulations.kinds.negotiation.games import scenario_of_version, state_of
+from simulations.kinds.negotiation.games import scenario_of_version, seated, state_of
 from simulations.kinds.negotiation.machine import Status
 from simulations.kinds.negotiation.prompts import SeenEntry
 from simulations.kinds.negotiation.scenario import Scenario
@@ -121,8 +121,8 @@ def _seen_among(earlier: Sequence[SeenEntry], human_role: str | None) -> tuple[i
 
 def _talk(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
     convo = state.active_conversation
-    if convo is None or state.human_role is None:
-        return None
+    if convo is None or state.human_role is None or state.talker_of(convo) != state.human_role:
+        return None  # no talk, or another student's (a class group's game)
     each = scenario.talk_messages_each
     return {
         "number": convo.index + 1,
@@ -186,11 +186,13 @@ def _panel(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str
         return {"kind": "waiting", "who": who, "purpose": step.purpose}
     if step.kind == "advance":
         return {"kind": "advance", "speaker": scenario.display_name(step.role or "")}
+    if step.role and step.role != human:  # another student's seat acts (a class group's game)
+        return {"kind": "waiting", "who": scenario.display_name(step.role), "purpose": step.purpose}
     purpose = step.purpose
     if purpose == "role":
         return {"kind": "roles"}
     if purpose == "partner":
-        taken = {c.partner for c in state.round2.conversations}
+        taken = {c.partner for c in state.round2.conversations if state.talker_of(c) == human}
         requests = [r for r in state.round2.requests if r not in taken]
         others = [r for r in scenario.role_ids if r not in requests and r not in taken and r != human]
         return {
@@ -297,7 +299,11 @@ def earlier_talks(game: Game, scenario: Scenario, state: GameState) -> str:
 
     Rendered once per game and set of closed talks, then kept: a closed talk never changes, and the panels are
     rendered again after every turn of the game's rest (this dialog was a fifth of each render)."""
-    closed = tuple(c.partner for c in state.round2.conversations if c.phase == "CLOSED")
+    closed = tuple(
+        c.partner
+        for c in state.round2.conversations
+        if c.phase == "CLOSED" and state.talker_of(c) == state.human_role
+    )
     if not closed:
         return ""
     # The game's creation time guards against a reused id (a test database rolled back, say).
@@ -460,8 +466,9 @@ def _marked_region(name: str, context: dict[str, Any]) -> str:
     they were. The move is always rendered: it carries the version and a new key, and with a request its CSRF
     field."""
     return render_region(
-        f"negotiation/_panel_{name}.html", context | {"region_oob": _OOB_MARK}, owner=context["game"].pk
-    )
+        f"negotiation/_panel_{name}.html", context | {"region_oob": _OOB_MARK},
+        owner=(context["game"].pk, context["game"].human_role),  # one student's view of it (a group's game)
+    )  # fmt: skip
 
 
 def render_panels(
@@ -498,6 +505,7 @@ def render_update(
     panels. A move sent over the page's websocket leaves the panels to the consumer's next update, so the memory
     holds across it; a posted move's answer redraws them behind the consumer's back, and the consumer then empties
     it (`pages.move`, broadcast.notify_panels_drawn), so that its next update sends them whole."""
+    game = seated(game)
     entries = transcript(game, since_seq=since_seq)
     context = game_context(game) | {"entries": entries, "oob": True}
     oob = _region_oob(game.version)

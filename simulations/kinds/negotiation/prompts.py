@@ -122,9 +122,10 @@ def build_prompt(
     issue_id: str | None = None
     if purpose.startswith("talk"):
         convo = state.round2.conversations[-1]
-        assert state.human_role is not None
-        partner = scenario.display_name(state.human_role)
-        facts["partner"] = {"id": state.human_role, "name": partner}
+        student = state.talker_of(convo)
+        assert student is not None
+        partner = scenario.display_name(student)
+        facts["partner"] = {"id": student, "name": partner}
         facts["messages_so_far"] = convo.partner_turns + int(convo.partner_final)
         values = {
             "partner_name": partner, "message_number": convo.partner_turns + 1,

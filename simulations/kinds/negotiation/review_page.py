@@ -21,11 +21,12 @@ from simulations.services.people.access import can_drive, share_link
 
 from . import review_pictures
 from .debrief import debrief_facts
-from .games import scenario_of_version, state_of
+from .games import scenario_of_version, seated, state_of
 from .presenters import EntryView, transcript
 
 
 def review(request: HttpRequest, game: Game) -> HttpResponse:
+    game = seated(game)  # a class group's student reads it from their own seat
     data = reader_export(game=game)
     section = data["negotiation"]
     names = {r["id"]: r["name"] for r in section["roles"]}
@@ -59,7 +60,7 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
             "judge_model": judged_by if judged_by and judged_by != played_by else "", "judge": data["judge_calls"],
             "fallback_percent": _percent(data["judge_calls"]["fallback_rate"]),
             "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == Status.REVIEW,
-            "print_transcript": request.GET.get("transcript") == "1",
+            "print_transcript": request.GET.get("transcript") == "1", "co_player": game.viewer_seat is not None,
             **(at_a_glance(game) if game.phase == Status.REVIEW else {}),
         },
     )  # fmt: skip

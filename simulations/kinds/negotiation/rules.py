@@ -44,7 +44,7 @@ def debate_order(
 def position(state: GameState, role: str, issue_id: str) -> str:
     """The option a seat stands for: an AI seat's current preference; the student's last public statement on the
     issue (what they said counts, not their brief), else their brief's preference."""
-    if role == state.human_role:
+    if role in state.humans:
         stated = state.stated.get(role, {}).get(issue_id)
         if stated is not None:
             return stated

@@ -417,12 +417,19 @@ def negotiation_facts(
         "spoken": len(own),
         "lines": _lines(scenario, state, role_id, purpose, issue_id),
     }
-    if state.human_role:
-        facts["human"] = state.human_role
-        facts["partner_votes"] = scenario.role(state.human_role).votes
-        facts["partner_can_offer"] = list(scenario.role(state.human_role).can_offer)
-        facts["partner_stated"] = dict(sorted(stated.get(state.human_role, {}).items()))
+    student = _counterpart(state)
+    if student:
+        facts["human"] = student
+        facts["partner_votes"] = scenario.role(student).votes
+        facts["partner_can_offer"] = list(scenario.role(student).can_offer)
+        facts["partner_stated"] = dict(sorted(stated.get(student, {}).items()))
     return facts
+
+
+def _counterpart(state: GameState) -> str | None:
+    """The student a delegation answers: in a talk, the student it talks with; elsewhere the first student."""
+    convo = state.active_conversation
+    return state.talker_of(convo) if convo is not None else state.human_role
 
 
 def _names(refs: list[dict[str, str]]) -> str:

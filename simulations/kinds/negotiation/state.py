@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 2  # 2: `stated` and `stated_in_talks`
+SCHEMA_VERSION = 3  # 2: `stated` and `stated_in_talks`; 3: several students (`co_players`, talks' `talker`)
 
 
 class Status(StrEnum):
@@ -71,8 +71,11 @@ class Round1(Model):
 
 
 class Conversation(Model):
-    index: int
+    index: int  # the talking student's first (0) or second (1) talk
     partner: str
+    # The student's seat on the "human" side; None in a game stored before several students could play (its
+    # student, `human_role`). The partner may be a student too (a class group's game).
+    talker: str | None = None
     starter: Starter
     # OPEN -> (chair interrupts) -> FINAL_TURNS -> CLOSED; INTERRUPT is the instant of the chair's line
     phase: Literal["OPEN", "INTERRUPT", "FINAL_TURNS", "CLOSED"] = "OPEN"
@@ -84,8 +87,9 @@ class Conversation(Model):
 
 
 class Round2(Model):
-    requests: list[str] = Field(default_factory=list)
+    requests: list[str] = Field(default_factory=list)  # the delegations that asked to talk with `student`
     conversations: list[Conversation] = Field(default_factory=list)
+    student: int = 0  # which student (in `GameState.humans`) chooses their talks now
 
 
 class IssueState(Model):
@@ -125,8 +129,10 @@ class GameState(Model):
     # (`model_copy(update={"status": ...})`) serialises without warnings. Status members are strs.
     status: Annotated[str, AfterValidator(Status)] = Status.BOOT
     seed: int
-    human_role: str | None = None
+    human_role: str | None = None  # the (first) student's seat
     human_variant: str | None = None
+    # The seats other students hold in a class group's game, in the order they take their Round 2 talks.
+    co_players: list[str] = Field(default_factory=list)
     transcript_seq: int = 0  # sequence number of the last transcript entry
     event_seq: int = 0  # sequence number of the last event
     round1: Round1 = Field(default_factory=Round1)
@@ -142,6 +148,20 @@ class GameState(Model):
     stated_in_talks: dict[str, dict[str, dict[str, str]]] = Field(default_factory=dict)
     summary: str | None = None
     summary_requested: bool = False
+
+    @property
+    def humans(self) -> list[str]:
+        """Every seat a student holds: the first student's, then the others'."""
+        return [self.human_role, *self.co_players] if self.human_role else []
+
+    @property
+    def round2_student(self) -> str | None:
+        """The student whose Round 2 talks are under way (or about to be chosen)."""
+        humans = self.humans
+        return humans[self.round2.student] if self.round2.student < len(humans) else None
+
+    def talker_of(self, convo: Conversation) -> str | None:
+        return convo.talker or self.human_role
 
     @property
     def active_conversation(self) -> Conversation | None:

@@ -41,8 +41,11 @@ def export_markdown(*, game: Game) -> str:
 
 
 def _reread(game: Game) -> Game:
-    """The game's row as the snapshot sees it (the caller's copy may be older than the events read next)."""
-    return Game.objects.select_related("scenario").get(pk=game.pk)
+    """The game's row as the snapshot sees it (the caller's copy may be older than the events read next), for the
+    same reader (`viewer_seat`)."""
+    fresh = Game.objects.select_related("scenario").get(pk=game.pk)
+    fresh.viewer_seat = game.viewer_seat
+    return fresh
 
 
 def common_fields(*, game: Game) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +46,7 @@ from simulations.services.ledger.rows import (
     quoted_column,
     update_row,
 )
+from simulations.services.ledger.seats import give_seats
 from simulations.services.pages.broadcast import notify_game_advanced
 
 log = logging.getLogger(__name__)
@@ -192,18 +193,27 @@ def create_game(
     owner: User | None = None,
     model: str | None = None,
     options: dict[str, Any] | None = None,
+    others: Sequence[User] = (),
 ) -> Game:
     """Create a game of the scenario's kind with its first committed step and checkpoint (a negotiation rests in
     ROLE_SELECTION), pinned to the model option `model` (see services.content.model_choice; None: the settings' model).
-    `options` are the kind's start options (e.g. a deliberation's submitted code). Raises UnknownModelChoice."""
+    `options` are the kind's start options (e.g. a deliberation's submitted code, a class group's seats).
+    `others`: the students who share the game with its owner, given the seats the start names for them
+    (`Advance.other_seats`, in order); none, and the owner plays every seat (an imported class group's game).
+    Raises UnknownModelChoice, and ValueError if they do not match."""
     kind = get_kind(scenario_version.kind)
     advance = kind.start(parsed_scenario(scenario_version), seed=seed, options=options or {})
+    if others and (len(others) != len(advance.other_seats) or owner is None):
+        raise ValueError(f"{len(others)} other students for {len(advance.other_seats)} other seats")
     pinned = pinned_fields(model)
     with transaction.atomic():
         game = Game.objects.create(
             owner=owner, scenario=scenario_version, seed=seed, phase="BOOT", state={}, version=0, **pinned
         )
         _write(game, advance, ())
+        if others:
+            assert owner is not None
+            give_seats(game, [owner, *others], [advance.human_role, *advance.other_seats])
     return game
 
 

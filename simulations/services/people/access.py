@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from simulations.models import ClassSession, Game
+from simulations.services.ledger.seats import holds_a_seat
 
 
 class NotAllowed(Exception):
@@ -32,7 +33,13 @@ class NotAllowed(Exception):
 
 
 def can_drive(user: User | AnonymousUser, game: Game) -> bool:
-    return bool(user.is_authenticated and game.owner_id is not None and game.owner_id == user.pk)
+    """Its owner, and in a game several students share (a class group's) each student holding a seat; which of
+    them may move at a given turn is the move pipeline's check (services.ledger.seats.check_turn)."""
+    if not user.is_authenticated:
+        return False
+    if game.owner_id is not None and game.owner_id == user.pk:
+        return True
+    return holds_a_seat(game, user.pk)
 
 
 TEACHERS = "Teachers"

@@ -3,22 +3,29 @@ starts it, each student plays their own game of it, the teacher watches every ga
 
 A session's games are found, not linked: its members' games of its scenario version made while it ran. So every
 kind's own start (a negotiation's seat choice, a deliberation's or Message Lab's set-up form) serves a class
-unchanged, and a game stays its student's: the teacher reads it, nobody else does."""
+unchanged, and a game stays its student's: the teacher reads it, nobody else does.
+
+With `students_per_group` above one (a kind whose games seat several students: the negotiation), starting the
+session makes the groups' games: its members in the order they joined, that many a game, each student in a seat
+drawn at random, the AI in the rest. The first of a group owns the game, the others hold seats in it
+(services/ledger/seats.py); a student who joins later plays a game of their own."""
 
 from __future__ import annotations
 
 import csv
 import io
+import random
 import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
-from simulations.models import ClassMember, ClassSession, Game, ScenarioVersion, Vote
+from simulations.models import ClassMember, ClassSession, Game, GameSeat, ScenarioVersion, Vote
+from simulations.services.ledger.turns import create_game
 from simulations.services.people.access import TEACHERS
 from simulations.services.play.drive_queue import queue_drive_if_ai_next
 from simulations.services.policy.rate_limit import check_limit
@@ -47,17 +54,40 @@ def teaches(user: User | AnonymousUser, session: ClassSession) -> bool:
     return bool(user.is_authenticated and (session.teacher_id == user.pk or user.is_superuser))
 
 
+class GroupsRefused(ValueError):
+    """Groups the scenario cannot seat; the message is the sentence for the teacher's form."""
+
+
+def group_seats(version: ScenarioVersion) -> list[str]:
+    """The seats students may take in a group's game: the scenario's seats (a kind that lists them: the
+    negotiation's delegations), none for a kind whose games seat one student."""
+    return list(version.roles.order_by("position").values_list("role_id", flat=True))
+
+
 def open_session(
-    *, teacher: User, version: ScenarioVersion, title: str, max_students: int, model: str = ""
+    *,
+    teacher: User,
+    version: ScenarioVersion,
+    title: str,
+    max_students: int,
+    model: str = "",
+    students_per_group: int = 1,
 ) -> ClassSession:
-    """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code."""
+    """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code.
+    Raises GroupsRefused for groups of more students than the scenario has seats (or any, if it has none)."""
+    if students_per_group > 1 and students_per_group > len(group_seats(version)):
+        seats = len(group_seats(version))
+        raise GroupsRefused(
+            f"This scenario seats {seats} students in one game at most: choose fewer students per game."
+            if seats > 1 else "In this scenario each student plays their own game: choose one student per game."
+        )  # fmt: skip
     for _ in range(20):
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
         try:
             with transaction.atomic():
                 return ClassSession.objects.create(
                     teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
-                    max_students=max_students, model=model,
+                    max_students=max_students, model=model, students_per_group=students_per_group,
                 )  # fmt: skip
         except IntegrityError:
             continue  # that code is taken: draw another
@@ -89,10 +119,37 @@ def join(*, user: User, code: str) -> ClassSession:
     return session
 
 
-def start(session: ClassSession) -> None:
-    if session.status == ClassSession.Status.WAITING:
+def start(session: ClassSession, *, seed: int | None = None) -> list[Game]:
+    """The session runs; with groups, their games are made (returned), each drive queued. `seed`: the groups'
+    first game's seed (the next get seed + 1, …; None: drawn), and the seats drawn from it."""
+    if session.status != ClassSession.Status.WAITING:
+        return []
+    with transaction.atomic():
         session.status, session.started_at = ClassSession.Status.RUNNING, timezone.now()
         session.save(update_fields=["status", "started_at"])
+        games = _group_games(session, secrets.randbelow(2**31) if seed is None else seed)
+    for game in games:
+        queue_drive_if_ai_next(game)
+    return games
+
+
+def _group_games(session: ClassSession, seed: int) -> list[Game]:
+    size = session.students_per_group
+    if size <= 1:
+        return []
+    students = [m.student for m in session.members.select_related("student").order_by("joined_at", "pk")]
+    seats = group_seats(session.scenario)
+    games = []
+    for n, first in enumerate(range(0, len(students), size)):
+        group = students[first : first + size]
+        taken = random.Random(seed + n).sample(seats, len(group))
+        games.append(
+            create_game(
+                scenario_version=session.scenario, seed=seed + n, owner=group[0], model=session.model or None,
+                options={"seats": taken}, others=group[1:],
+            )
+        )  # fmt: skip
+    return games
 
 
 def end(session: ClassSession) -> None:
@@ -125,7 +182,8 @@ def resume(session: ClassSession, game: Game | None = None) -> None:
 
 
 def session_games(session: ClassSession) -> QuerySet[Game]:
-    """Its members' games of its scenario version made while it ran (none before it started)."""
+    """Its members' games of its scenario version made while it ran (none before it started); a group's game is its
+    first student's."""
     if session.started_at is None:
         return Game.objects.none()
     games = Game.objects.filter(
@@ -138,6 +196,11 @@ def session_games(session: ClassSession) -> QuerySet[Game]:
     return games.select_related("scenario", "owner").defer("state", "scenario__document")
 
 
+def student_games(session: ClassSession, user_id: int | None) -> QuerySet[Game]:
+    """The session's games `user_id` plays: their own, and the group's game they hold a seat in."""
+    return session_games(session).filter(Q(owner=user_id) | Q(seats__student=user_id)).distinct()
+
+
 @dataclass(frozen=True)
 class StudentRow:
     """One student of the session, as the teacher's room and the results show them."""
@@ -146,15 +209,23 @@ class StudentRow:
     joined_at: str
     game: Game | None  # their latest game of the session
     phase: str  # where it stands, in the kind's words
-    waiting_on: str  # "the student", "the AI: <who>", "" when over
+    waiting_on: str  # "the student", "the AI: <who>", "another student: <seat>", "" when over
     updated_at: str
+    seat: str = ""  # the seat they hold in it
 
 
 def roster(session: ClassSession) -> list[StudentRow]:
-    """Every member with their latest game of the session (its phase, and whom it waits for)."""
+    """Every member with their latest game of the session (its phase, and whom it waits for): their own, or the
+    group's game they hold a seat in."""
     latest: dict[int, Game] = {}
-    for made in session_games(session).order_by("created_at"):
-        latest[made.owner_id] = made  # type: ignore[index]
+    seat_of: dict[int, str] = {}
+    made = list(session_games(session).order_by("created_at"))
+    for own in made:
+        latest[own.owner_id] = own  # type: ignore[index]
+    by_pk = {g.pk: g for g in made}
+    for held in GameSeat.objects.filter(game__in=made).order_by("game__created_at"):
+        latest[held.student_id] = by_pk[held.game_id]  # type: ignore[index]
+        seat_of[held.student_id] = held.role  # type: ignore[index]
     kind = get_kind(session.scenario.kind)
     # Whom a running game waits for is read from its state, which `session_games` leaves out: one query for all.
     running = Game.objects.select_related("scenario").in_bulk(
@@ -170,7 +241,13 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 waiting_on = "the teacher (paused)"
             elif game.finished_at is None:
                 step = kind.next_step(running[game.pk])
-                waiting_on = f"the AI: {step.speaker}" if step.actor is Actor.AI else "the student"
+                if step.actor is Actor.AI:
+                    waiting_on = f"the AI: {step.speaker}"
+                elif step.seat and step.seat != seat_of.get(member.student_id, step.seat):
+                    waiting_on = f"another student: {step.speaker}"
+                else:
+                    waiting_on = "the student"
+        seat = seat_of.get(member.student_id) or (game.human_role if game is not None else "")
         rows.append(
             StudentRow(
                 member.student.get_username(),
@@ -179,6 +256,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 phase,
                 waiting_on,
                 updated,
+                seat,
             )  # fmt: skip
         )
     return rows
@@ -198,12 +276,10 @@ def results_csv(session: ClassSession) -> str:
     for row in rows:
         played = row.game
         common = [_inert_cell(row.name), row.joined_at, played.pk if played else "",
-                  played.human_role if played else "", row.phase, "yes" if played and played.finished_at else "no"]  # fmt: skip
+                  row.seat, row.phase, "yes" if played and played.finished_at else "no"]  # fmt: skip
         taken = votes.get(played.pk, []) if played else []
         for vote in taken:
-            ballot = (
-                vote.ballots.get(played.human_role, "") if played and isinstance(vote.ballots, dict) else ""
-            )
+            ballot = vote.ballots.get(row.seat, "") if isinstance(vote.ballots, dict) else ""
             writer.writerow(
                 [*common, vote.issue, vote.proposal, "yes" if vote.adopted else "no", ballot, row.updated_at]
             )

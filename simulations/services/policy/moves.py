@@ -26,6 +26,7 @@ from simulations.engine.errors import InvalidMove, MachineError
 from simulations.kinds import kind_of
 from simulations.models import Game, ScenarioVersion, Submission
 from simulations.services.content.model_choice import UnknownModelChoice
+from simulations.services.ledger.seats import NotYourSeat, check_turn
 from simulations.services.ledger.turns import (
     GameFinished,
     StaleTurn,
@@ -107,6 +108,7 @@ def take_move(
                 raise StaleTurn()  # a page (or a double click) behind the game: said before anything else
             key = fields.get("idem") or None
             refuse_used_key(game, key)
+            _check_seat(game, user_id)
             committed = commit_move(game, pages.read_move(game, fields, files or {}), version, key)
     except FORM_REFUSALS as exc:
         return Taken(game, str(exc), refusal_status(exc))
@@ -114,8 +116,8 @@ def take_move(
         return Taken(game, for_student(InvalidMove(game.phase, event, exc.reason)), 400)
     except BadField as exc:
         return Taken(game, str(exc), 400, exc.kept)
-    except NotNow as exc:
-        return Taken(game, str(exc), 409, exc.kept)
+    except (NotNow, NotYourSeat) as exc:
+        return Taken(game, str(exc), 409, getattr(exc, "kept", None))
     except InvalidMove as exc:  # what the move carries (400), or whose turn it is (409)
         turn = any(exc.reason.startswith(reason) for reason in exc.TURN_REASONS)
         return Taken(game, for_student(exc), 409 if turn else 400)
@@ -127,6 +129,12 @@ def take_move(
         queue_drive_after_move, committed
     )  # after the answer: the move stands whatever happens there
     return Taken(committed)
+
+
+def _check_seat(game: Game, user_id: int) -> None:
+    """In a game several students share, the move is the student's whose seat acts now (NotYourSeat)."""
+    step = kind_of(game).next_step(game)
+    check_turn(game, user_id, step.seat, step.speaker)
 
 
 class StartRefused(Exception):

@@ -8,7 +8,7 @@ import pytest
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, MachineError, ResumeError
 from simulations.kinds.negotiation import machine, rules
-from simulations.kinds.negotiation.bots import Advocate, Passive
+from simulations.kinds.negotiation.bots import Advocate, BySeat, Passive
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
 from tests.kinds.negotiation.driver import PureGame, new_pure_game
@@ -33,8 +33,11 @@ SPEC_EVENTS = {
 def test_states_and_events_are_named_as_in_the_spec() -> None:
     assert set(machine.STATES) == SPEC_STATES
     assert set(machine.EVENTS) >= SPEC_EVENTS
-    # Our additions: one per-step event for Round 1, the close of a second talk, an AI's skip.
-    assert set(machine.EVENTS) - SPEC_EVENTS == {"OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED"}
+    # Our additions: one per-step event for Round 1, the close of a second talk, an AI's skip, the next student's
+    # talks in a class group's game.
+    assert set(machine.EVENTS) - SPEC_EVENTS == {
+        "OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED", "ROUND_2_NEXT_STUDENT",
+    }  # fmt: skip
     reached = {t.target for t in machine.TRANSITIONS if t.target} | {t.source for t in machine.TRANSITIONS}
     assert reached == SPEC_STATES
 
@@ -49,8 +52,11 @@ def wcpa_passive(scenario: Scenario) -> PureGame:
     return new_pure_game(scenario, seed=7).play(Passive("WCPA"))
 
 
-def test_whole_games_use_every_transition(eu_advocate: PureGame, wcpa_passive: PureGame) -> None:
-    used = {(o.source, o.event) for g in (eu_advocate, wcpa_passive) for o in g.outcomes}
+def test_whole_games_use_every_transition(
+    scenario: Scenario, eu_advocate: PureGame, wcpa_passive: PureGame
+) -> None:
+    group = new_pure_game(scenario, seed=3).play(BySeat([Passive("BRA"), Passive("TZA")]))  # a class group's
+    used = {(o.source, o.event) for g in (eu_advocate, wcpa_passive, group) for o in g.outcomes}
     boot_only = {("BOOT", "LOAD_EXISTING_GAME"), ("RESUME", "RESUME_READY")}  # exercised by resume below
     assert {(t.source, t.event) for t in machine.TRANSITIONS} - used == boot_only
     assert eu_advocate.state.status == "REVIEW" and eu_advocate.state.summary == "Debrief."

@@ -11,7 +11,7 @@ from simulations.kinds.negotiation import judge, machine, rules
 from simulations.kinds.negotiation.bots import Decision, Passive
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
-from simulations.kinds.negotiation.state import GameState
+from simulations.kinds.negotiation.state import SCHEMA_VERSION, GameState
 from tests.kinds.negotiation.driver import new_pure_game
 
 SAYS_4_2 = "The United States supports 4.2, out of scope pending assessment, once the convention is secure."
@@ -119,4 +119,8 @@ def test_a_schema_1_snapshot_resumes_with_an_empty_statements_record(scenario: S
     del snapshot["stated"], snapshot["stated_in_talks"]
     snapshot["schema_version"] = 1
     resumed = machine.resume(scenario, snapshot)
-    assert resumed.schema_version == 2 and resumed.stated == {} and resumed.status == game.state.status
+    assert (
+        resumed.schema_version == SCHEMA_VERSION
+        and resumed.stated == {}
+        and resumed.status == game.state.status
+    )
