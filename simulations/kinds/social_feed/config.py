@@ -13,6 +13,8 @@ from simulations.engine import rng
 from simulations.engine.scenario_files import read_yaml_model
 
 from .entities import Post, SocialAgent, Tendencies
+from .ranking import DEFAULT as DEFAULT_RANKING
+from .ranking import Ranking
 
 SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios" / "social_feed"
 
@@ -28,6 +30,7 @@ class SimulationConfig(_Strict):
     reasoner_enabled: bool = True
     log_decisions: bool = True
     log_file: str | None = None
+    ranking: Ranking = DEFAULT_RANKING  # how feeds are ordered (ranking.py); not the seed's
 
     @field_validator("max_rounds")
     @classmethod
@@ -55,13 +58,41 @@ class Guards(_Strict):
     )  # rounds in one state before `timeout` sends the agent scrolling
     feed_size: int = Field(default=8, ge=1, le=50)  # posts an agent's feed shows
     window: int = Field(default=40, ge=1, le=1000)  # recent posts kept per topic (feeds are windows)
+    tired: float = Field(default=0.25, ge=0, le=1)  # attention under this: a scrolling agent rests
+    rested: float = Field(default=0.8, ge=0, le=1)  # attention back to this: a resting agent is rested
+
+
+class Stance(_Strict):
+    """A position on a topic: what a post taking it says, and a line for it and one against it, which offline
+    replies and reshares answer a post taking it with (a bare sentence is a stance without its two lines)."""
+
+    say: str = Field(min_length=1, max_length=300)
+    agree: str | None = Field(default=None, max_length=300)
+    disagree: str | None = Field(default=None, max_length=300)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, value: object) -> object:
+        return {"say": value} if isinstance(value, str) else value
 
 
 class Topic(_Strict):
     id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     name: str
     words: list[str] = Field(min_length=3)  # what offline posts and replies on the topic are made of
-    stances: list[str] = Field(min_length=2)  # sentences an agent may take on it
+    stances: list[Stance] = Field(min_length=2)  # positions an agent may take on it
+
+
+class Openers(_Strict):
+    """How residents open a reply that agrees or disagrees, and a reshare of a post they back or oppose."""
+
+    agree: list[str] = Field(default_factory=lambda: ["Agreed.", "Yes.", "Well said."], min_length=1)
+    disagree: list[str] = Field(
+        default_factory=lambda: ["I see it differently.", "Not so fast."], min_length=1
+    )
+    reshare: list[str] = Field(default_factory=lambda: ["Passing this on:"], min_length=1)
+    reshare_against: list[str] = Field(default_factory=lambda: ["Sharing so you can see the other side:"],
+                                       min_length=1)  # fmt: skip
 
 
 class AgentSpec(_Strict):
@@ -72,6 +103,9 @@ class AgentSpec(_Strict):
     reply: float = Field(ge=0, le=1)
     reshare: float = Field(ge=0, le=1)
     compose: float = Field(ge=0, le=1)
+    voice: str | None = Field(
+        default=None, max_length=120
+    )  # a sentence of its own its posts and replies carry
 
 
 class Range(_Strict):
@@ -101,6 +135,9 @@ class InitialPost(_Strict):
     author: str
     topics: list[str] = Field(min_length=1)
     content: str = Field(min_length=1, max_length=600)
+    stance: int | None = Field(
+        default=None, ge=1
+    )  # which of its first topic's stances it takes (1: the first)
 
 
 class SocialFeedScenario(_Strict):
@@ -114,6 +151,7 @@ class SocialFeedScenario(_Strict):
     agents: list[AgentSpec] = Field(default_factory=list)
     population: Distribution | None = None
     posts: list[InitialPost] = Field(default_factory=list)
+    openers: Openers = Openers()
 
     @model_validator(mode="after")
     def _population(self) -> SocialFeedScenario:
@@ -125,6 +163,9 @@ class SocialFeedScenario(_Strict):
             unknown = sorted(set(topics) - known)
             if unknown:
                 raise ValueError(f"{where}: unknown topic {unknown[0]!r}")
+        for n, post in enumerate(self.posts):
+            if post.stance is not None and post.stance > len(self.topic(post.topics[0]).stances):
+                raise ValueError(f"posts[{n}]: stance {post.stance} is not one of {post.topics[0]!r}'s")
         if self.population and self.population.max_interests > len(self.topics):
             raise ValueError("population.max_interests is more than the topics there are")
         return self

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 CHECKPOINT_VERSION = "1.0"
 SEEN = 16  # posts an agent remembers having looked at
+STUDENT = "you"  # the author id of the posts the person watching writes into the run
+HISTORY = 3  # transitions an agent's record keeps (a checkpoint stores every agent's: kept short)
 
 
 class AgentState(StrEnum):
@@ -74,6 +76,9 @@ class SocialAgent:
     history: list[tuple[int, str, str, str]] = field(
         default_factory=list
     )  # (round, trigger, from, to), last few
+    energy: float = 1.0  # attention left, 0..1: acting tires it, quiet rounds and rest restore it (rhythm.py)
+    # Topics outside its interests the agent has been reading, and how far each has pulled it (at 1 it joins them).
+    curious: dict[str, float] = field(default_factory=dict)
 
     def look_at(self, post_id: str) -> None:
         self.looking_at = post_id
@@ -85,7 +90,7 @@ class SocialAgent:
 
     def transition_to(self, state: AgentState, trigger: str, round_number: int) -> None:
         self.history.append((round_number, trigger, self.state.value, state.value))
-        del self.history[:-4]  # memory stays bounded: the last few transitions only
+        del self.history[:-HISTORY]  # memory stays bounded: the last few transitions only
         self.state, self.rounds_in_state = state, 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -94,7 +99,8 @@ class SocialAgent:
             "id": self.id, "name": self.name, "interests": list(self.interests),
             "tendencies": {"like": t.like, "reply": t.reply, "reshare": t.reshare, "compose": t.compose},
             "state": self.state.value, "rounds_in_state": self.rounds_in_state, "looking_at": self.looking_at,
-            "seen": list(self.seen), "history": [list(h) for h in self.history],
+            "seen": list(self.seen), "history": [list(h) for h in self.history], "energy": self.energy,
+            "curious": dict(self.curious),
         }  # fmt: skip
 
     @classmethod
@@ -103,6 +109,7 @@ class SocialAgent:
             id=d["id"], name=d["name"], interests=tuple(d["interests"]), tendencies=Tendencies(**d["tendencies"]),
             state=AgentState(d["state"]), rounds_in_state=d["rounds_in_state"], looking_at=d["looking_at"], seen=list(d["seen"]),
             history=[(int(h[0]), str(h[1]), str(h[2]), str(h[3])) for h in d["history"]],
+            energy=float(d.get("energy", 1.0)), curious={str(k): float(v) for k, v in d.get("curious", {}).items()},
         )  # fmt: skip
 
 
@@ -191,3 +198,4 @@ class Ambiguity:
     post: Post
     candidates: tuple[AgentState, ...]
     round_number: int
+    why: str = ""  # why the post was in the agent's feed where it was (ranking.why)

@@ -14,8 +14,9 @@ from simulations.services.files.export_schema import SimulationExport, Strict
 
 from .entities import AgentState
 from .games import state_of
-from .machine import RoundSummary, RunConfig
-from .presenters import count, phase_label
+from .machine import RoundSummary, RunConfig, RunState
+from .presenters import count, phase_label, state_words
+from .reading import per_round
 
 
 class SocialFeedSection(Strict):
@@ -60,6 +61,21 @@ def metrics_csv(game: Game) -> str:
     for r in state_of(game).history:
         writer.writerow([r.round, *(r.distribution.get(s, 0) for s in states), r.likes, r.replies, r.reshares,
                          r.posts_created, r.decisions, r.reasoner_calls])  # fmt: skip
+    return out.getvalue()
+
+
+def rounds_csv(state: RunState) -> str:
+    """Each round's own numbers with plain headings: what the agents did in it, how many acted, how many were in
+    each state after it (in words), and the running totals."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["Round", "Likes", "Replies", "Reshares", "Posts of their own", "Agents who acted",
+                     *(state_words(s.value) for s in AgentState), "Likes so far", "Replies so far",
+                     "Reshares so far", "Posts so far", "Reasoner calls"])  # fmt: skip
+    for row, summary in zip(per_round(state.history), state.history, strict=True):
+        writer.writerow([row.round, row.likes, row.replies, row.reshares, row.composed, row.acted,
+                         *(row.distribution.get(s.value, 0) for s in AgentState), summary.likes, summary.replies,
+                         summary.reshares, summary.posts_created, summary.reasoner_calls])  # fmt: skip
     return out.getvalue()
 
 

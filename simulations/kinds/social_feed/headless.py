@@ -11,8 +11,9 @@ from simulations.services.ledger.turns import commit_event
 from simulations.services.play.headless import Progress, play_to_end
 
 from .machine import Event, Step
+from .ranking import RANKINGS
 
-OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled")
+OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking")
 
 
 def cli_options(*, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
@@ -21,7 +22,13 @@ def cli_options(*, role: str | None, human: str | None, options: dict[str, str])
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ValueError(f"Unknown option(s) {', '.join(sorted(unknown))}: use {', '.join(OPTIONS)}.")
-    start: dict[str, Any] = {k: int(v) for k, v in options.items() if k != "reasoner_enabled"}
+    start: dict[str, Any] = {
+        k: int(v) for k, v in options.items() if k not in ("reasoner_enabled", "ranking")
+    }
+    if "ranking" in options:
+        if options["ranking"] not in RANKINGS:
+            raise ValueError(f"Unknown ranking {options['ranking']!r}: use {', '.join(RANKINGS)}.")
+        start["ranking"] = options["ranking"]
     if "reasoner_enabled" in options:
         start["reasoner_enabled"] = options["reasoner_enabled"].lower() in ("1", "true", "yes", "on")
     return start

@@ -9,6 +9,7 @@ guards did not offer — model output changes the run only through this check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -19,9 +20,12 @@ from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 
 from . import rounds
 from .config import SocialFeedScenario
-from .entities import AgentState, CheckpointData, RoundResult
+from .entities import STUDENT, AgentState, CheckpointData, RoundResult
+from .ranking import DEFAULT as DEFAULT_RANKING
+from .ranking import Ranking
 
 SCHEMA_VERSION = 1
+STUDENT_TEXT = 280  # the longest post the person may write
 MAX_AGENTS = 5000  # in a stored run (a checkpoint holds every agent and post); the benchmark goes further
 TOP_POSTS = 5
 
@@ -37,11 +41,19 @@ class Event(StrEnum):
     ROUNDS_PLAYED = "ROUNDS_PLAYED"
     RUN_PAUSED = "RUN_PAUSED"
     RUN_RESUMED = "RUN_RESUMED"
+    POST_WRITTEN = "POST_WRITTEN"  # the person watching posts to the feed, as one of the town
 
 
 class Refusal(InvalidMove):
     CHOICE_MISSING = "an ambiguous decision has no choice"
     NOT_A_CANDIDATE = "a choice names a target the guards did not offer"
+    TEXT_TAKEN = "a post in this run already says that"
+    UNKNOWN_TOPIC = "the post's topic is not one of the scenario's"
+    STUDENT_SENTENCES = {
+        TEXT_TAKEN: "A post in this run already says exactly that: put it your own way.",
+        UNKNOWN_TOPIC: "Choose one of the town's topics for your post.",
+        InvalidMove.TEXT_TOO_LONG: f"A post is at most {STUDENT_TEXT} characters.",
+    }
 
 
 class _Doc(BaseModel):
@@ -53,6 +65,7 @@ class RunConfig(_Doc):
     max_rounds: int = Field(ge=1, le=500)
     checkpoint_frequency: int = Field(ge=1, le=50)
     reasoner_enabled: bool = True
+    ranking: Ranking = DEFAULT_RANKING  # how the feeds are ordered (ranking.py)
 
 
 class RoundSummary(_Doc):
@@ -105,14 +118,22 @@ class Empty(_Doc):
     pass
 
 
+class Written(_Doc):
+    """A post the person writes: its words and its topic (one of the scenario's)."""
+
+    text: str = Field(min_length=1, max_length=STUDENT_TEXT)
+    topic: str = Field(min_length=1, max_length=64)
+
+
 PAYLOADS: dict[Event, type[_Doc]] = {
     Event.ROUNDS_PLAYED: Played,
     Event.RUN_PAUSED: Empty,
     Event.RUN_RESUMED: Empty,
+    Event.POST_WRITTEN: Written,
 }
 WAITS: dict[Status, tuple[Event, ...]] = {
-    Status.RUNNING: (Event.ROUNDS_PLAYED, Event.RUN_PAUSED),
-    Status.PAUSED: (Event.RUN_RESUMED,),
+    Status.RUNNING: (Event.ROUNDS_PLAYED, Event.RUN_PAUSED, Event.POST_WRITTEN),
+    Status.PAUSED: (Event.RUN_RESUMED, Event.POST_WRITTEN),
     Status.FINISHED: (),
 }
 
@@ -150,7 +171,7 @@ def scenario_for(scenario: SocialFeedScenario, config: RunConfig) -> SocialFeedS
     """The scenario as this run plays it (its own rounds, checkpoint frequency and reasoner switch)."""
     run = scenario.config.model_copy(update={
         "max_rounds": config.max_rounds, "checkpoint_frequency": config.checkpoint_frequency,
-        "reasoner_enabled": config.reasoner_enabled,
+        "reasoner_enabled": config.reasoner_enabled, "ranking": config.ranking,
     })  # fmt: skip
     return scenario.model_copy(update={"config": run})
 
@@ -212,23 +233,31 @@ MAX_TEXT = 600
 
 
 class ReplayWriter:
-    """The words an event carries where a model wrote them; the offline writer's own elsewhere."""
+    """The words an event carries where a model wrote them; the offline writer's own elsewhere (and where a
+    carried text would repeat a post already in the run, which the model's writer would not have sent)."""
 
     def __init__(self, texts: dict[str, str], offline: rounds.Writer) -> None:
         self.texts, self.offline = texts, offline
 
-    def _text(self, agent: Any, n: int, fallback: str) -> str:
-        return self.texts.get(f"{n}:{agent.id}", fallback)[:MAX_TEXT]
+    def _text(self, agent: Any, n: int, fallback: Callable[[], str], taken: Callable[[str], bool]) -> str:
+        text = self.texts.get(f"{n}:{agent.id}", "")[:MAX_TEXT]
+        return text if text and not taken(text) else fallback()
 
-    def compose(self, agent: Any, inspired_by: Any, round_number: int) -> tuple[str, tuple[str, ...]]:
-        text, topics = self.offline.compose(agent, inspired_by, round_number)
-        return self._text(agent, round_number, text), topics
+    def compose(
+        self, agent: Any, inspired_by: Any, round_number: int, taken: Callable[[str], bool]
+    ) -> tuple[str, tuple[str, ...]]:
+        text, topics = self.offline.compose(agent, inspired_by, round_number, taken)
+        return self._text(agent, round_number, lambda: text, taken), topics
 
-    def reply(self, agent: Any, post: Any, round_number: int) -> str:
-        return self._text(agent, round_number, self.offline.reply(agent, post, round_number))
+    def reply(self, agent: Any, post: Any, round_number: int, taken: Callable[[str], bool]) -> str:
+        return self._text(
+            agent, round_number, lambda: self.offline.reply(agent, post, round_number, taken), taken
+        )
 
-    def reshare(self, agent: Any, post: Any, round_number: int) -> str:
-        return self._text(agent, round_number, self.offline.reshare(agent, post, round_number))
+    def reshare(self, agent: Any, post: Any, round_number: int, taken: Callable[[str], bool]) -> str:
+        return self._text(
+            agent, round_number, lambda: self.offline.reshare(agent, post, round_number, taken), taken
+        )
 
 
 def offline_writer(scenario: SocialFeedScenario, state: RunState) -> rounds.Writer:
@@ -277,6 +306,8 @@ def apply(
         out.decisions = log
         if new.round_number >= new.config.max_rounds:
             new.status = Status.FINISHED
+    elif isinstance(parsed, Written):
+        new.simulation = _written(scenario, state, parsed, ev)
     elif ev is Event.RUN_PAUSED:
         new.status = Status.PAUSED
     elif ev is Event.RUN_RESUMED:
@@ -284,6 +315,19 @@ def apply(
     new.event_seq = out.seq
     out.target = new.status.value
     return out
+
+
+def _written(scenario: SocialFeedScenario, state: RunState, move: Written, ev: Event) -> dict[str, Any]:
+    """The stored simulation with the person's post added to the round about to be played (the agents see it from
+    the next round's feeds on, as any other post)."""
+    text = move.text.strip()
+    if move.topic not in {t.id for t in scenario.topics}:
+        raise Refusal(state.status.value, ev.value, f"{Refusal.UNKNOWN_TOPIC}: {move.topic[:40]}")
+    sim = rounds.restore(scenario_for(scenario, state.config), state.simulation, seed=state.seed)
+    if not text or sim.taken(text):
+        raise Refusal(state.status.value, ev.value, Refusal.TEXT_TAKEN if text else Refusal.EMPTY_TEXT)
+    rounds.new_post(sim, STUDENT, text, (move.topic,))
+    return rounds.checkpoint(sim, timestamp=str(state.simulation["timestamp"])).model_dump(mode="json")
 
 
 def _summary(r: RoundResult, before: RoundSummary | None) -> RoundSummary:
@@ -332,6 +376,7 @@ def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -
                 options.get("checkpoint_frequency", scenario.config.checkpoint_frequency)
             ),
             reasoner_enabled=bool(options.get("reasoner_enabled", scenario.config.reasoner_enabled)),
+            ranking=options.get("ranking") or scenario.config.ranking,
         )
     except Exception as exc:
         raise ValueError(f"The set-up does not fit: {str(exc).splitlines()[-1]}") from None

@@ -1,20 +1,32 @@
 """The built-in offline model for social feeds: a reasoner that settles an ambiguous choice by a seeded draw
 weighted by the agent's tendencies (so a keen replier mostly replies), with its reason; and a writer that composes
-posts, replies and reshares from the agent's interests, the scenario's topic words and stances, and the post."""
+posts, replies and reshares from the scenario's stances and the lines for and against them, answering the post."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from simulations.engine import rng
 
-from .config import SocialFeedScenario
+from .config import SocialFeedScenario, Stance
 from .entities import AgentState, Ambiguity, Post, SocialAgent
-from .statechart import relevance, unit
+from .positions import Positions, Side
+from .statechart import unit
 
 S = AgentState
+# How a post of one's own is put (`line`: a stance's line; `tag`: a hashtag of one of its topic's words, `word`).
+COMPOSE_FORMS = ("{line} {tag}", "{tag} {line}", "On {word}: {line}")
+INSPIRED_FORMS = (
+    "Since @{author} brought it up: {line}",
+    "{line} (after @{author}'s post) {tag}",
+)  # moved by a post
 VERB = {S.COMPOSING: "write a post of its own", S.ENGAGING_LIKE: "like it", S.ENGAGING_REPLY: "reply",
         S.ENGAGING_RESHARE: "reshare it", S.SCROLLING: "scroll on"}  # fmt: skip
+
+
+def hashtag(words: str) -> str:
+    return "#" + re.sub(r"[^A-Za-z0-9]", "", words)
 
 
 def _weight(agent: SocialAgent, state: AgentState) -> float:
@@ -32,9 +44,30 @@ def _pick(candidates: Sequence[AgentState], weights: Sequence[float], draw: floa
     return candidates[-1]
 
 
+def topic_names(scenario: SocialFeedScenario) -> dict[str, str]:
+    return {t.id: t.name.lower() for t in scenario.topics}
+
+
+def reason_for(item: Ambiguity, chosen: AgentState, topics: Mapping[str, str]) -> str:
+    """What the agent saw and why it chose: the post's author and topic, why the feed showed it, and the pull of
+    its own tendencies (the choice against the strongest alternative)."""
+    on = " / ".join(topics.get(t, t) for t in item.post.topics)
+    saw = f"Saw @{item.post.author} on {on}" + (f" ({item.why})" if item.why else "")
+    others = sorted((c for c in item.candidates if c is not chosen), key=lambda c: -_weight(item.agent, c))
+    if not others:
+        return f"{saw}; chose to {VERB[chosen]}"
+    mine, theirs = _weight(item.agent, chosen), _weight(item.agent, others[0])
+    if mine >= theirs:
+        return f"{saw}; would rather {VERB[chosen]} ({mine:.2f}) than {VERB[others[0]]} ({theirs:.2f})"
+    return f"{saw}; chose to {VERB[chosen]} ({mine:.2f}) this time, not {VERB[others[0]]} ({theirs:.2f})"
+
+
 class OfflineReasoner:
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
+    """Settles an ambiguous choice by a seeded draw weighted by the agent's tendencies, with a reason citing what
+    the agent saw (`topics`: the topics' names, their ids if not given)."""
+
+    def __init__(self, seed: int, *, topics: Mapping[str, str] | None = None) -> None:
+        self.seed, self.topics = seed, dict(topics or {})
 
     def decide(self, batch: Sequence[object]) -> list[tuple[AgentState, str]]:
         out = []
@@ -43,35 +76,129 @@ class OfflineReasoner:
             weights = [_weight(item.agent, c) for c in item.candidates]
             draw = unit(self.seed, "reasoner", item.round_number, item.agent.id) * sum(weights)
             candidate = _pick(item.candidates, weights, draw)
-            share = int(relevance(item.agent, item.post) * 100)
-            reason = (
-                f"{item.agent.name} cares about {', '.join(item.agent.interests)} ({share}% of this post's topics) and "
-                f"chose to {VERB[candidate]} over {', '.join(VERB[c] for c in item.candidates if c is not candidate)}"
-            )
-            out.append((candidate, reason))
+            out.append((candidate, reason_for(item, candidate, self.topics)))
         return out
 
 
 class OfflineWriter:
+    """Posts, replies and reshares from the scenario's own lines, in the writer's voice.
+
+    Each agent holds a view, for or against, on every stance (drawn from the seed), and a habit of a few of the
+    scenario's openers; a listed resident adds the sentence of its own voice. A post states a stance (or answers
+    the post that moved it to write); a reply answers its parent's stance, agreeing or disagreeing with the side
+    the parent took, with the line for or against it; a reshare names the original's author and topic, backing or
+    opposing it. Nothing is quoted from the post answered, so reshares of reshares never nest. `taken` says
+    whether a text is already in the run: the first candidate not taken is written (the last resort signs it with
+    the writer's name and the round), so no two posts of a run read the same."""
+
+    HABIT = 3  # openers an agent keeps to
+
     def __init__(self, scenario: SocialFeedScenario, seed: int) -> None:
         self.scenario, self.seed = scenario, seed
+        self.positions = Positions(scenario)
+        self.voices = {a.id: a.voice for a in scenario.agents if a.voice}
 
-    def _stance(self, agent: SocialAgent, topic_id: str, purpose: str, n: int) -> str:
-        topic = self.scenario.topic(topic_id)
-        r = rng.stream(self.seed, purpose, n, agent.id)
-        return f"{r.choice(topic.stances)} #{r.choice(topic.words).replace(' ', '')}"
+    def view(self, agent: SocialAgent, topic: str, stance: int) -> Side:
+        """The agent's view of one stance, the same all run: most agree with most stances, not all with all."""
+        return "for" if unit(self.seed, "view", agent.id, topic, stance) < 0.6 else "against"
+
+    def _habit(self, agent: SocialAgent, openers: Sequence[str]) -> list[str]:
+        start = int(unit(self.seed, "habit", agent.id) * len(openers))
+        return [openers[(start + i) % len(openers)] for i in range(min(self.HABIT, len(openers)))]
+
+    def _tags(self, agent: SocialAgent, topic: str, n: int) -> list[str]:
+        words = rng.shuffled(self.seed, "tags", self.scenario.topic(topic).words, n, agent.id)
+        return [hashtag(w) for w in words]
+
+    def _first_free(
+        self, agent: SocialAgent, n: int, candidates: Iterable[str], taken: Callable[[str], bool]
+    ) -> str:
+        last = ""
+        for text in candidates:
+            if not taken(text):
+                return text
+            last = text
+        return f"{last} ({agent.name}, round {n + 1})"  # unique: one post an agent a round
+
+    def _voiced(self, agent: SocialAgent, parts: Sequence[str], n: int, purpose: str) -> list[str]:
+        """The text with the agent's voice (when it has one, first or not at all, by a seeded draw) and without."""
+        plain = " ".join(p for p in parts if p)
+        voice = self.voices.get(agent.id)
+        if not voice:
+            return [plain]
+        voiced = " ".join(p for p in (*parts, voice) if p)
+        return [voiced, plain] if unit(self.seed, purpose, "voice", n, agent.id) < 0.6 else [plain, voiced]
 
     def compose(
-        self, agent: SocialAgent, inspired_by: Post | None, round_number: int
+        self,
+        agent: SocialAgent,
+        inspired_by: Post | None,
+        round_number: int,
+        taken: Callable[[str], bool] = lambda _: False,
     ) -> tuple[str, tuple[str, ...]]:
+        n = round_number
         topics = tuple(t for t in (inspired_by.topics if inspired_by else ()) if t in agent.interests) or (
-            agent.interests[int(unit(self.seed, "topic", round_number, agent.id) * len(agent.interests))],
+            agent.interests[int(unit(self.seed, "topic", n, agent.id) * len(agent.interests))],
         )
-        return self._stance(agent, topics[0], "compose", round_number), topics
+        topic = self.scenario.topic(topics[0])
+        if inspired_by is not None and self.positions.of(inspired_by).topic == topic.id:
+            k = self.positions.of(inspired_by).stance  # moved by that post: its own take on the same stance
+        else:
+            k = int(unit(self.seed, "stance", n, agent.id) * len(topic.stances))
+        stance = topic.stances[k]
+        lines = self._own_lines(stance, self.view(agent, topic.id, k))
+        if inspired_by is not None:  # not the inspiring post's own words again
+            lines = [line for line in lines if line not in inspired_by.content] or lines
+        words = rng.shuffled(self.seed, "words", topic.words, n, agent.id)
+        forms = COMPOSE_FORMS + (INSPIRED_FORMS if inspired_by is not None else ())
+        author = inspired_by.author if inspired_by is not None else ""
+        texts = (form.format(line=text, tag=hashtag(w), word=w, author=author)
+                 for w in words for form in forms for line in lines
+                 for text in self._voiced(agent, [line], n, "compose"))  # fmt: skip
+        return self._first_free(agent, n, texts, taken), topics
 
-    def reply(self, agent: SocialAgent, post: Post, round_number: int) -> str:
-        mine = [t for t in post.topics if t in agent.interests] or list(post.topics)
-        return f"@{post.author} {self._stance(agent, mine[0], 'reply', round_number)}"
+    @staticmethod
+    def _own_lines(stance: Stance, view: Side) -> list[str]:
+        """What an agent writes of a stance it holds (`for`) or opposes (`against`), most direct first."""
+        if view == "against" and stance.disagree:
+            return [stance.disagree, f"{stance.disagree} Change my mind."]
+        return [stance.say, *((stance.agree, f"{stance.say} {stance.agree}") if stance.agree else ())]
 
-    def reshare(self, agent: SocialAgent, post: Post, round_number: int) -> str:
-        return f"Worth reading: {post.content[:120]}"
+    def reply(
+        self,
+        agent: SocialAgent,
+        post: Post,
+        round_number: int,
+        taken: Callable[[str], bool] = lambda _: False,
+    ) -> str:
+        n, at = round_number, self.positions.of(post)
+        stance = at.line(self.scenario)
+        mine = self.view(agent, at.topic, at.stance)
+        openers = self.scenario.openers.agree if mine == at.side else self.scenario.openers.disagree
+        options = [stance.agree or stance.say, stance.say] if mine == "for" else [stance.disagree or ""]
+        # Not the very line the parent wrote: agreeing with it, the opener (and the voice) say so.
+        line = next((o for o in options if o and o not in post.content), "")
+        candidates = [text for opener in self._habit(agent, openers)
+                      for text in self._voiced(agent, [f"@{post.author}", opener, line], n, "reply")]  # fmt: skip
+        tagged = (f"{text} {tag}" for tag in self._tags(agent, at.topic, n) for text in candidates)
+        return self._first_free(agent, n, [*candidates, *tagged], taken)
+
+    def reshare(
+        self,
+        agent: SocialAgent,
+        post: Post,
+        round_number: int,
+        taken: Callable[[str], bool] = lambda _: False,
+    ) -> str:
+        """`post` is the original (rounds.py passes a reshare's original, never the reshare itself)."""
+        n, at = round_number, self.positions.of(post)
+        stance = at.line(self.scenario)
+        backs = self.view(agent, at.topic, at.stance) == at.side
+        o = self.scenario.openers
+        openers = self._habit(agent, o.reshare if backs else o.reshare_against)
+        what = f"@{post.author} on {self.scenario.topic(at.topic).name.lower()}."
+        line = "" if backs else ((stance.disagree if at.side == "for" else stance.agree) or "")
+        candidates = [text for opener in openers
+                      for text in self._voiced(agent, [opener, what, line], n, "reshare")]  # fmt: skip
+        tagged = (f"{text} {tag}" for tag in self._tags(agent, at.topic, n) for text in candidates)
+        return self._first_free(agent, n, [*candidates, *tagged], taken)

@@ -9,8 +9,8 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.views.decorators.http import require_http_methods
@@ -19,21 +19,24 @@ from simulations.engine.errors import IllegalEvent
 from simulations.models import Game, ScenarioVersion
 from simulations.services.content.model_choice import UnknownModelChoice
 from simulations.services.content.scenarios import parsed_scenario, playable_version
-from simulations.services.people.access import can_drive, share_link
+from simulations.services.people.access import can_drive, can_read, granted_token, share_link
 from simulations.services.play.model_step import Move
 from simulations.services.play.work_budget import (
     WorkEstimate,
     describe_estimate,
     plays_offline,
 )
+from simulations.services.policy.message_text import normalise_message
 from simulations.services.policy.moves import StartRefused, start_from_setup, take_posted_move
 
 from .config import SocialFeedScenario
 from .estimate import ADVICE, run_estimate
+from .export import rounds_csv as rounds_table
 from .games import state_of
-from .machine import MAX_AGENTS, Event, config_from_options
+from .machine import MAX_AGENTS, STUDENT_TEXT, Event, Refusal, config_from_options
 from .presenters import context as run_context
 from .presenters import phase_label as phase_label
+from .ranking import EXPLAINED, RANKINGS, WORDS
 
 PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
 
@@ -46,6 +49,13 @@ class SetupForm(forms.Form):
     reasoner_enabled = forms.BooleanField(
         required=False, label="Ask the reasoner when the guards leave a choice"
     )
+    ranking = forms.ChoiceField(  # not required: a form without it runs the scenario's ranking
+        required=False,
+        label="Feed ranking",
+        choices=[(r, f"{WORDS[r]}: {EXPLAINED[r]}") for r in RANKINGS],
+        widget=forms.RadioSelect,
+        help_text="Which posts each agent sees first: it mostly looks at the top of its feed.",
+    )
 
 
 def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
@@ -54,7 +64,7 @@ def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model
     return redirect(f"{url}?model={model}" if model else url)
 
 
-OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled")
+OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking")
 
 
 @login_required
@@ -65,7 +75,7 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     scenario: SocialFeedScenario = parsed_scenario(version)
     initial = {"model": request.GET.get("model", ""), "agents": scenario.population.count if scenario.population else 0,
                "max_rounds": scenario.config.max_rounds, "checkpoint_frequency": scenario.config.checkpoint_frequency,
-               "reasoner_enabled": scenario.config.reasoner_enabled}  # fmt: skip
+               "reasoner_enabled": scenario.config.reasoner_enabled, "ranking": scenario.config.ranking}  # fmt: skip
     form = SetupForm(request.POST or None, initial=initial)
     error, status = "", 200
     if request.method == "POST":
@@ -101,7 +111,8 @@ def _cost(scenario: SocialFeedScenario, form: SetupForm) -> str:
 
 
 def _context(game: Game) -> dict[str, Any]:
-    return run_context(state_of(game)) | {"game": game, "scenario": parsed_scenario(game.scenario)}
+    scenario = parsed_scenario(game.scenario)
+    return run_context(state_of(game), scenario) | {"game": game, "scenario": scenario}
 
 
 def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
@@ -121,14 +132,21 @@ def render_update(
 
 # Pause and resume mean the same whatever block the page last showed: they go on the run as it is now (the
 # driver's block in flight then fails its version check and is not committed; the machine refuses a second pause).
-intents = frozenset({Event.RUN_PAUSED.value, Event.RUN_RESUMED.value})
+# So does a post of the person's own: it joins the run as it is now, read by the agents from the next round on.
+intents = frozenset({Event.RUN_PAUSED.value, Event.RUN_RESUMED.value, Event.POST_WRITTEN.value})
 
 
 def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
-    """Pause (while running) or resume (while paused); any other event is not a move of this page's."""
+    """Pause (while running), resume (while paused), or a post of the person's own (its words under the shared
+    text rule, and its topic); any other event is not a move of this page's."""
     event = fields.get("event", "")
     if event not in intents:
         raise IllegalEvent(game.phase, event, sorted(intents))
+    if event == Event.POST_WRITTEN.value:
+        text = normalise_message(fields.get("text", ""))
+        if len(text) > STUDENT_TEXT:
+            raise Refusal(game.phase, event, Refusal.TEXT_TOO_LONG)
+        return Move(event, {"text": text, "topic": fields.get("topic", "")})
     return Move(event, {})
 
 
@@ -150,6 +168,20 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
     return render(request, "social_feed/review.html", context)
 
 
+def rounds_csv(request: HttpRequest, game_id: int) -> HttpResponse:
+    """Each round's numbers as CSV, for whoever may read the run (its owner, its class's teachers, staff, a share
+    link's holder); anyone else is told there is no such run."""
+    game = get_object_or_404(
+        Game.objects.select_related("scenario"), pk=game_id, scenario__kind="social_feed"
+    )
+    if not can_read(request.user, game, granted_token(request.session, game_id)):
+        raise Http404("No such game.")
+    response = HttpResponse(rounds_table(state_of(game)), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="social-feed-{game.pk}-rounds.csv"'
+    return response
+
+
 urlpatterns = [
-    path("new/<int:version_id>/", setup, name="social_feed_setup")
-]  # the set-up form creates the run
+    path("new/<int:version_id>/", setup, name="social_feed_setup"),  # the set-up form creates the run
+    path("runs/<int:game_id>/rounds.csv", rounds_csv, name="social_feed_rounds_csv"),
+]

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .entities import AgentState
-from .machine import RoundSummary, RunState, Status, top_posts
+from .config import SocialFeedScenario
+from .entities import STUDENT, AgentState
+from .machine import STUDENT_TEXT, RoundSummary, RunState, Status, top_posts
+from .ranking import WORDS
+from .reading import NOUNS as NOUNS
+from .reading import count as count
+from .reading import names, per_round, reading, spread, yours
 
 W, H = 640, 240
 LEFT, RIGHT, TOP, BOTTOM = 56, 14, 12, 40  # room for the y axis's ticks and title, and the x axis's
@@ -28,17 +33,9 @@ COLOURS = {
 # (the round summary's field, its words, its colour)
 LINES = [("likes", "likes", "#5fbf7f"), ("replies", "replies", "#2d8a57"), ("reshares", "reshares", "#e07a5f"),
          ("posts_created", "posts created", "#9b6dd6")]  # fmt: skip
-# A count's noun, singular and plural (a person reads "1 reshare", "2 reshares").
-NOUNS = {
-    "post": "posts", "like": "likes", "reply": "replies", "reshare": "reshares", "agent": "agents",
-    "round": "rounds", "call": "calls", "decision": "decisions", "post created": "posts created",
-    "reasoner call": "reasoner calls",
-}  # fmt: skip
-
-
-def count(n: int, noun: str) -> str:
-    """`n` and its noun, agreeing in number: "1 reshare", "0 reshares", "2 replies"."""
-    return f"{n} {noun if n == 1 else NOUNS[noun]}"
+# (the round's own number, its words, its colour): what the agents did in each round, not the running totals
+ACTIVITY = [("likes", "likes", "#5fbf7f"), ("replies", "replies", "#2d8a57"), ("reshares", "reshares", "#e07a5f"),
+            ("composed", "posts of their own", "#9b6dd6")]  # fmt: skip
 
 
 def state_words(state: str) -> str:
@@ -109,18 +106,40 @@ def axes(history: list[RoundSummary], *, y_title: str, y_ticks: list[tuple[float
     }  # fmt: skip
 
 
-def _post(p: dict[str, Any]) -> dict[str, Any]:
-    return p | {"tally": ", ".join((count(p["likes"], "like"), count(p["replies"], "reply"),
-                                    count(p["reshares"], "reshare")))}  # fmt: skip
+def activity(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
+    """What the agents did in each round (likes, replies, reshares, posts of their own) as lines, and the peak."""
+    rows = per_round(history)
+    if not rows:
+        return [], 0
+    n = len(rows)
+    peak = max(1, *(getattr(r, name) for r in rows for name, _, _ in ACTIVITY))
+    out = []
+    for name, words, colour in ACTIVITY:
+        pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(rows))
+        out.append({"name": words, "colour": colour, "points": pts, "last": str(getattr(rows[-1], name))})
+    return out, peak
 
 
-def context(state: RunState) -> dict[str, Any]:
+def _post(p: dict[str, Any], who: dict[str, str], topics: dict[str, str]) -> dict[str, Any]:
+    tally = ", ".join(
+        (count(p["likes"], "like"), count(p["replies"], "reply"), count(p["reshares"], "reshare"))
+    )
+    return p | {"tally": tally, "author_name": who.get(p["author"], p["author"]),
+                "topic_names": " / ".join(topics.get(t, t) for t in p["topics"])}  # fmt: skip
+
+
+def context(state: RunState, scenario: SocialFeedScenario | None = None) -> dict[str, Any]:
+    """What the run's pages show; with `scenario`, the results' reading too (topic names, what spread, why)."""
     history = state.history
     decisions = sum(r.decisions for r in history)
     calls = sum(r.reasoner_calls for r in history)
     engagement, peak = lines(history)
     last = history[-1].distribution if history else {}
     agents, posts = len(state.simulation["agents"]), len(state.simulation["posts"])
+    moves, moves_peak = activity(history)
+    topics = {t.id: t.name for t in scenario.topics} if scenario else {}
+    who = names(state)
+    top = [_post(p, who, topics) for p in top_posts(state)]
     return {
         "state": state, "round": state.round_number, "rounds": state.config.max_rounds,
         "percent": int(100 * state.round_number / state.config.max_rounds),
@@ -130,7 +149,14 @@ def context(state: RunState) -> dict[str, Any]:
         "state_axes": axes(history, y_title="Agents (share)", y_ticks=[(0, "0%"), (0.5, "50%"), (1, "100%")]),
         "engagement_axes": axes(history, y_title="Count", y_ticks=[(0, "0"), (1, str(peak))]),
         "legend": [(s, state_words(s), COLOURS[s], last.get(s, 0)) for s in STATES],
-        "top": [_post(p) for p in top_posts(state)], "decisions": decisions, "reasoner_calls": calls,
+        "top": top, "decisions": decisions, "reasoner_calls": calls, "student_text": STUDENT_TEXT,
+        "mine": [_post(p, who, topics) | yours(state, p) for p in state.simulation["posts"] if p["author"] == STUDENT],
+        "activity": moves, "activity_peak": moves_peak,
+        "activity_axes": axes(history, y_title="Actions in the round",
+                              y_ticks=[(0, "0"), (1, str(moves_peak))]),
+        "spread": spread(state, scenario) if scenario else [],
+        "reading": reading(state, scenario, top) if scenario else [],
+        "ranking_words": WORDS[state.config.ranking],
         "reasoner_share": f"{100 * calls / decisions:.1f}" if decisions else "0",
         "posts": posts, "rounds_label": count(state.config.max_rounds, "round"),
         "agents_label": count(agents, "agent"), "posts_label": count(posts, "post"),

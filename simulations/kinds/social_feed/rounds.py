@@ -6,7 +6,9 @@ A round is decided in three passes so that it costs little and can ask a model i
 and candidate targets are found against the feed as the round began (guards only: a dictionary lookup and a few
 comparisons per agent); the ambiguous ones go to the reasoner in one batch (a real model answers them concurrently,
 bounded; the offline reasoner draws from the seed); then the transitions and actions are applied in agent order.
-Feeds are windows: each topic keeps its last `window` posts, and agents with the same interests share one feed.
+Feeds are windows: each topic keeps its last `window` posts (and the town its last, for a hot feed), ordered by the
+run's ranking (ranking.py), and agents with the same interests share one feed. Whether an agent acts in a round at
+all, and how its attention and interests change, is its own rhythm (rhythm.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import offline, statechart
+from . import offline, ranking, rhythm, statechart
 from .config import SocialFeedScenario, build_agents, initial_posts
 from .entities import (
     ActionResult,
@@ -43,13 +45,19 @@ class Reasoner(Protocol):
 
 
 class Writer(Protocol):
+    """Words for a new post; `taken` says whether a text is already in the run (a writer returns one that is not)."""
+
     def compose(
-        self, agent: SocialAgent, inspired_by: Post | None, round_number: int
+        self, agent: SocialAgent, inspired_by: Post | None, round_number: int, taken: Callable[[str], bool]
     ) -> tuple[str, tuple[str, ...]]: ...
 
-    def reply(self, agent: SocialAgent, post: Post, round_number: int) -> str: ...
+    def reply(
+        self, agent: SocialAgent, post: Post, round_number: int, taken: Callable[[str], bool]
+    ) -> str: ...
 
-    def reshare(self, agent: SocialAgent, post: Post, round_number: int) -> str: ...
+    def reshare(
+        self, agent: SocialAgent, post: Post, round_number: int, taken: Callable[[str], bool]
+    ) -> str: ...
 
 
 @dataclass
@@ -64,6 +72,16 @@ class Simulation:
     metrics: EngagementMetrics = field(default_factory=EngagementMetrics)
     windows: dict[str, deque[str]] = field(default_factory=dict)  # topic -> its latest post ids
     reasoner_calls: int = 0
+    texts: set[str] = field(default_factory=set)  # every post's words: no two posts of a run read the same
+
+    def taken(self, text: str) -> bool:
+        return text in self.texts
+
+    def original(self, post: Post) -> Post:
+        """What a reshare passes on: the original post, however many reshares away (a reshare is never nested)."""
+        while post.reshare_of is not None and post.reshare_of in self.posts:
+            post = self.posts[post.reshare_of]
+        return post
 
     def __post_init__(self) -> None:
         if not self.agents:
@@ -72,11 +90,13 @@ class Simulation:
             raise ValueError("round_number must be >= 0")
         if not self.windows:
             self._index(self.posts.values())
+        if not self.texts:
+            self.texts = {p.content for p in self.posts.values()}
 
     def _index(self, posts: Iterable[Post]) -> None:
         size = self.scenario.guards.window
         for post in posts:
-            for topic in post.topics:
+            for topic in (*post.topics, ranking.TOWN):  # each topic's latest, and the town's (a hot feed's)
                 self.windows.setdefault(topic, deque(maxlen=size)).append(post.id)
 
     def distribution(self) -> dict[AgentState, int]:
@@ -88,21 +108,25 @@ class Simulation:
 
 def start(scenario: SocialFeedScenario, *, seed: int, agents: int | None = None) -> Simulation:
     posts = {p.id: p for p in initial_posts(scenario)}
-    return Simulation(
-        scenario=scenario, seed=seed, agents=build_agents(scenario, seed=seed, count=agents), posts=posts
-    )
+    people = build_agents(scenario, seed=seed, count=agents)
+    for agent in people:  # staggered: the town does not open the feed in step
+        agent.energy = rhythm.first_energy(seed, agent)
+    return Simulation(scenario=scenario, seed=seed, agents=people, posts=posts)
 
 
 def _feeds(sim: Simulation) -> dict[tuple[str, ...], list[Post]]:
-    """One feed per set of interests, from the topic windows as the round begins: the most recent first."""
+    """One feed per set of interests, from the windows as the round begins, in the run's ranking (ranking.py)."""
     size = sim.scenario.guards.feed_size * 3  # spare, for the agent's own and already seen posts left out
+    order = sim.scenario.config.ranking
     feeds: dict[tuple[str, ...], list[Post]] = {}
     for agent in sim.agents:
         if agent.interests in feeds:
             continue
         ids = {pid for topic in agent.interests for pid in sim.windows.get(topic, ())}
-        newest = sorted(ids, key=lambda pid: (sim.posts[pid].round, pid), reverse=True)[:size]
-        feeds[agent.interests] = [sim.posts[pid] for pid in newest]
+        if order == "hot":  # what catches fire anywhere in town reaches every feed
+            ids.update(sim.windows.get(ranking.TOWN, ()))
+        posts = (sim.posts[pid] for pid in ids)
+        feeds[agent.interests] = ranking.rank(posts, order, agent.interests, sim.round_number)[:size]
     return feeds
 
 
@@ -124,28 +148,31 @@ def run_round(
     n = sim.round_number
     guards = sim.scenario.guards
     feeds = _feeds(sim)
-    plans: list[tuple[SocialAgent, str | None, list[AgentState]]] = []
+    plans: list[tuple[SocialAgent, str | None, list[AgentState], list[Post]]] = []
     ambiguous: list[Ambiguity] = []
     for agent in sim.agents:  # pass 1: guards only
         agent.tick()
         feed = feed_for(sim, agent, feeds)
-        trigger = statechart.determine_trigger(agent, feed, guards, seed=sim.seed, round_number=n)
+        on_feed = rhythm.acts(sim.seed, agent, n)
+        trigger = statechart.determine_trigger(agent, feed, guards, on_feed=on_feed)
         if trigger is None:
-            plans.append((agent, None, []))
+            plans.append((agent, None, [], feed))
             continue
         post = sim.posts.get(agent.looking_at or "") if agent.state is S.EVALUATING else None
         targets = statechart.fire(trigger, statechart.Context(agent, feed, post, guards))
         if len(targets) > 1 and post is not None:
-            ambiguous.append(Ambiguity(agent, post, tuple(targets), n))
-        plans.append((agent, trigger, targets))
+            why = ranking.why(post, sim.scenario.config.ranking, agent.interests, n)
+            ambiguous.append(Ambiguity(agent, post, tuple(targets), n, why))
+        plans.append((agent, trigger, targets, feed))
     if ambiguous and reasoner is not None:  # pass 2: the reasoner, one batch for the round
         chosen = dict(zip((a.agent.id for a in ambiguous), reasoner.decide(ambiguous), strict=True))
         sim.reasoner_calls += len(ambiguous)
     else:  # no reasoner: the first target in table order
         chosen = {a.agent.id: (a.candidates[0], "first by the table (reasoner off)") for a in ambiguous}
     decisions = []
-    for agent, trigger, targets in plans:  # pass 3: transitions, actions, the state update, the log
-        if trigger is None:
+    for agent, trigger, targets, feed in plans:  # pass 3: transitions, actions, the state update, the log
+        if trigger is None:  # off the feed (or resting) this round: its attention recovers
+            rhythm.recover(sim.seed, agent)
             continue
         before = agent.state
         target, reason, used = targets[0], "", False
@@ -155,7 +182,8 @@ def run_round(
             if target not in targets:
                 raise ValueError(f"the reasoner chose {target} for {agent.id}, not one of {targets}")
         agent.transition_to(target, trigger, n)
-        action = _act(sim, agent, target, feed_for(sim, agent, feeds), writer)
+        rhythm.spend(agent, target)
+        action = _act(sim, agent, target, feed, writer)
         decision = DecisionResult(agent_id=agent.id, trigger=trigger, from_state=before, to_state=target,
                                   action=action, reasoner_used=used, reason=reason)  # fmt: skip
         decisions.append(decision)
@@ -175,7 +203,10 @@ def _act(
     n, m = sim.round_number, sim.metrics
     if state is S.EVALUATING:  # looks at one post of its feed (seeded), remembered for the decision
         if feed:
-            agent.look_at(feed[int(statechart.unit(sim.seed, "look", n, agent.id) * len(feed))].id)
+            draw = statechart.unit(sim.seed, "look", n, agent.id)
+            seen = feed[int(draw * draw * len(feed))]  # mostly near the top: the ranking decides what is seen
+            agent.look_at(seen.id)
+            rhythm.read(sim.seed, agent, seen, n)
         return None
     if state is S.SCROLLING:
         agent.looking_at = None
@@ -188,40 +219,43 @@ def _act(
         m.total_likes += 1
         return ActionResult(action_type="like", target_post_id=target.id)
     if state is S.ENGAGING_REPLY and target is not None:
-        text = writer.reply(agent, target, n)
-        post = _new_post(sim, agent, text, target.topics, reply_to=target.id)
+        text = writer.reply(agent, target, n, sim.taken)
+        post = new_post(sim, agent.id, text, target.topics, reply_to=target.id)
         target.replies += 1
         m.total_replies += 1
         return ActionResult(
             action_type="reply", target_post_id=target.id, new_post=post.as_dict(), content=text
         )
     if state is S.ENGAGING_RESHARE and target is not None:
-        text = writer.reshare(agent, target, n)
-        post = _new_post(sim, agent, text, target.topics, reshare_of=target.id)
+        target = sim.original(target)  # a reshare of a reshare passes on the original, credited with it
+        text = writer.reshare(agent, target, n, sim.taken)
+        post = new_post(sim, agent.id, text, target.topics, reshare_of=target.id)
         target.reshares += 1
         m.total_reshares += 1
         return ActionResult(
             action_type="reshare", target_post_id=target.id, new_post=post.as_dict(), content=text
         )
     if state is S.COMPOSING:
-        text, topics = writer.compose(agent, target, n)
-        post = _new_post(sim, agent, text, topics)
+        text, topics = writer.compose(agent, target, n, sim.taken)
+        post = new_post(sim, agent.id, text, topics)
         return ActionResult(action_type="compose", new_post=post.as_dict())
     raise AssertionError(f"{state} without the post it engages with")
 
 
-def _new_post(
+def new_post(
     sim: Simulation,
-    agent: SocialAgent,
+    author: str,
     text: str,
     topics: tuple[str, ...],
     *,
     reply_to: str | None = None,
     reshare_of: str | None = None,
 ) -> Post:
-    post = Post(id=f"p{len(sim.posts) + 1}", author=agent.id, topics=topics, content=text, round=sim.round_number,
+    """A post by `author` (an agent's id, or the person's) in the round being played, in the feeds from now on."""
+    post = Post(id=f"p{len(sim.posts) + 1}", author=author, topics=topics, content=text, round=sim.round_number,
                 reply_to=reply_to, reshare_of=reshare_of)  # fmt: skip
     sim.posts[post.id] = post
+    sim.texts.add(text)
     sim._index([post])
     sim.metrics.posts_created += 1
     return post
@@ -246,7 +280,7 @@ def run(
     config = sim.scenario.config
     writer = writer or offline.OfflineWriter(sim.scenario, sim.seed)
     if reasoner is None and config.reasoner_enabled:
-        reasoner = offline.OfflineReasoner(sim.seed)
+        reasoner = offline.OfflineReasoner(sim.seed, topics=offline.topic_names(sim.scenario))
     end = config.max_rounds if rounds is None else min(sim.round_number + rounds, config.max_rounds)
     path: str | None = None
     stamp = timestamp or (lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))

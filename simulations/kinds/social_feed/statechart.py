@@ -1,10 +1,10 @@
 """The agents' shared statechart (pure): seed 003's trigger table as data, its guards as pure functions, and
 `fire`, which returns every target whose guard holds — more than one is the ambiguous case the reasoner decides.
 
-Which trigger an agent meets in a round (`determine_trigger`) is read from its state and its feed; where the seed is
-silent we keep agents from cycling every round: a resting agent rests `REST_ROUNDS` before `rested`, an idle one
-starts browsing on a seeded draw against `ACTIVITY`, and any agent that has stayed `timeout_rounds` in one state
-meets `timeout` (back to SCROLLING) first.
+Which trigger an agent meets in a round (`determine_trigger`) is read from its state, its feed and its attention;
+where the seed is silent we keep agents from moving in step (rhythm.py): an agent off the feed this round meets
+nothing, a scrolling agent whose attention is spent `tires` and rests, a resting one is `rested` once its attention
+is back, and any agent that has stayed `timeout_rounds` in one state meets `timeout` (back to SCROLLING) first.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from .entities import AgentState, Post, SocialAgent
 
 S = AgentState
 ANY = "*"
-REST_ROUNDS = 2
-ACTIVITY = 0.7  # the chance an idle agent opens the feed in a round
 
 
 @dataclass(frozen=True)
@@ -89,6 +87,14 @@ def low_engagement_guard(c: Context) -> bool:
     return not any(g(c) for g in ACTIVE_GUARDS)
 
 
+def is_tired(c: Context) -> bool:
+    return c.agent.energy < c.guards.tired
+
+
+def is_rested(c: Context) -> bool:
+    return c.agent.energy >= c.guards.rested
+
+
 def is_timed_out(c: Context) -> bool:
     return c.agent.rounds_in_state >= c.guards.timeout_rounds
 
@@ -105,6 +111,7 @@ TABLE: tuple[Row, ...] = (
     Row(S.IDLE, "start_browsing", S.SCROLLING, always),
     Row(S.SCROLLING, "sees_post", S.EVALUATING, has_posts),
     Row(S.SCROLLING, "feed_empty", S.RESTING, no_posts),
+    Row(S.SCROLLING, "tires", S.RESTING, is_tired),  # not the seed's: attention spent (rhythm.py)
     Row(S.EVALUATING, "decides", S.COMPOSING, high_engagement_guard),
     Row(S.EVALUATING, "decides", S.ENGAGING_LIKE, like_tendency_guard),
     Row(S.EVALUATING, "decides", S.ENGAGING_REPLY, reply_tendency_guard),
@@ -114,7 +121,7 @@ TABLE: tuple[Row, ...] = (
     Row(S.ENGAGING_LIKE, "finishes_engaging", S.SCROLLING, always),
     Row(S.ENGAGING_REPLY, "finishes_engaging", S.SCROLLING, always),
     Row(S.ENGAGING_RESHARE, "finishes_engaging", S.SCROLLING, always),
-    Row(S.RESTING, "rested", S.IDLE, always),
+    Row(S.RESTING, "rested", S.IDLE, is_rested),
     Row(ANY, "timeout", S.SCROLLING, is_timed_out),
 )
 
@@ -140,15 +147,22 @@ def unit(*key: object) -> float:
 
 
 def determine_trigger(
-    agent: SocialAgent, feed: Sequence[Post], guards: Guards, *, seed: int, round_number: int
+    agent: SocialAgent, feed: Sequence[Post], guards: Guards, *, on_feed: bool = True
 ) -> str | None:
-    """The trigger the agent meets this round, or None (it stays as it is)."""
+    """The trigger the agent meets this round, or None (it stays as it is). `on_feed`: whether its rhythm has it
+    on the feed this round (rhythm.acts); a resting agent rests on either way."""
     state = agent.state
     if state is not S.SCROLLING and agent.rounds_in_state >= guards.timeout_rounds:
         return "timeout"
+    if state is S.RESTING:
+        return "rested" if agent.rounds_in_state >= 1 and agent.energy >= guards.rested else None
+    if not on_feed:
+        return None
     if state is S.IDLE:
-        return "start_browsing" if unit(seed, "activity", round_number, agent.id) < ACTIVITY else None
+        return "start_browsing"
     if state is S.SCROLLING:
+        if agent.energy < guards.tired:
+            return "tires"
         return "sees_post" if feed else "feed_empty"
     if state is S.EVALUATING:
         return "decides"
@@ -156,6 +170,4 @@ def determine_trigger(
         return "finishes_composing"
     if state in (S.ENGAGING_LIKE, S.ENGAGING_REPLY, S.ENGAGING_RESHARE):
         return "finishes_engaging"
-    if state is S.RESTING:
-        return "rested" if agent.rounds_in_state >= REST_ROUNDS else None
     raise AssertionError(state)

@@ -12,7 +12,7 @@ saying so (the run goes on; the calls are on record).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from django.utils import timezone
@@ -33,7 +33,7 @@ from . import machine, rounds
 from .entities import AgentState, Ambiguity, Post, SocialAgent
 from .games import scenario_of, state_of
 from .machine import Choice, Event
-from .offline import VERB, OfflineReasoner
+from .offline import VERB, OfflineReasoner, topic_names
 
 PARALLEL = 4
 PROMPT_VERSION = "social-feed-1"
@@ -57,8 +57,10 @@ class Recording:
 class ModelReasoner:
     """A real model decides each ambiguous case of a round; calls run concurrently, bounded."""
 
-    def __init__(self, spec: ModelSpec, seed: int, records: list[ModelCallRecord]) -> None:
-        self.spec, self.fallback, self.records = spec, OfflineReasoner(seed), records
+    def __init__(
+        self, spec: ModelSpec, seed: int, records: list[ModelCallRecord], topics: dict[str, str] | None = None
+    ) -> None:
+        self.spec, self.fallback, self.records = spec, OfflineReasoner(seed, topics=topics), records
 
     def decide(self, batch: Sequence[Ambiguity]) -> list[tuple[AgentState, str]]:
         with ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="social-feed") as pool:
@@ -71,8 +73,9 @@ class ModelReasoner:
                 f"You decide what one member of a town's social feed does next. {item.agent.name} follows "
                 f"{', '.join(item.agent.interests)}. Answer with one JSON object: "
                 '{"choice": "<one of the options>", "reason": "<one sentence>"}.')},
-            {"role": "user", "content": f"The post (topics {', '.join(item.post.topics)}; {item.post.engagement} "
-                                        f"engagements): {item.post.content}\n\nOptions: {options}"},
+            {"role": "user", "content": f"The post by @{item.post.author} (topics {', '.join(item.post.topics)}; "
+                                        f"in the feed because: {item.why or 'it was there'}): {item.post.content}"
+                                        f"\n\nOptions: {options}"},
         ]  # fmt: skip
         request = ModelRequest(
             messages=messages,
@@ -110,7 +113,9 @@ class ModelWriter:
         self.spec, self.offline, self.records = spec, offline, records
         self.texts: dict[str, str] = {}
 
-    def _ask(self, agent: SocialAgent, n: int, task: str, fallback: str) -> str:
+    def _ask(
+        self, agent: SocialAgent, n: int, task: str, fallback: Callable[[], str], taken: Callable[[str], bool]
+    ) -> str:
         who = f"{agent.name}, who follows {', '.join(agent.interests)}"
         messages = [{"role": "system", "content": f"You write one social-media post as {who}. Plain text, at most "
                                                   "two sentences, no hashtags beyond one."},
@@ -122,26 +127,29 @@ class ModelWriter:
             asked = ask(request, self.spec)
         except gateway.ModelFailure as exc:
             self.records.append(failed(request, self.spec, exc))
-            return fallback
+            return fallback()
         self.records.append(asked.record)
         result = asked.reply
-        text = result.text.strip()[: machine.MAX_TEXT] or fallback
+        text = result.text.strip()[: machine.MAX_TEXT]
+        if not text or taken(text):  # nothing, or a post the run already has: the offline writer's words
+            return fallback()
         self.texts[f"{n}:{agent.id}"] = text
         return text
 
     def compose(
-        self, agent: SocialAgent, inspired_by: Post | None, round_number: int
+        self, agent: SocialAgent, inspired_by: Post | None, round_number: int, taken: Callable[[str], bool]
     ) -> tuple[str, tuple[str, ...]]:
-        text, topics = self.offline.compose(agent, inspired_by, round_number)
-        return self._ask(agent, round_number, f"Write a post about {', '.join(topics)}.", text), topics
+        text, topics = self.offline.compose(agent, inspired_by, round_number, taken)
+        task = f"Write a post about {', '.join(topics)}."
+        return self._ask(agent, round_number, task, lambda: text, taken), topics
 
-    def reply(self, agent: SocialAgent, post: Post, round_number: int) -> str:
-        fallback = self.offline.reply(agent, post, round_number)
-        return self._ask(agent, round_number, f"Reply to this post: {post.content}", fallback)
+    def reply(self, agent: SocialAgent, post: Post, round_number: int, taken: Callable[[str], bool]) -> str:
+        return self._ask(agent, round_number, f"Reply to this post by @{post.author}: {post.content}",
+                         lambda: self.offline.reply(agent, post, round_number, taken), taken)  # fmt: skip
 
-    def reshare(self, agent: SocialAgent, post: Post, round_number: int) -> str:
-        fallback = self.offline.reshare(agent, post, round_number)
-        return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}", fallback)
+    def reshare(self, agent: SocialAgent, post: Post, round_number: int, taken: Callable[[str], bool]) -> str:
+        return self._ask(agent, round_number, f"Say in a line why you pass this on: {post.content}",
+                         lambda: self.offline.reshare(agent, post, round_number, taken), taken)  # fmt: skip
 
 
 def play_ai_step(
@@ -152,7 +160,12 @@ def play_ai_step(
     check_budget(game)
     playing, _ = game_specs(game)
     records: list[ModelCallRecord] = []
-    inner = OfflineReasoner(state.seed) if playing.offline else ModelReasoner(playing, state.seed, records)
+    names = topic_names(scenario)
+    inner = (
+        OfflineReasoner(state.seed, topics=names)
+        if playing.offline
+        else ModelReasoner(playing, state.seed, records, names)
+    )
     recording = Recording(inner)
     count = machine.block_size(state)
     faults.point("before_model_call")

@@ -90,7 +90,7 @@ def test_composing_and_engaging_finish_back_to_scrolling_and_resting_returns_to_
     assert fire(agent(S.COMPOSING), "finishes_composing") == [S.SCROLLING]
     for state in (S.ENGAGING_LIKE, S.ENGAGING_REPLY, S.ENGAGING_RESHARE):
         assert fire(agent(state), "finishes_engaging") == [S.SCROLLING]
-    assert fire(agent(S.RESTING), "rested") == [S.IDLE]
+    assert fire(agent(S.RESTING), "rested") == [S.IDLE]  # its attention is whole
     with pytest.raises(statechart.NoTransition):
         fire(agent(S.IDLE), "finishes_engaging")
 
@@ -102,13 +102,31 @@ def test_timeout_from_any_state_once_timed_out(state: AgentState) -> None:
         fire(agent(state, waited=G.timeout_rounds - 1), "timeout")
 
 
+def test_scrolling_tires_only_with_its_attention_spent_and_resting_ends_only_with_it_back() -> None:
+    tired, fresh = agent(S.SCROLLING), agent(S.SCROLLING)
+    tired.energy = G.tired - 0.01
+    assert fire(tired, "tires") == [S.RESTING]
+    with pytest.raises(statechart.NoTransition):
+        fire(fresh, "tires")
+    resting = agent(S.RESTING)
+    resting.energy = G.rested - 0.01
+    with pytest.raises(statechart.NoTransition):
+        fire(resting, "rested")
+
+
 def test_the_trigger_an_agent_meets() -> None:
     t = statechart.determine_trigger
-    assert t(agent(S.SCROLLING), [post()], G, seed=1, round_number=0) == "sees_post"
-    assert t(agent(S.SCROLLING), [], G, seed=1, round_number=0) == "feed_empty"
-    assert t(agent(S.RESTING, waited=1), [], G, seed=1, round_number=0) is None
-    assert t(agent(S.RESTING, waited=2), [], G, seed=1, round_number=0) == "rested"
-    assert t(agent(S.EVALUATING, waited=G.timeout_rounds), [], G, seed=1, round_number=0) == "timeout"
+    assert t(agent(S.SCROLLING), [post()], G) == "sees_post"
+    assert t(agent(S.SCROLLING), [], G) == "feed_empty"
+    assert t(agent(S.SCROLLING), [post()], G, on_feed=False) is None  # its rhythm has it off the feed
+    spent = agent(S.SCROLLING)
+    spent.energy = 0.0
+    assert t(spent, [post()], G) == "tires"
+    resting = agent(S.RESTING, waited=1)
+    assert t(resting, [], G, on_feed=False) == "rested"  # attention back: it rests no longer
+    resting.energy = G.rested / 2
+    assert t(resting, [], G) is None
+    assert t(agent(S.EVALUATING, waited=G.timeout_rounds), [], G) == "timeout"
 
 
 # --- entities and config --------------------------------------------------------------------------------------

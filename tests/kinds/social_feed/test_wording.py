@@ -71,10 +71,15 @@ def test_a_finished_run_reads_in_words_with_labelled_charts(town: ScenarioVersio
         assert 'data-state="ENGAGING_LIKE"' in html  # the ids stay for scripts and tests
         for chart in re.findall(r'<svg class="feed-chart.*?</svg>', html, re.S):
             titles = re.findall(r'class="axis-title [xy]-title"[^>]*>([^<]+)<', chart)
-            assert titles[0] == "Round" and titles[1] in ("Agents (share)", "Count"), titles
+            assert titles[0] == "Round" and titles[1] in (
+                "Agents (share)",
+                "Count",
+                "Actions in the round",
+            ), titles
             assert re.search(r'class="tick y-tick"[^>]*>0%?<', chart)  # the y axis's scale is shown
         keys = re.findall(r'<ul class="legend">.*?</ul>', html, re.S)
-        assert len(keys) == 2 and all("style=" not in k for k in keys)
+        charts = 3 if name == "review" else 2  # the results add what the agents did in each round
+        assert len(keys) == charts and all("style=" not in k for k in keys)
         assert all(re.search(r'<rect [^>]*fill="#[0-9a-f]{6}"', k) for k in keys)
         assert "style=" not in "".join(re.findall(r"<svg.*?</svg>", html, re.S))
     assert "Finished · round 12 of 12 · 36 agents" in visible(page)  # 30 generated and the 6 listed
