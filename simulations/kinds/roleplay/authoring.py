@@ -1,6 +1,8 @@
 """A practice conversation in the admin: its preview, its rehearsal, and what the structured editor shows: the character (name, who they are, how
 they resist, the opening, the student's goal), every state's condition and addprompt by branch, every transition's
-condition and type, and the terminal states. Adding or removing states and branches is done in the YAML editor."""
+condition and type, and the terminal states; where the document has them, the plain words of each step and ending,
+each condition's cues (one paraphrase a line) and the character's voice. Adding or removing states and branches,
+or giving a seed file its first plain words, cues or voice, is done in the YAML editor."""
 
 from __future__ import annotations
 
@@ -15,6 +17,19 @@ from .presenters import picture, staged
 from .scenario import RoleplayScenario
 
 QUOTE_HELP = "Quote one line the character may say here, in double quotes: the offline model speaks it."
+PLAIN_HELP = "What the student reads for this, in the character's world; never a state's name."
+CUES_HELP = "One paraphrase a line: how a student might say it. `&` joins parts all needed, `|` alternatives."
+
+
+def _extras(section: str, where: tuple[str, ...], spec: dict[str, Any], row: str) -> list[FieldSpec]:
+    """The plain words and the cues of a step, a transition or an ending, as far as the document has them."""
+    out = []
+    if "plain" in spec:
+        out.append(FieldSpec(section, (*where, "plain"), "In plain words", "text", row=row, help=PLAIN_HELP))
+    for clause in spec.get("cues", {}):
+        out.append(FieldSpec(section, (*where, "cues", clause), f"Cues: “{clause}”", "lines", row=row,
+                             help=CUES_HELP))  # fmt: skip
+    return out
 
 
 def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
@@ -37,6 +52,7 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
                 )
             out.append(FieldSpec("States", (*where, "addprompt"), "Added to the prompt", "long_text", row=row,
                                  help=QUOTE_HELP))  # fmt: skip
+            out += _extras("States", where, spec, row)
             for target in spec.get("transitions", {}):
                 t_row = f"{name} → {target}"
                 out += [
@@ -45,6 +61,9 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
                     FieldSpec("Transitions", (*where, "transitions", target, "type"), "Type", "choice", row=t_row,
                               choices=(("parallel", "parallel"), ("fork", "fork (blocks its fork siblings)"))),
                 ]  # fmt: skip
+                out += _extras(
+                    "Transitions", (*where, "transitions", target), spec["transitions"][target], t_row
+                )
     for terminal in ("SUCCESS", "FAIL"):
         ending = ("tstates", terminal)
         out += [
@@ -52,6 +71,10 @@ def authoring_fields(document: dict[str, Any]) -> list[FieldSpec]:
             FieldSpec("Endings", (*ending, "addprompt"), "Added to the prompt", "long_text", row=terminal,
                       help=QUOTE_HELP),
         ]  # fmt: skip
+        out += _extras("Endings", ending, document["tstates"].get(terminal, {}), terminal)
+    for intent in document.get("voice", {}):
+        out.append(FieldSpec("Character", ("voice", intent), f"Lines when the student's message is: {intent}",
+                             "lines", help="One line a row: what the offline character says when nothing moved."))  # fmt: skip
     return out
 
 

@@ -7,6 +7,9 @@ after the placeholders, function words and the generic verbs of a condition ("as
 and holds when at least half of them (rounded up) appear in the student's latest message, compared by a crude
 stem; a key word the student negates ("I will not refund") does not count. A clause with no key word never holds:
 the judge stays conservative, as the seed asks of the model.
+
+That key-word rule is the fallback for a clause its scenario gives no cues: meaning.py reads a clause by its cues
+(plain-word paraphrases) when it has them. `clause_key` and `word_clauses` name the clauses cues are given for.
 """
 
 from __future__ import annotations
@@ -141,6 +144,18 @@ def parse(condition: str, state_names: Collection[str]) -> list[list[Clause]]:
             clauses.append(Clause(text=text, states=named, keys=tuple(keys)))
         alternatives.append(clauses)
     return alternatives
+
+
+def clause_key(text: str) -> str:
+    """A clause as a scenario's cues name it: the student's placeholder dropped, spaces and case folded
+    (`{username} offers a refund` -> `offers a refund`)."""
+    return " ".join(re.sub(r"\{username\}(?:'s)?", " ", text).split()).lower().strip(" .")
+
+
+def word_clauses(condition: str, state_names: Collection[str]) -> dict[str, str]:
+    """The condition's clauses that are about words (not a check of states reached), by their cue key."""
+    found = (c for alt in parse(condition, state_names) for c in alt if not c.states and clause_key(c.text))
+    return {clause_key(c.text): c.text for c in found}
 
 
 @dataclass(frozen=True)

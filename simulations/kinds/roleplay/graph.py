@@ -6,9 +6,10 @@ and the character's accumulated prompt.
   yet); the outgoing transitions of every visited state, in visit order then file order; the terminal states.
 - A fork taken blocks its fork siblings for good: their target states are never entered afterwards (by any way
   in), and the page draws them as blocked. Parallel siblings stay open.
-- One transition per turn. When a judge's answer or several conditions fit at once, the tie goes FAIL first, then
+- One transition at a time. When a judge's answer or several conditions fit at once, the tie goes FAIL first, then
   SUCCESS, then transitions out of visited states (visit order, file order), then initial states (file order):
-  ending the conversation outranks progress, and deepening a branch outranks opening a new one.
+  ending the conversation outranks progress, and deepening a branch outranks opening a new one. A message may take
+  several, one after another, each open once the ones before it are taken (machine.py, `Judged.also`).
 """
 
 from __future__ import annotations

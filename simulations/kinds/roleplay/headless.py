@@ -1,5 +1,6 @@
-"""A practice conversation on the command line (`manage.py play`): its options and its student bots (bots.py)
-for the platform's headless loop."""
+"""A practice conversation on the command line (`manage.py play`): its options and its students (bots.py: the
+seeker and quitter bots, or a student's scripted messages, `--human script:FILE`) for the platform's headless
+loop."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ from .games import scenario_of, state_of
 def cli_options(*, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
     if role not in (None, "student"):
         raise ValueError("A practice conversation has one seat to play: --role student (the default).")
-    if human not in (None, "offline", *bots.BOTS):
-        raise ValueError(f"--human takes one of: {', '.join(bots.BOTS)} (the student bot).")
+    bots.student_bot(human)  # refuses an unknown bot or an unreadable script before the game exists
     unknown = set(options) - {"username"}
     if unknown:
         raise ValueError(f"Unknown option(s) {', '.join(sorted(unknown))}: use username.")
@@ -25,7 +25,8 @@ def cli_options(*, role: str | None, human: str | None, options: dict[str, str])
 
 
 def bot(game: Game, seat: Seat) -> Bot:
-    return student(bots.BOTS.get(seat.human or "", bots.seeker))
+    """The student `--human` names (seeker by default); a script raises `bots.ScriptEnded` when it runs out."""
+    return student(bots.student_bot(seat.human))
 
 
 def student(writer: bots.Bot) -> Bot:

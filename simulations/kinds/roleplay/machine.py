@@ -8,6 +8,11 @@ transitions, the character answers from the prompt the visited states built; SUC
 The judge's answer is a move like any other: it is checked against the transitions open now (graph.available), so
 a model can only ever enter a state the graph offers; a target that is not open is refused here and changes
 nothing (the driver records such an answer as "no transition", with the refusal, before it commits).
+
+One message may take several steps (issue #66: "I'm sorry, that was our mistake" both acknowledges and owns it):
+the answer's `also` lists further targets, each checked in turn against the transitions open once the ones before
+it were taken, forks blocking as they go; each step is its own judgment of the same message. Nothing follows an
+ending.
 """
 
 from __future__ import annotations
@@ -57,13 +62,25 @@ class Left(_Payload):
     pass
 
 
+class Also(_Payload):
+    """A further step the same message took, after the one before it."""
+
+    to_state: str = Field(min_length=1, max_length=120)
+    explanation: str = Field(default="", max_length=1200)
+
+
+MAX_STEPS = 6  # steps one message may take (a scenario's states are few; this bounds a model's answer)
+
+
 class Judged(_Payload):
-    """The seed's judge answer; `refused` is the driver's note of a target it could not take."""
+    """The seed's judge answer, and the further steps the same message took (`also`); `refused` is the driver's
+    note of a target it could not take."""
 
     is_transition: bool
     to_state: str = Field(default="", max_length=120)
     explanation: str = Field(default="", max_length=1200)
     refused: str = Field(default="", max_length=120)
+    also: list[Also] = Field(default_factory=list, max_length=MAX_STEPS - 1)
 
 
 class Replied(_Payload):
@@ -167,16 +184,12 @@ def _judged(scenario: RoleplayScenario, out: Outcome, judged: Judged) -> None:
     if judged.is_transition:
         if not judged.to_state:
             raise Refusal(out.source, out.event.value, Refusal.NO_TARGET)
-        options = graph.available(scenario, state.visited, state.blocked)
-        option = graph.option_for(options, judged.to_state)
-        if option is None:
-            raise Refusal(out.source, out.event.value, f"{Refusal.NOT_OPEN}: {judged.to_state}")
-        before = set(state.blocked)
-        state.visited, state.blocked = graph.enter(scenario, state.visited, state.blocked, option)
-        record = Judgment(
-            turn=turn, is_transition=True, to_state=option.target, key=option.key, type=option.type,
-            explanation=judged.explanation, blocked=[b for b in state.blocked if b not in before],
-        )  # fmt: skip
+        steps = [Also(to_state=judged.to_state, explanation=judged.explanation), *judged.also]
+        for step in steps[:-1]:
+            _take(scenario, out, step, turn)
+        record = _take(scenario, out, steps[-1], turn, log=False)
+    elif judged.also:
+        raise Refusal(out.source, out.event.value, Refusal.NO_TARGET)
     elif turn >= MAX_EXCHANGES and not state.outcome:
         state.visited.append("FAIL")
         record = Judgment(
@@ -186,6 +199,25 @@ def _judged(scenario: RoleplayScenario, out: Outcome, judged: Judged) -> None:
     state.judgments.append(record)
     out.changes.append(record.model_dump(mode="json"))
     state.status = Status.CHARACTER_TURN
+
+
+def _take(scenario: RoleplayScenario, out: Outcome, step: Also, turn: int, *, log: bool = True) -> Judgment:
+    """Take one step of a judged message (the caller records the last one): checked against the transitions open
+    now, and refused whole if it is not one of them or an ending was already reached."""
+    state = out.state
+    option = graph.option_for(graph.available(scenario, state.visited, state.blocked), step.to_state)
+    if option is None or state.outcome:
+        raise Refusal(out.source, out.event.value, f"{Refusal.NOT_OPEN}: {step.to_state}")
+    before = set(state.blocked)
+    state.visited, state.blocked = graph.enter(scenario, state.visited, state.blocked, option)
+    record = Judgment(
+        turn=turn, is_transition=True, to_state=option.target, key=option.key, type=option.type,
+        explanation=step.explanation, blocked=[b for b in state.blocked if b not in before],
+    )  # fmt: skip
+    if log:
+        state.judgments.append(record)
+        out.changes.append(record.model_dump(mode="json"))
+    return record
 
 
 def restore(snapshot: dict[str, Any]) -> RoleplayState:

@@ -11,9 +11,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from . import graph
 from .document import RoleplayState, Status
-from .report import branch_rows, ending, judgment_line
+from .report import branch_rows, judgment_line, steps_by_message
 from .scenario import START, TERMINALS, RoleplayScenario, fill
-from .wording import labels, outcome_sentence, plain, stage_html
+from .wording import debrief, labels, plain, stage_html
 
 # TOP: the first row of states, under the branches' labels (LABEL_Y, their baseline) with room between them for
 # an arrowhead: a taken edge's is about 15 units tall, and it covered the label's letters when it ended at 78.
@@ -134,24 +134,36 @@ def staged(text: str) -> SafeString:
     return mark_safe(stage_html(text))  # noqa: S308 - stage_html escapes the text before adding <em>
 
 
+def endings(scenario: RoleplayScenario, state: RoleplayState) -> list[tuple[str, str]]:
+    """How the conversation can end, in the character's world (the scenario's `plain` for SUCCESS and FAIL), for
+    the goal box: (SUCCESS|FAIL, words). Empty for a scenario that gives none."""
+    return [
+        (name, fill(scenario.plain_of(name), username=state.username, botname=scenario.botname))
+        for name in TERMINALS
+        if scenario.plain_of(name)
+    ]
+
+
 def context(scenario: RoleplayScenario, state: RoleplayState) -> dict[str, Any]:
     who = scenario.botname
     waiting = {Status.JUDGING: f"{who} is listening", Status.CHARACTER_TURN: f"{who} is answering"}.get(
         state.status, ""
     )
-    lines = [
-        {"n": n, "role": m.role, "who": state.username if m.role == "student" else who, "text": m.text,
-         "html": staged(m.text)}
-        for n, m in enumerate(state.messages, start=1)
-    ]  # fmt: skip
+    steps = steps_by_message(scenario, state)
+    lines, n_student = [], 0
+    for n, m in enumerate(state.messages, start=1):
+        n_student += m.role == "student"
+        reached = steps.get(n_student, []) if m.role == "student" else []
+        lines.append({"n": n, "role": m.role, "who": state.username if m.role == "student" else who,
+                      "text": m.text, "html": staged(m.text), "steps": reached})  # fmt: skip
     goal = plain(fill(scenario.goal, username=state.username, botname=who), scenario)
     return {
         "scenario": scenario, "state": state, "botname": who, "lines": lines, "waiting": waiting,
-        "goal": goal, "picture": picture(scenario, state),
+        "goal": goal, "endings": endings(scenario, state), "picture": picture(scenario, state),
         "branches": branch_views(scenario, state), "your_turn": state.status is Status.STUDENT_TURN,
         "ended": state.status is Status.ENDED, "outcome": state.outcome,
-        "outcome_words": labels(scenario).get(state.outcome, ""), "how_it_ended": outcome_sentence(scenario, state),
-        "ending": staged(ending(scenario, state)),
+        "outcome_words": labels(scenario).get(state.outcome, ""),
+        "debrief": debrief(scenario, state) if state.outcome else None,
         "judgments": [{"line": judgment_line(scenario, j), "why": plain(j.explanation, scenario), "j": j}
                       for j in state.judgments],
     }  # fmt: skip

@@ -19,10 +19,10 @@ from simulations.engine.model_replies import ReplyError, attach_facts, json_obje
 
 from . import graph
 from .document import RoleplayState
-from .machine import Judged
+from .machine import MAX_STEPS, Also, Judged
 from .scenario import RoleplayScenario, fill
 
-PROMPT_VERSION = "roleplay-1"
+PROMPT_VERSION = "roleplay-2"
 FACTS = "roleplay-facts"
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ Decide whether {username}'s most recent message meets one of the conditions belo
 2. Do not infer, assume or fill in what was not said. A hypothetical, a joke or an ambiguous remark does not count.
 3. When in doubt, there is no transition.
 4. A condition that names states ("has reached X") holds only if those states are listed as reached.
-5. At most one transition: if several conditions are met, choose the first in the list.
+5. Choose one transition: if several conditions are met, the first in the list. If the same message then also
+   plainly meets a condition that taking it opens (or another one listed), you may add it under "also", in order.
 
 States reached so far: {reached}
 
@@ -42,7 +43,8 @@ Open transitions (to_state: condition):
 
 Answer with one JSON object and nothing else:
 {{"is_transition": true or false, "to_state": "<one to_state from the list, or empty>", "explanation": "<one \
-sentence: which words of the message meet which condition, or why none is met>"}}"""
+sentence: which words of the message meet which condition, or why none is met>", "also": [optional, \
+{{"to_state": "<a further state>", "explanation": "<one sentence>"}}]}}"""
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def _conversation(scenario: RoleplayScenario, state: RoleplayState) -> list[dict
 
 def judge_request(scenario: RoleplayScenario, state: RoleplayState, document: dict[str, Any]) -> Request:
     options = graph.by_priority(graph.available(scenario, state.visited, state.blocked))
-    listed = "\n".join(f"- {o.target}: {o.condition}" for o in options)
+    listed = "\n".join(f"- {o.target}: {o.condition}{_examples(scenario, o)}" for o in options)
     reached = ", ".join(v for v in state.visited if v != "START") or "none yet"
     rules = JUDGE_RULES.format(username="{username}", reached=reached, options=listed)
     system = "\n\n".join(
@@ -79,6 +81,18 @@ def judge_request(scenario: RoleplayScenario, state: RoleplayState, document: di
     return Request(
         "judge", messages, {"op": "judge", "scenario": document, "state": state.model_dump(mode="json")}
     )
+
+
+EXAMPLES = 4  # paraphrases a condition's line shows the model judge: what counts, not a list to match
+
+
+def _examples(scenario: RoleplayScenario, option: graph.Option) -> str:
+    """A few of the scenario's cues for the condition, as examples of what counts (the offline judge's reading is
+    by these; a model judge reads the condition, with them as a hint of its meaning)."""
+    from .offline import cues_of
+
+    said = [cue.replace(" & ", " … ") for cues in cues_of(scenario, option).values() for cue in cues[:2]]
+    return f" (for example: {'; '.join(said[:EXAMPLES])})" if said else ""
 
 
 def reply_request(scenario: RoleplayScenario, state: RoleplayState, document: dict[str, Any]) -> Request:
@@ -111,14 +125,35 @@ def judged_from_reply(scenario: RoleplayScenario, state: RoleplayState, text: st
         ) from None
     if not judged.is_transition:
         return judged.model_copy(update={"to_state": ""})
-    if graph.option_for(graph.available(scenario, state.visited, state.blocked), judged.to_state) is None:
+    option = graph.option_for(graph.available(scenario, state.visited, state.blocked), judged.to_state)
+    if option is None:
         log.warning(
             "roleplay judge named %r, which is not an open transition; no transition taken", judged.to_state
         )
         return Judged(
             is_transition=False, explanation=judged.explanation, refused=judged.to_state or "(none)"
         )
-    return judged
+    return judged.model_copy(update={"also": _further(scenario, state, option, data.get("also"))})
+
+
+def _further(
+    scenario: RoleplayScenario, state: RoleplayState, first: graph.Option, answer: object
+) -> list[Also]:
+    """The further steps a model listed, each kept only while it is open once the ones before it are taken (the
+    first that is not ends the list, logged): the machine checks them again."""
+    visited, blocked = graph.enter(scenario, state.visited, state.blocked, first)
+    kept: list[Also] = []
+    for item in answer if isinstance(answer, list) else []:
+        named = item.get("to_state") if isinstance(item, dict) else item
+        target = str(named or "").rsplit(":", 1)[-1].strip()
+        option = graph.option_for(graph.available(scenario, visited, blocked), target)
+        if option is None or graph.terminal(visited) or len(kept) >= MAX_STEPS - 1:
+            log.warning("roleplay judge listed %r as a further step, which is not open then; dropped", target)
+            break
+        explanation = str(item.get("explanation") or "") if isinstance(item, dict) else ""
+        kept.append(Also(to_state=option.target, explanation=explanation[:1200]))
+        visited, blocked = graph.enter(scenario, visited, blocked, option)
+    return kept
 
 
 def reply_text(text: str) -> str:

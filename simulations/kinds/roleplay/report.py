@@ -9,8 +9,9 @@ from simulations.services.files.export_schema import Strict
 
 from . import graph
 from .document import Judgment, RoleplayState
+from .machine import LEFT
 from .scenario import RoleplayScenario, fill
-from .wording import labels, outcome_sentence, plain, stage_marked
+from .wording import debrief, labels, plain, stage_marked, step_words
 
 # Stands in for a stage direction's asterisks while `quoted` escapes every other one (a private-use character
 # no message keeps: stage_marked drops it from the text first).
@@ -34,11 +35,10 @@ def branch_rows(scenario: RoleplayScenario, state: RoleplayState) -> list[Branch
 
 
 def judgment_line(scenario: RoleplayScenario, j: Judgment) -> str:
-    """One judgment as a reader reads it, each state by its words."""
-    words = labels(scenario)
+    """One judgment as a reader reads it, each step in the scenario's plain words."""
 
     def named(state: str) -> str:
-        return f"“{words.get(state, state)}”"
+        return f"“{step_words(scenario, state)}”"
 
     if j.is_transition:
         if j.type == "terminal":
@@ -48,24 +48,25 @@ def judgment_line(scenario: RoleplayScenario, j: Judgment) -> str:
                 else "the conversation ended without the goal"
             )
             return f"Message {j.turn}: {ended}"
-        how = {"initial": "opened", "parallel": "went on to", "fork": "chose"}.get(j.type, "reached")
+        how = "chose" if j.type == "fork" else "reached"
         text = f"Message {j.turn}: {how} {named(j.to_state)}"
         if j.blocked:
             text += f" (which closed {', '.join(named(b) for b in j.blocked)} for good)"
         return text
     text = f"Message {j.turn}: no step reached"
     if j.refused:
-        which = named(j.refused) if j.refused in words else "a step"
+        which = named(j.refused) if j.refused in scenario.state_names() else "a step"
         text += f" (the judge named {which}, which was not open: refused)"
     return text
 
 
-def ending(scenario: RoleplayScenario, state: RoleplayState) -> str:
-    """The terminal state's feedback as written for the character (its addprompt), for the end screen."""
-    if not state.outcome:
-        return ""
-    spec = scenario.tstates[state.outcome]  # type: ignore[index]
-    return fill(spec.addprompt, username=state.username, botname=scenario.botname)
+def steps_by_message(scenario: RoleplayScenario, state: RoleplayState) -> dict[int, list[str]]:
+    """Student message number (1-based) -> the steps it reached, in plain words (an ending by its words)."""
+    found: dict[int, list[str]] = {}
+    for j in state.judgments:
+        if j.is_transition and j.explanation != LEFT:  # leaving is no message's doing
+            found.setdefault(j.turn, []).append(step_words(scenario, j.to_state))
+    return found
 
 
 def quoted_staged(text: str) -> list[str]:
@@ -81,12 +82,17 @@ def render_markdown(scenario: RoleplayScenario, state: RoleplayState) -> str:
     outcome = words[state.outcome] if state.outcome else "not ended yet"
     lines += [f"**Outcome:** {outcome}", ""]
     if state.outcome:
-        lines += [inert(outcome_sentence(scenario, state)), ""]
+        told = debrief(scenario, state)
+        lines += [inert(" ".join(x for x in (told.world, told.why) if x)), ""]
+        for title, items in (("What went well", told.went_well), ("What was missing", told.missing),
+                             ("What set you back", told.set_back)):  # fmt: skip
+            if items:
+                lines += [f"## {title}", "", *[f"- {inert(item)}" for item in items], ""]
     lines += ["## Score per branch", "", "| Branch | Reached | Steps reached |", "|---|---|---|"]
     for row in branch_rows(scenario, state):
         reached = ", ".join(words[s] for s in row.states) or "–"
         lines.append(f"| {words[row.branch]} | {row.reached} of {row.total} | {reached} |")
-    lines += ["", "## Transitions", ""]
+    lines += ["", "## Each message", ""]
     for j in state.judgments:
         lines.append(f"- {inert(judgment_line(scenario, j))}. {inert(plain(j.explanation, scenario))}")
     lines += ["", "## Conversation", ""]

@@ -2,6 +2,16 @@
 opening, `states` by branch, `tstates`, skill, level), validated field by field and then as a graph, every problem
 named by its path in the document (`states.FrameworkBranch.DefineFramework.transitions.Refine.type`).
 
+Three optional additions (issue #66) let a scenario speak plain words; a seed file without them still loads:
+- `plain` on a state or an ending: the step or the ending as the student reads it, in the character's world,
+  never a state's name (an ending's: what happens, then after a colon how it comes about, "Dana leaves happy: …");
+  the page shows the endings' beside the goal, the end screen and the review the steps';
+- `cues` on every condition (an initial state's, a transition's, an ending's): for each word clause of the
+  condition (`"offers a refund": [...]`), plain-word paraphrases a student might say; the offline judge reads
+  the clause by them (meaning.py) instead of its key words;
+- `voice`: lines the offline character says when a message moves nothing, by what the student did (`question`,
+  `number`, `offer`, `accept`, `thanks`, `rude`, `press`).
+
 The document is stored exactly as written, so a file exported is the file imported. Pure: pydantic only.
 """
 
@@ -10,12 +20,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from simulations.engine.errors import ScenarioError
+
+from . import conditions
 
 SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios" / "roleplay"
 TERMINALS = ("SUCCESS", "FAIL")
@@ -30,9 +42,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+PLAIN = 400  # characters: a step or an ending in plain words is a sentence, not a prompt
+LINE = 600  # characters of one cue or one line of the character's voice
+MANY = 200  # cues for one clause, or voice lines of one kind: more is a mistake, not coverage
+Cue = Annotated[str, Field(max_length=LINE)]
+Cues = dict[str, Annotated[list[Cue], Field(max_length=MANY)]]  # a condition's word clause -> its paraphrases
+Intent = Literal["question", "number", "offer", "accept", "thanks", "rude", "press"]
+VoiceLines = Annotated[list[Annotated[str, Field(min_length=1, max_length=LINE)]], Field(max_length=MANY)]
+
+
 class Transition(_Strict):
     condition: str = Field(min_length=1, max_length=TEXT)
     type: Literal["parallel", "fork"]
+    cues: Cues = Field(default_factory=dict)
 
 
 class StateSpec(_Strict):
@@ -40,6 +62,8 @@ class StateSpec(_Strict):
     condition: str | None = Field(default=None, min_length=1, max_length=TEXT)  # only initial states have one
     addprompt: str = Field(default="", max_length=TEXT)
     transitions: dict[str, Transition] = Field(default_factory=dict)
+    cues: Cues = Field(default_factory=dict)  # for `condition` (an initial state's)
+    plain: str = Field(default="", max_length=PLAIN)
 
     @property
     def initial(self) -> bool:
@@ -50,6 +74,8 @@ class Terminal(_Strict):
     name: Literal["SUCCESS", "FAIL"]
     addprompt: str = Field(default="", max_length=TEXT)
     condition: str = Field(min_length=1, max_length=TEXT)
+    cues: Cues = Field(default_factory=dict)
+    plain: str = Field(default="", max_length=PLAIN)
 
 
 class RoleplayScenario(_Strict):
@@ -63,6 +89,7 @@ class RoleplayScenario(_Strict):
     tstates: dict[Literal["SUCCESS", "FAIL"], Terminal]
     skill: str = Field(default="", max_length=80)
     level: str | int = ""
+    voice: dict[Intent, VoiceLines] = Field(default_factory=dict)
 
     # --- what the platform and the engine read ---------------------------------------------------------------
 
@@ -91,6 +118,12 @@ class RoleplayScenario(_Strict):
 
     def initial_states(self) -> list[str]:
         return [name for states in self.states.values() for name, spec in states.items() if spec.initial]
+
+    def plain_of(self, name: str) -> str:
+        """The words the scenario gives a state or an ending (`plain`), "" when it gives none."""
+        if name in TERMINALS:
+            return self.tstates[name].plain  # type: ignore[index]
+        return self.spec(name).plain if name in self.state_names() else ""
 
 
 def validate_scenario(document: Any) -> RoleplayScenario:
@@ -152,14 +185,44 @@ def graph_problems(s: RoleplayScenario) -> list[tuple[Loc, str]]:
             problems.append((("tstates", terminal), "missing: a conversation ends in SUCCESS or FAIL"))
         elif spec_t.name != terminal:
             problems.append((("tstates", terminal, "name"), f"must be {terminal}"))
+    problems.extend(_cue_problems(s))
     problems.extend(_placeholder_problems(s.model_dump()))
     return problems
+
+
+def _cue_problems(s: RoleplayScenario) -> list[tuple[Loc, str]]:
+    """Each cue's key must be a word clause of its condition: a cue for a clause the condition lacks would never
+    be read, and the author would not know."""
+    found: list[tuple[Loc, str]] = []
+    names = set(s.state_names())
+
+    def check(at: Loc, condition: str | None, cues: Cues) -> None:
+        clauses = conditions.word_clauses(condition or "", names)
+        for key, lines in cues.items():
+            if not condition:
+                found.append(((*at, "cues"), "cues belong to a condition, and this state has none"))
+            elif conditions.clause_key(key) not in clauses:
+                found.append(((*at, "cues", key), f"not a clause of the condition (its clauses: "
+                              f"{'; '.join(repr(c) for c in clauses.values()) or 'none with words'})"))  # fmt: skip
+            if not any(line.strip() for line in lines):
+                found.append(((*at, "cues", key), "give at least one paraphrase"))
+
+    for branch, states in s.states.items():
+        for key, spec in states.items():
+            check(("states", branch, key), spec.condition, spec.cues)
+            for target, transition in spec.transitions.items():
+                check(("states", branch, key, "transitions", target), transition.condition, transition.cues)
+    for name, terminal in s.tstates.items():
+        check(("tstates", name), terminal.condition, terminal.cues)
+    return found
 
 
 def _placeholder_problems(node: Any, at: Loc = ()) -> list[tuple[Loc, str]]:
     """`{username}` and `{botname}` are the only placeholders: any other brace is a typo the student would see."""
     if isinstance(node, dict):
         return [p for k, v in node.items() for p in _placeholder_problems(v, (*at, k))]
+    if isinstance(node, list):  # cue paraphrases and the character's voice lines
+        return [p for i, v in enumerate(node) for p in _placeholder_problems(v, (*at, i))]
     if isinstance(node, str):
         unknown = sorted(set(re.findall(r"\{([^{}]*)\}", node)) - PLACEHOLDERS)
         if unknown:

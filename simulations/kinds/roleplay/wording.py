@@ -5,7 +5,8 @@
   and the two endings have fixed words.
 - A judge's explanation may quote a condition ("SUCCESS: Sam has reached TakeOwnership AND PrioritizeOrder …"):
   its ids become their words in quotes and its AND/OR plain conjunctions. The end screen does not show it at all:
-  it says what the student reached, in a sentence of its own (`outcome_sentence`).
+  it says how the conversation ended in the character's world, what went well and what was missing, each step in
+  the scenario's plain words (`debrief`, `step_words`).
 - A character's stage directions and emphasis (`*sets the cup down*`, `**now**`) become emphasis: escaped first,
   then marked (`stage_html`); while a reply streams, its asterisks are dropped (`unstarred`), as a half-written
   direction cannot be matched yet.
@@ -16,11 +17,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from . import conditions
 from .document import RoleplayState
 from .machine import LEFT, RAN_OUT
-from .scenario import START, RoleplayScenario
+from .scenario import START, RoleplayScenario, fill
 
 FIXED = {START: "Start", "SUCCESS": "Goal reached", "FAIL": "Goal not reached"}
 
@@ -86,48 +88,98 @@ def plain(text: str, scenario: RoleplayScenario) -> str:
     return text[:1].upper() + text[1:]
 
 
+def step_words(scenario: RoleplayScenario, name: str) -> str:
+    """A step as the student reads it in sentences and lists: the scenario's `plain` words for it, else its id in
+    words; an ending by its fixed words."""
+    if name in FIXED:
+        return FIXED[name]
+    return scenario.plain_of(name) or words_of(name)
+
+
 def reached(scenario: RoleplayScenario, state: RoleplayState) -> list[str]:
     """The branch states reached, in the order reached."""
     names = set(scenario.state_names())
     return [v for v in state.visited if v in names]
 
 
-def outcome_sentence(scenario: RoleplayScenario, state: RoleplayState) -> str:
-    """How the conversation ended, for the end screen and the review: what the student reached, in words (never
-    the condition's text). "" while it goes on."""
-    names = labels(scenario)
+@dataclass(frozen=True)
+class Debrief:
+    """What the end screen and the review say, in plain words: how it ended (in the character's world and why),
+    the steps that went well, the ones the goal still needed, and the ones that set the student back."""
+
+    world: (
+        str  # what happened, in the ending's own words ("Dana leaves happy"), "" if the scenario gives none
+    )
+    why: str  # who or what ended it
+    went_well: list[str]
+    missing: list[str]
+    set_back: list[str]
+
+
+def debrief(scenario: RoleplayScenario, state: RoleplayState) -> Debrief:
+    """The end of the conversation in plain words (never a condition's text, never a state's id)."""
     steps = reached(scenario, state)
+    harmful = set(_named(scenario, "FAIL"))
+    wanted = _closest_success(scenario, state)
+    missing = [step_words(scenario, s) for s in wanted if s not in state.visited]
+    if state.outcome == "FAIL" and not missing and wanted:
+        missing = [f"Close it: {scenario.plain_of('SUCCESS') or 'the goal'}"]
+    return Debrief(
+        world=outcome_words(scenario, state),
+        why=outcome_sentence(scenario, state),
+        went_well=[step_words(scenario, s) for s in steps if s not in harmful],
+        missing=missing,
+        set_back=[step_words(scenario, s) for s in steps if s in harmful],
+    )
+
+
+def outcome_words(scenario: RoleplayScenario, state: RoleplayState) -> str:
+    """What happened in the character's world: an ending's `plain` up to its first colon ("Dana walks out without
+    her coffee: if you …" -> "Dana walks out without her coffee"); the rest says how it comes about, which the goal
+    box shows and the end screen's lists say better. "" while it goes on or when the scenario gives no words."""
+    if not state.outcome:
+        return ""
+    said = fill(scenario.plain_of(state.outcome), username=state.username, botname=scenario.botname)
+    return said.split(":", 1)[0].strip().rstrip(".")
+
+
+def outcome_sentence(scenario: RoleplayScenario, state: RoleplayState) -> str:
+    """How the conversation ended, in a sentence: the goal reached, or who ended it before. "" while it goes on."""
     if state.outcome == "SUCCESS":
-        asked = _steps_the_goal_named(scenario, state)
-        shown = asked or steps
-        return (
-            f"You reached: {listing([in_sentence(names[s]) for s in shown])}."
-            if shown
-            else "You reached the goal."
-        )
+        n = state.turns
+        return f"You reached the goal in {n} message{'s' if n != 1 else ''}."
     if state.outcome != "FAIL":
         return ""
     last = next((j for j in reversed(state.judgments) if j.is_transition and j.type == "terminal"), None)
     explanation = last.explanation if last else ""
     if explanation == LEFT:
-        why = "You ended the conversation before reaching the goal."
-    elif explanation.endswith(RAN_OUT):
-        why = RAN_OUT
-    else:
-        why = f"{scenario.botname} ended the conversation before the goal was reached."
-    if not steps:
-        return f"{why} You had not reached any step yet."
-    return f"{why} Steps you had reached: {listing([in_sentence(names[s]) for s in steps])}."
+        return "You ended the conversation before reaching the goal."
+    if explanation.endswith(RAN_OUT):
+        return RAN_OUT
+    return f"{scenario.botname} ended the conversation before the goal was reached."
 
 
-def _steps_the_goal_named(scenario: RoleplayScenario, state: RoleplayState) -> list[str]:
-    """The states named by the alternative of SUCCESS's condition whose named states were all reached."""
+def _named(scenario: RoleplayScenario, terminal: str) -> list[str]:
+    """The states an ending's condition names, in its order."""
+    condition = scenario.tstates[terminal].condition  # type: ignore[index]
+    alternatives = conditions.parse(condition, set(scenario.state_names()))
+    return list(
+        dict.fromkeys(s for alternative in alternatives for clause in alternative for s in clause.states)
+    )
+
+
+def _closest_success(scenario: RoleplayScenario, state: RoleplayState) -> list[str]:
+    """The states named by the alternative of SUCCESS's condition the student came closest to (most of its states
+    reached; the first on a tie)."""
     condition = scenario.tstates["SUCCESS"].condition  # type: ignore[index]
+    best: list[str] = []
+    best_share = -1.0
     for alternative in conditions.parse(condition, set(scenario.state_names())):
-        named = [s for clause in alternative for s in clause.states]
-        if named and all(s in state.visited for s in named):
-            return list(dict.fromkeys(named))
-    return []
+        named = list(dict.fromkeys(s for clause in alternative for s in clause.states))
+        share = sum(s in state.visited for s in named) / len(named) if named else 0.0
+        if share > best_share:
+            best, best_share = named, share
+    return best
 
 
 def stage_html(text: str) -> str:

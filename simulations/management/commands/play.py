@@ -30,7 +30,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--human",
             help="the bot in the user's seat; a negotiation: passive | advocate | script:FILE (default: passive; "
-            "with --resume, the game's own student)",
+            "with --resume, the game's own student); a practice conversation: seeker | quitter | script:FILE "
+            "(its `messages`; when they run out the game stops there and the JSON line says `stopped`)",
         )
         parser.add_argument(
             "--option", action="append", default=[], metavar="KEY=VALUE",
@@ -65,6 +66,12 @@ class Command(BaseCommand):
                 role=role, human=options["human"], resumed=bool(options["resume"]), say=self.stderr.write
             )
             game = play_to_end(game, bot=kind_of(game).headless.bot(game, seat), on_progress=progress)
+        except EOFError as exc:  # a scripted student ran out of moves: the game waits where it is, no failure
+            game.refresh_from_db()
+            if not options["quiet"]:
+                self.stderr.write("")
+            self.stdout.write(json.dumps({"game_id": game.pk, "status": game.phase, "stopped": str(exc)}))
+            return
         except (ModelFailure, MachineError, ValueError) as exc:
             game.refresh_from_db()
             if not options["quiet"]:

@@ -72,3 +72,36 @@ def test_a_rehearsal_plays_a_shipped_scenario_to_success(editor: Client) -> None
     game = Game.objects.get()
     assert "rehearsed to the end" in page.content.decode()
     assert game.state["visited"][-1] == "SUCCESS" and game.phase == "ENDED"
+
+
+def test_the_forms_editor_edits_cues_plain_words_and_voice_where_the_file_has_them(editor: Client) -> None:
+    document = tiny()
+    apology = document["states"]["CalmBranch"]["Apology"]
+    apology["plain"] = "Say sorry for the wrong tea"
+    apology["cues"] = {"apologizes for the mistake": ["sorry", "my apologies"]}
+    document["voice"] = {"press": ["Well?"]}
+    upload(editor, document)
+    draft = ScenarioDraft.objects.get()
+    cues = ("states", "CalmBranch", "Apology", "cues", "apologizes for the mistake")
+    assert "Cues: “apologizes for the mistake”" in editor.get(part_url(draft, cues)).content.decode()
+    editor.post(part_url(draft, cues), _posted(draft, {cues: ["sorry", "my bad"]}))
+    draft.refresh_from_db()
+    assert draft.document["states"]["CalmBranch"]["Apology"]["cues"] == {
+        "apologizes for the mistake": ["sorry", "my bad"]
+    }
+    voice = ("voice", "press")
+    editor.post(part_url(draft, voice), _posted(draft, {voice: ["Well?", "And then?"]}))
+    draft.refresh_from_db()
+    assert draft.document["voice"] == {"press": ["Well?", "And then?"]}
+    assert draft.document["states"]["CalmBranch"]["Apology"]["plain"] == "Say sorry for the wrong tea"
+
+
+def test_the_preview_shows_each_conditions_cues_and_plain_words(editor: Client) -> None:
+    version = store("cafe-barista.json")
+    editor.post(
+        "/admin/simulations/scenarioversion/", {"action": "clone_versions", "_selected_action": [version.pk]}
+    )
+    draft = ScenarioDraft.objects.get()
+    html = editor.get(f"{DRAFTS}{draft.pk}/preview/").content.decode()
+    assert "<em>insists on the queue</em>: rules are rules · those are the rules" in html
+    assert "Own the mix-up as the café&#x27;s mistake, without excuses" in html

@@ -68,7 +68,8 @@ def test_the_lobby_starts_a_conversation_showing_goal_opening_and_graph(
     assert "Your goal:" in page and "Dana" in page
     assert "<em>Dana sets a cup down on the counter, hard.</em> I asked for an oat milk latte." in page
     graph = marks(page)
-    assert graph["AcknowledgeFeelings"] == "available" and graph["TakeOwnership"] == "ahead"
+    assert graph["AcknowledgeFeelings"] == "available" and graph["OfferGoodwill"] == "ahead"
+    assert "If it goes well</strong> — Dana leaves happy: she" in page  # the goal in the character's world
     assert graph["SUCCESS"] == "available" and 'role="img"' in page
 
 
@@ -126,12 +127,14 @@ def test_the_end_screen_and_the_review_show_the_ending_transitions_and_scores(
     assert state_of(game).status is Status.ENDED and game.finished_at
     page = client.get(f"/games/{game.pk}/").content.decode()
     assert "Goal reached" in page and "Open the review" in page and 'id="say"' not in page
-    assert "You reached: take ownership, prioritize order, use clean jug and offer goodwill." in page
+    assert "What went well" in page and escape(scenario_of(game).spec("UseCleanJug").plain) in page
     assert_plain_words(game, page)
     review = client.get(f"/games/{game.pk}/review/").content.decode()
     assert_plain_words(game, review)
-    assert "Transitions and why" in review and "Score per branch" in review
-    assert "chose “Prioritize order” (which closed “Send to back of queue” for good)" in review
+    assert "Each message, and why" in review and "Score per branch" in review
+    s = scenario_of(game)
+    chose = f"chose “{s.spec('PrioritizeOrder').plain}” (which closed “{s.spec('SendToBackOfQueue').plain}” for good)"
+    assert escape(chose) in review
     assert '<th scope="row">Empathy</th><td>3 of 3</td>' in review
     md = client.get(f"/games/{game.pk}/export.md").content.decode()
     assert md.startswith("# Cafe barista") and "**Outcome:** Goal reached" in md
@@ -144,7 +147,7 @@ def test_leaving_ends_the_conversation_without_the_goal(client: Client, cafe: Sc
     drive_game(game_id=game.pk, stream=False)
     page = client.get(f"/games/{game.pk}/").content.decode()
     assert "ended without the goal" in page and state_of(Game.objects.get()).outcome == "FAIL"
-    assert "You ended the conversation before reaching the goal. You had not reached any step yet." in page
+    assert "You ended the conversation before reaching the goal." in page and "What went well" not in page
 
 
 def test_a_failed_conversation_says_who_ended_it_and_the_steps_reached_in_words(
@@ -157,14 +160,14 @@ def test_a_failed_conversation_says_who_ended_it_and_the_steps_reached_in_words(
         drive_game(game_id=game.pk, stream=False)
     page = client.get(f"/games/{game.pk}/").content.decode()
     assert state_of(Game.objects.get()).outcome == "FAIL"
-    assert (
-        "Dana ended the conversation before the goal was reached. "
-        "Steps you had reached: offer remake and send to back of queue." in page
-    )
+    assert "Dana ended the conversation before the goal was reached." in page
+    s = scenario_of(game)
+    assert "What set you back" in page and escape(s.spec("SendToBackOfQueue").plain) in page
     assert_plain_words(game, page)
     review = client.get(f"/games/{game.pk}/review/").content.decode()
     assert (
-        "<strong>Outcome:</strong> Goal not reached" in review and "chose “Send to back of queue”" in review
+        "<strong>Outcome:</strong> Goal not reached" in review
+        and escape(f"chose “{s.spec('SendToBackOfQueue').plain}”") in review
     )
     assert_plain_words(game, review)
     md = client.get(f"/games/{game.pk}/export.md").content.decode()

@@ -15,6 +15,7 @@ from simulations.kinds.roleplay.presenters import Node, context, picture
 from simulations.kinds.roleplay.report import judgment_line, quoted_staged, render_markdown
 from simulations.kinds.roleplay.scenario import SCENARIO_ROOT, RoleplayScenario, load_file, validate_scenario
 from simulations.kinds.roleplay.wording import (
+    debrief,
     labels,
     outcome_sentence,
     plain,
@@ -105,10 +106,8 @@ def test_a_judges_explanation_loses_its_ids_and_its_and_or(s: RoleplayScenario) 
     state = play(s, *each_turn("Apology", "Remake", "Question"), said("Have a good trip!"))
     verdict = offline.judge(s, state)
     raw = str(verdict["explanation"])
-    assert raw.startswith("SUCCESS: Sam has reached Remake AND Question AND wishes")  # the rule, as judged
-    assert plain(raw, s) == (
-        "Sam has reached “Remake” and “Question” and wishes a good trip — the message says “good”, “trip”."
-    )
+    assert raw == "You said “good … trip”."  # the student's words, never the rule
+    assert plain(raw, s) == raw
     model_said = "The student reached TakeOwnership AND PrioritizeOrder, so FAIL OR SendToBackOfQueue is out."
     assert plain(model_said, cafe()) == (
         "The student reached “Take ownership” and “Prioritize order”, so “Goal not reached” or "
@@ -119,34 +118,43 @@ def test_a_judges_explanation_loses_its_ids_and_its_and_or(s: RoleplayScenario) 
 def test_each_judgment_line_names_steps_by_their_words(s: RoleplayScenario) -> None:
     state = play(s, *each_turn("Apology", "Remake", "", "SUCCESS"))
     assert [judgment_line(s, j) for j in state.judgments] == [
-        "Message 1: opened “Apology”",
+        "Message 1: reached “Apology”",
         "Message 2: chose “Remake” (which closed “Excuse” for good)",
         "Message 3: no step reached",
         "Message 4: the goal was reached",
     ]
 
 
-def test_the_end_sentence_says_what_was_reached_never_the_condition(s: RoleplayScenario) -> None:
-    success = play(s, *each_turn("Apology", "Remake", "Question", "SUCCESS"))
-    assert outcome_sentence(s, success) == "You reached: remake and question."  # the steps SUCCESS named
+def test_the_end_says_how_it_ended_what_went_well_and_what_was_missing_never_the_condition(
+    s: RoleplayScenario,
+) -> None:
+    success = debrief(s, play(s, *each_turn("Apology", "Remake", "Question", "SUCCESS")))
+    assert success.why == "You reached the goal in 4 messages."
+    assert (success.went_well, success.missing, success.set_back) == (
+        ["Apology", "Remake", "Question"],
+        [],
+        [],
+    )
     c = cafe()
     cafe_steps = ("AcknowledgeFeelings", "TakeOwnership", "OfferRemake", "PrioritizeOrder", "CheckDairy",
                   "UseCleanJug", "OfferGoodwill", "SUCCESS")  # fmt: skip
-    assert outcome_sentence(c, play(c, *each_turn(*cafe_steps))) == (
-        "You reached: take ownership, prioritize order, use clean jug and offer goodwill."
-    )
+    told = debrief(c, play(c, *each_turn(*cafe_steps)))
+    assert told.world == "Dana leaves happy"
+    assert told.went_well[:2] == [c.spec("AcknowledgeFeelings").plain, c.spec("TakeOwnership").plain]
+    half = debrief(c, play(c, *each_turn("OfferRemake", "SendToBackOfQueue", "FAIL")))
+    assert half.world == "Dana walks out without her coffee"
+    assert half.went_well == [c.spec("OfferRemake").plain]
+    assert half.set_back == [c.spec("SendToBackOfQueue").plain]
+    assert half.missing == [c.spec(n).plain for n in ("TakeOwnership", "PrioritizeOrder", "UseCleanJug",
+                                                        "OfferGoodwill")]  # fmt: skip
     judged_fail = play(s, *each_turn("Apology", "Excuse", "FAIL"))
-    assert outcome_sentence(s, judged_fail) == (
-        "Ada ended the conversation before the goal was reached. Steps you had reached: apology and excuse."
-    )
+    assert outcome_sentence(s, judged_fail) == "Ada ended the conversation before the goal was reached."
     left = play(s, ("STUDENT_LEFT", {}), REPLY)
-    assert outcome_sentence(s, left) == (
-        "You ended the conversation before reaching the goal. You had not reached any step yet."
-    )
+    assert outcome_sentence(s, left) == "You ended the conversation before reaching the goal."
     ran_out = play(s, *each_turn(*[""] * MAX_EXCHANGES))
-    assert outcome_sentence(s, ran_out) == (
-        f"The conversation ran to {MAX_EXCHANGES} messages without reaching the goal. "
-        "You had not reached any step yet."
+    assert (
+        outcome_sentence(s, ran_out)
+        == f"The conversation ran to {MAX_EXCHANGES} messages without reaching the goal."
     )
     assert outcome_sentence(s, play(s, *each_turn("Apology"))) == ""  # still going
 
@@ -157,7 +165,7 @@ def test_what_the_pages_show_names_no_id(s: RoleplayScenario) -> None:
     state = machine.apply(s, state, *REPLY).state
     shown = context(s, state)
     texts = [
-        shown["goal"], shown["how_it_ended"], shown["outcome_words"],
+        shown["goal"], shown["debrief"].why, *shown["debrief"].went_well, shown["outcome_words"],
         *(b.branch for b in shown["branches"]), *(st for b in shown["branches"] for st in b.states),
         *(j["line"] + " " + j["why"] for j in shown["judgments"]),
     ]  # fmt: skip
@@ -172,7 +180,9 @@ def test_what_the_pages_show_names_no_id(s: RoleplayScenario) -> None:
     markdown = render_markdown(s, state)
     for name in ("SUCCESS", "FAIL", "CalmBranch", "InfoBranch", " AND "):
         assert name not in markdown, name
-    assert "**Outcome:** Goal reached" in markdown and "\nYou reached: remake and question.\n" in markdown
+    assert (
+        "**Outcome:** Goal reached" in markdown and "## What went well\n\n- Apology\n- Remake\n" in markdown
+    )
 
 
 @pytest.mark.parametrize(
