@@ -26,9 +26,11 @@ from mercury.cpu_placement import pin_to_one_cpu  # noqa: E402
 from mercury.startup import hand_the_lock_over_sooner, keep_startup_objects_out_of_gc  # noqa: E402
 from simulations.consumers import GameConsumer, NotFoundConsumer  # noqa: E402
 from simulations.driving.embedded import EmbeddedWorkers  # noqa: E402
+from simulations.room_consumer import ClassRoomConsumer  # noqa: E402
 
 websocket_urlpatterns = [
     path("ws/games/<int:game_id>/", GameConsumer.as_asgi()),
+    path("ws/classes/<int:session_id>/", ClassRoomConsumer.as_asgi()),
     re_path(r"", NotFoundConsumer.as_asgi()),  # any other path: a clean refusal, not an error
 ]
 

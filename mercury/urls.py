@@ -40,6 +40,11 @@ urlpatterns = [
     path("classes/<int:session_id>/resume/", classes.resume, name="class_resume"),
     path("classes/<int:session_id>/games/<int:game_id>/pause/", classes.pause, name="class_game_pause"),
     path("classes/<int:session_id>/games/<int:game_id>/resume/", classes.resume, name="class_game_resume"),
+    path(
+        "classes/<int:session_id>/games/<int:game_id>/seats/<str:seat>/stand-in/",
+        classes.stand_in,
+        name="class_seat_stand_in",
+    ),
     path("classes/<int:session_id>/results.csv", classes.results, name="class_results"),
     path("classes/<int:session_id>/wait/", classes.wait, name="class_wait"),
     path("classes/<int:session_id>/play/", classes.play, name="class_play"),

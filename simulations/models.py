@@ -123,6 +123,11 @@ class ClassSession(models.Model):
         default=1,
         help_text="Students who share one game (1: each plays their own). Kinds with several seats only.",
     )
+    turn_seconds = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="A group's student who has not moved this long after their seat got the floor: the seat's AI "
+        "stand-in plays that turn. Empty: no limit.",
+    )  # fmt: skip
     paused = models.BooleanField(
         default=False, help_text="Its games' AI waits (no model calls) until resumed."
     )
@@ -296,6 +301,14 @@ class GameSeat(models.Model):
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
     role = models.CharField(max_length=16)
     student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="game_seats")
+    session = models.ForeignKey(
+        ClassSession, on_delete=models.SET_NULL, null=True, blank=True, related_name="seats",
+        help_text="The class session whose group plays the game (its turn limit applies).",
+    )  # fmt: skip
+    stand_in = models.BooleanField(
+        default=False,
+        help_text="Handed to the AI by the teacher: its stand-in plays the seat until handed back.",
+    )
 
     class Meta:
         ordering = ["game", "pk"]

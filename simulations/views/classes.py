@@ -16,15 +16,18 @@ from simulations.kinds import get_kind
 from simulations.models import ClassMember, ClassSession, Game
 from simulations.services.content.model_choice import UnknownModelChoice, options
 from simulations.services.content.scenarios import latest_version
+from simulations.services.pages.broadcast import notify_class_changed
 from simulations.services.people import class_sessions as sessions
 from simulations.services.policy.rate_limit import RateLimited
 
 from .lobby import latest_scenarios
 
-ROSTER_EVERY_SECONDS = (
-    3  # the room's roster and the waiting page ask again this often (htmx; a reload without)
+ROSTER_EVERY_SECONDS = 3  # the waiting page asks again this often (htmx; a reload without)
+ROOM_FALLBACK_SECONDS = (
+    15  # the room's roster, should its websocket be down (it says when to fetch otherwise)
 )
 MAX_STUDENTS = 200
+MIN_TURN_SECONDS, MAX_TURN_SECONDS = 20, 3600
 
 
 def _taught(request: HttpRequest, session_id: int) -> ClassSession:
@@ -60,8 +63,9 @@ def session_new(request: HttpRequest) -> HttpResponse:
         try:
             students = int(request.POST.get("max_students", "30"))
             per_game = int(request.POST.get("students_per_group", "1"))
+            turn = int(request.POST.get("turn_seconds") or 0)
         except ValueError:
-            students = per_game = 0
+            students = per_game = turn = -1
         keys = {o.key for o in options()}
         model = request.POST.get("model", "")
         if version is None:
@@ -72,12 +76,14 @@ def session_new(request: HttpRequest) -> HttpResponse:
             error = "That model is no longer offered: choose another."
         elif not 1 <= per_game <= students:
             error = "Students per game: at least one, at most the session's students."
+        elif turn and not MIN_TURN_SECONDS <= turn <= MAX_TURN_SECONDS:
+            error = f"A turn limit is {MIN_TURN_SECONDS} to {MAX_TURN_SECONDS} seconds (empty: none)."
         else:
             try:
                 session = sessions.open_session(
                     teacher=request.user,  # type: ignore[arg-type]
                     version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
-                    students_per_group=per_game,
+                    students_per_group=per_game, turn_seconds=turn or None,
                 )  # fmt: skip
                 return redirect("class_room", session_id=session.pk)
             except sessions.GroupsRefused as exc:
@@ -97,7 +103,7 @@ def room(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
     join_url = request.build_absolute_uri(f"/join/{session.code}/")
     context = {"session": session, "rows": sessions.roster(session), "join_url": join_url,
-               "every": ROSTER_EVERY_SECONDS}  # fmt: skip
+               "every": ROOM_FALLBACK_SECONDS}  # fmt: skip
     return render(request, "classes/room.html", context)
 
 
@@ -105,7 +111,7 @@ def room(request: HttpRequest, session_id: int) -> HttpResponse:
 def roster(request: HttpRequest, session_id: int) -> HttpResponse:
     """The room's live part: the students, each game's phase and whom it waits for (asked again every few seconds)."""
     session = _taught(request, session_id)
-    context = {"session": session, "rows": sessions.roster(session), "every": ROSTER_EVERY_SECONDS}
+    context = {"session": session, "rows": sessions.roster(session), "every": ROOM_FALLBACK_SECONDS}
     return render(request, "classes/_roster.html", context)
 
 
@@ -137,6 +143,18 @@ def pause(request: HttpRequest, session_id: int, game_id: int | None = None) -> 
 def resume(request: HttpRequest, session_id: int, game_id: int | None = None) -> HttpResponse:
     session = _taught(request, session_id)
     sessions.resume(session, _session_game(session, game_id))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+@require_POST
+def stand_in(request: HttpRequest, session_id: int, game_id: int, seat: str) -> HttpResponse:
+    """Hand a group's student's seat to the AI's stand-in (`to_ai=1`), or back to the student (`to_ai=0`)."""
+    session = _taught(request, session_id)
+    game = _session_game(session, game_id)
+    assert game is not None
+    if not sessions.hand_seat(session, game, seat, to_ai=request.POST.get("to_ai") == "1"):
+        raise Http404("No student holds that seat in this game.")
     return redirect("class_room", session_id=session_id)
 
 
@@ -201,9 +219,11 @@ def play(request: HttpRequest, session_id: int) -> HttpResponse:
         messages.error(request, "Your teacher has paused the session: start your game when it resumes.")
         return redirect("class_wait", session_id=session_id)
     try:
-        return get_kind(session.scenario.kind).pages.new_game(
+        started = get_kind(session.scenario.kind).pages.new_game(
             request, session.scenario, seed=secrets.randbelow(2**31), model=session.model or None
         )
+        notify_class_changed(session.pk)  # a new game (or a set-up form): the room follows it
+        return started
     except UnknownModelChoice as exc:  # the admin disabled the session's model since
         messages.error(request, f"{exc} Tell your teacher.")
         return redirect("class_wait", session_id=session_id)

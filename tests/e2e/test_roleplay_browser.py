@@ -118,7 +118,9 @@ def test_a_conversation_reaches_success_and_the_graph_follows_it(server: str) ->
         shot("ended")
         page.click("text=Open the review")
         expect(page.locator("h2#transitions-title")).to_be_visible()
-        expect(page.locator(".judgments")).to_contain_text("closed “Send her to wait in the queue again” for good")
+        expect(page.locator(".judgments")).to_contain_text(
+            "closed “Send her to wait in the queue again” for good"
+        )
         assert_plain_words(page, "review")
         shot("review")
         browser.close()

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
-from simulations.kinds import NextStep
+from simulations.kinds import Actor, NextStep, ai_acts_next, kind_of
 from simulations.kinds.negotiation.bots import BySeat, make_policy
 from simulations.kinds.negotiation.games import scenario_of, state_of
 from simulations.kinds.negotiation.headless import student
@@ -20,6 +24,8 @@ from simulations.kinds.negotiation.state import GameState
 from simulations.models import ClassSession, Game, GameSeat
 from simulations.services.people.access import TEACHERS
 from simulations.services.people.class_sessions import session_games
+from simulations.services.play.drive import drive_game
+from simulations.services.play.drive_queue import queue_turn_deadline
 from simulations.services.play.headless import play_to_end
 from tests.helpers import mercury_version
 
@@ -36,12 +42,14 @@ def _client(name: str, *, staff: bool = False) -> tuple[User, Client]:
     return user, client
 
 
-def _group_game(students: int, per_game: int) -> tuple[ClassSession, Client, dict[str, Client], list[Game]]:
+def _group_game(
+    students: int, per_game: int, **fields: Any
+) -> tuple[ClassSession, Client, dict[str, Client], list[Game]]:
     """A session with groups, its students joined (ada, bo, cy, …) and started: its games."""
     _, room = _client("teacher", staff=True)
     version = mercury_version()
     posted = room.post("/classes/new/", {"scenario": version.slug, "title": "Groups", "max_students": students,
-                                         "students_per_group": per_game, "model": "default"})  # fmt: skip
+                                         "students_per_group": per_game, "model": "default"} | fields)  # fmt: skip
     assert posted.status_code == 302, posted.content.decode()[:600]
     session = ClassSession.objects.get(pk=int(posted["Location"].strip("/").split("/")[-1]))
     clients = {}
@@ -94,7 +102,7 @@ def test_a_session_with_groups_seats_each_student_in_one_shared_game() -> None:
     assert len(games) == 3  # two pairs, and the fifth student alone in a seat drawn as the others'
     for game in games:
         holders = set(GameSeat.objects.filter(game=game).values_list("student__username", flat=True))
-        holders = holders or {game.owner.username}
+        holders = holders or {str(game.owner)}
         state = state_of(game)
         assert game.phase == "ROUND_1_OPENING_STATEMENTS" and len(state.humans) == len(holders)
         for name in holders:
@@ -162,7 +170,6 @@ def test_a_talk_between_two_students_is_hidden_from_the_third_and_from_every_ai_
     assert all(not private & set(call.context) for call in calls)  # no seat's prompt held the pair's words
     heard = [c for c in game.model_calls.filter(role__in=parties) if private & set(c.context)]
     assert not heard  # the students' seats are played by them: the AI never spoke for them
-    texts = list(game.entries.values_list("text", flat=True))
     for seat, name in holders.items():  # the finished game's review and downloads, read by each student
         review = clients[name].get(f"/games/{game.pk}/review/").content.decode()
         exported = clients[name].get(f"/games/{game.pk}/export.json").json()["transcript"]
@@ -170,6 +177,83 @@ def test_a_talk_between_two_students_is_hidden_from_the_third_and_from_every_ai_
         for found in (
             [f'id="entry-{e.seq}"' in review for e in said],
             [any(row["seq"] == e.seq for row in exported) for e in said],
-            [e.text in markdown for e in said if texts.count(e.text) == 1],  # a bot may say it in two talks
         ):
             assert all(found) if seat in parties else not any(found), (name, seat, found)
+        own_private = sum(seat in audience for audience in game.entries.filter(visibility="private").values_list(
+            "audience", flat=True))  # fmt: skip
+        assert markdown.count("(private):") == own_private  # every private line its own talks', and no other
+
+
+def _second(game: Game) -> tuple[str, str]:
+    """The second student of a group's game: their name and seat."""
+    held = GameSeat.objects.filter(game=game).order_by("pk").select_related("student")[1]
+    return held.student.username, held.role
+
+
+def _next_turn_of(game: Game, seat: str) -> NextStep:
+    """The step at which `seat` is next asked to move by the headless loop (the bots play until then)."""
+    seen: list[NextStep] = []
+
+    def stop(state: GameState, step: NextStep) -> bool:
+        if step.seat == seat:
+            seen.append(step)
+        return bool(seen)
+
+    _play_until(game, stop)
+    assert seen, f"{seat} was not asked again"
+    return seen[0]
+
+
+def test_a_student_past_the_turn_limit_is_stood_in_for_that_turn_and_has_the_next() -> None:
+    _, _, _, games = _group_game(2, 2, turn_seconds=60)
+    name, seat = _second(games[0])
+    game = _play_until(games[0], lambda state, step: step.seat == seat)
+    assert kind_of(game).next_step(game).actor is Actor.HUMAN and not ai_acts_next(game)
+    queue_turn_deadline(game)  # as every commit leaving a student the floor does
+    deadline = (
+        DBTaskResult.objects.filter(args_kwargs__kwargs__game_id=game.pk).order_by("-run_after").first()
+    )
+    assert deadline is not None and deadline.run_after > timezone.now() + timedelta(seconds=50)
+    Game.objects.filter(pk=game.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=61)
+    )  # the limit passes
+    game = Game.objects.select_related("scenario").get(pk=game.pk)
+    step = kind_of(game).next_step(game)
+    assert (
+        step.actor is Actor.AI
+        and step.seat == seat
+        and "(AI stand-in)" in step.speaker
+        and ai_acts_next(game)
+    )
+    before = game.version
+    assert drive_game(game_id=game.pk, max_steps=1).steps == 1
+    stood = game.events.filter(seq__gt=0, actor=f"stand-in:{seat}")
+    assert stood.count() == 1 and Game.objects.get(pk=game.pk).version == before + 1
+    marked = game.entries.filter(text__startswith="(AI stand-in) ")
+    assert marked.exists()
+    _next_turn_of(game, seat)  # the student is asked again: the stand-in took that one turn only
+    assert game.events.filter(actor=f"stand-in:{seat}").count() == 1
+
+
+def test_the_teacher_hands_a_seat_to_the_ai_and_gives_it_back() -> None:
+    session, room, clients, games = _group_game(2, 2)
+    name, seat = _second(games[0])
+    game = _play_until(games[0], lambda state, step: step.seat == seat)
+    url = f"/classes/{session.pk}/games/{game.pk}/seats/{seat}/stand-in/"
+    for outsider in (clients[name], _client("other-teacher", staff=True)[1]):
+        assert outsider.post(url, {"to_ai": "1"}).status_code == 404
+    assert room.post(url, {"to_ai": "1"}).status_code == 302
+    assert f"Give back to {name}" in room.get(f"/classes/{session.pk}/roster/").content.decode()
+    game = Game.objects.select_related("scenario").get(pk=game.pk)
+    assert ai_acts_next(game)
+    drive_game(game_id=game.pk, max_steps=40)  # the stand-in plays the seat, the AI the others'
+    assert game.events.filter(actor=f"stand-in:{seat}").count() >= 1
+    assert not game.events.filter(actor=f"human:{seat}", seq__gt=game.version).exists()
+    assert room.post(url, {"to_ai": "0"}).status_code == 302
+    stood = game.events.filter(actor=f"stand-in:{seat}").count()
+    _next_turn_of(game, seat)  # given back: the student is asked again, the stand-in plays no more
+    assert game.events.filter(actor=f"stand-in:{seat}").count() == stood
+    assert (
+        room.post(f"/classes/{session.pk}/games/{game.pk}/seats/JPN/stand-in/", {"to_ai": "1"}).status_code
+        == 404
+    )

@@ -309,6 +309,17 @@ class Scripted(Passive):
         return super().decide(scenario, state, step)
 
 
+class StandIn(Advocate):
+    """The AI's stand-in for a class group's student (their seat handed to the AI, or their turn limit passed):
+    argues the seat's brief as `Advocate` does, each move marked as the stand-in's (`stand_in`)."""
+
+    name = "stand-in"
+
+    def decide(self, scenario: Scenario, state: GameState, step: Step) -> Decision:
+        event, payload = super().decide(scenario, state, step)
+        return event, {**payload, "stand_in": True}
+
+
 class BySeat:
     """Several students in one game (a class group's): each seat's policy decides when that seat acts. The first
     confirms the seats, its own and (`others`) the rest."""

@@ -71,7 +71,10 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     REASONS: ClassVar[dict[str, str]] = {}
-    SERVER_FIELDS: ClassVar[tuple[str, ...]] = ("signals",)  # added by the server, never taken from a form
+    # Added by the server, never taken from a form: a judge's reading, and the mark of a student's move made by the
+    # seat's AI stand-in (a class group's game).
+    SERVER_FIELDS: ClassVar[tuple[str, ...]] = ("signals", "stand_in")
+    stand_in: bool = False
 
     @classmethod
     def student_fields(cls) -> tuple[str, ...]:
@@ -111,7 +114,7 @@ class RoleChoice(Payload):
     REASONS = {
         "role": InvalidMove.UNKNOWN_ROLE, "variant": InvalidMove.UNKNOWN_VARIANT, "others": InvalidMove.UNKNOWN_ROLE,
     }  # fmt: skip
-    SERVER_FIELDS = ("signals", "others")
+    SERVER_FIELDS = ("signals", "stand_in", "others")
     role: str
     variant: str | None = None  # None: the role's first opening
     others: list[str] = []

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from simulations.engine.errors import IllegalEvent, InvalidMove
 from simulations.kinds.negotiation import machine
 from simulations.kinds.negotiation.events import Spoken
-from simulations.kinds.negotiation.games import state_of
+from simulations.kinds.negotiation.games import state_of, step_of
 from simulations.kinds.negotiation.machine import Event
 from simulations.kinds.negotiation.turns import judge_text
 from simulations.models import Game
@@ -77,9 +77,8 @@ def human_move(game: Game, event: str, payload: Mapping[str, Any]) -> Move:
         game, game.version
     )  # one judge call per turn at a time, across processes sharing the cache
     try:
-        clean["signals"], judged = judge_text(
-            game, state.human_role or "", clean["text"], machine.text_seq(state, event)
-        )
+        speaker = step_of(game).role or state.human_role or ""  # a class group's: the seat that speaks
+        clean["signals"], judged = judge_text(game, speaker, clean["text"], machine.text_seq(state, event))
     except BaseException:
         cache.delete(claim)
         raise

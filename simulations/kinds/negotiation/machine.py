@@ -815,11 +815,13 @@ def apply(
     t = transition_for(state, event)
     raw = dict(payload or {})
     checked = t.payload.read(state.status, t.event, raw, scenario, state)
-    actor, source = _actor_label(t, state), state.status
+    actor, source = _actor_label(t, state, raw), state.status
     # A dump/validate round trip is a deep copy at a quarter of copy.deepcopy's cost (still a tenth of a turn).
     new = state if own else GameState.model_validate(state.model_dump())
     ctx = _Ctx(scenario, new, t.event, checked, raw)
     t.action(ctx)
+    if checked.stand_in:
+        _mark_stand_in(ctx, t.who(state))
     new.status = t.target or Status(raw["status"])
     new.event_seq += 1
     return Outcome(
@@ -828,9 +830,24 @@ def apply(
     )  # fmt: skip
 
 
-def _actor_label(t: Transition, before: GameState) -> str:
+STAND_IN_MARK = "(AI stand-in) "
+
+
+def _mark_stand_in(c: _Ctx, seat: str | None) -> None:
+    """A student's move the seat's AI stand-in made: its own words (or, for a choice, the chair's line about it)
+    say so in the transcript."""
+    if not c.entries:
+        return
+    own = [e for e in c.entries if e.speaker == seat] or c.entries[:1]
+    for entry in own:
+        entry.text = STAND_IN_MARK + entry.text
+
+
+def _actor_label(t: Transition, before: GameState, raw: dict[str, Any]) -> str:
     if t.actor == "human":
         seat = t.who(before)
+        if raw.get("stand_in"):
+            return f"stand-in:{seat}"
         return f"human:{seat}" if seat else "human"
     if t.actor == "ai":
         return f"ai:{t.who(before) or 'debrief'}"

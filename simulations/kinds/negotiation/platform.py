@@ -151,10 +151,19 @@ class Negotiation(KindBase):
         return machine.resume(scenario, state)
 
     def next_step(self, game: Game) -> NextStep:
-        from .games import scenario_of, step_of
+        """Who acts next; in a class group's game, which student's seat (`seat`), and the AI's stand-in instead of
+        a student whose seat the teacher handed over or whose turn limit has passed (services.ledger.seats)."""
+        from simulations.services.ledger.seats import stand_in_due
+
+        from .games import scenario_of, state_of, step_of
 
         step = step_of(game)
         actor = _ACTORS[step.kind]
+        if actor is Actor.HUMAN and step.role and state_of(game).co_players:
+            name = scenario_of(game).display_name(step.role)
+            if stand_in_due(game, step.role):
+                return NextStep(actor=Actor.AI, speaker=f"{name} (AI stand-in)", detail=step, seat=step.role)
+            return NextStep(actor=actor, speaker=name, detail=step, seat=step.role)
         markdown = False
         if actor is Actor.DONE:
             speaker = ""
@@ -163,8 +172,7 @@ class Negotiation(KindBase):
         else:
             # The one AI step with no seat: the debrief's summary, written in Markdown sections.
             speaker, markdown = "The debrief", True
-        seat = step.role or "" if actor is Actor.HUMAN else ""
-        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown, seat=seat)
+        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown)
 
     def stream_view(self, text: str) -> str:
         return "" if prompts.PASS.startswith(text.strip().upper()) else text

@@ -16,6 +16,7 @@ from simulations.ai import tokens
 from simulations.ai.model_spec import ModelSpec
 from simulations.kinds import ChunkSink, Restart
 from simulations.kinds.negotiation import llm_judge, machine, output_guard, prompts
+from simulations.kinds.negotiation.bots import StandIn
 from simulations.kinds.negotiation.debrief import debrief_facts
 from simulations.kinds.negotiation.entries import kept_entries
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
@@ -35,8 +36,11 @@ from simulations.services.play.model_step import ModelRequest, Move, play_model_
 def play_ai_step(
     game: Game, step: Step, *, on_chunk: ChunkSink | None = None, on_restart: Restart | None = None
 ) -> Game:
-    """Precondition: `step` is the game's next step and an AI one. Commits exactly one AI turn.
-    `on_restart`: the model call is retried; words already relayed to `on_chunk` are void."""
+    """Precondition: `step` is the game's next step and an AI one (or a student's seat the AI stands in for).
+    Commits exactly one AI turn. `on_restart`: the model call is retried; words already relayed to `on_chunk` are
+    void."""
+    if step.kind == "human":
+        return _stand_in(game, step)
     assert step.kind == "ai" and step.purpose
     if step.purpose == "vote":
         return commit_event(
@@ -93,6 +97,15 @@ def _screened(
             on_restart()
 
     return stream.feed, restart
+
+
+def _stand_in(game: Game, step: Step) -> Game:
+    """A student's move made for them by the seat's stand-in (a bot that argues the seat's brief: no model call),
+    marked as the stand-in's in the ledger and the transcript. Raises StaleTurn if the student moved first."""
+    event, payload = StandIn(str(step.role)).decide(scenario_of_version(game.scenario), state_of(game), step)
+    return commit_event(
+        game_id=game.pk, expected_version=game.version, event=event, payload=payload, known=game
+    )
 
 
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:

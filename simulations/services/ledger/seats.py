@@ -7,8 +7,11 @@ import copy
 from collections.abc import Sequence
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.utils import timezone
 
 from simulations.models import Game, GameSeat
+
+STAND_IN = "stand-in"  # the bot (Kind.headless.bot) that plays a student's seat for them
 
 
 class NotYourSeat(Exception):
@@ -19,12 +22,49 @@ class NotYourSeat(Exception):
         super().__init__(f"It is {who}'s turn, not yours: your form comes back when your seat has the floor.")
 
 
-def give_seats(game: Game, students: Sequence[User], seats: Sequence[str]) -> None:
-    """The students take `seats` in order (the owner the first). Precondition: as many students as seats."""
+def give_seats(
+    game: Game, students: Sequence[User], seats: Sequence[str], *, session_id: int | None = None
+) -> None:
+    """The students take `seats` in order (the owner the first), for class session `session_id` (whose turn limit
+    applies). Precondition: as many students as seats."""
     assert len(students) == len(seats), "one student a seat"
     GameSeat.objects.bulk_create(
-        GameSeat(game=game, role=role, student=student) for role, student in zip(seats, students, strict=True)
+        GameSeat(game=game, role=role, student=student, session_id=session_id)
+        for role, student in zip(seats, students, strict=True)
     )
+
+
+def _turn(game: Game, seat: str) -> tuple[bool, float | None] | None:
+    """(handed to the AI, seconds left of the student's turn or None without a limit) for a student's seat; None
+    for a seat no student holds."""
+    if not seat:
+        return None
+    row = GameSeat.objects.filter(game=game, role=seat).select_related("session").first()
+    if row is None:
+        return None
+    limit = row.session.turn_seconds if row.session is not None else None
+    if row.stand_in or not limit:
+        return row.stand_in, None
+    return False, limit - (timezone.now() - game.updated_at).total_seconds()
+
+
+def stand_in_due(game: Game, seat: str) -> bool:
+    """The AI's stand-in plays `seat`'s turn now: the teacher handed the seat to the AI, or its student has let the
+    session's turn limit pass since the seat got the floor (that turn only; the next is theirs again)."""
+    turn = _turn(game, seat)
+    return turn is not None and (turn[0] or (turn[1] is not None and turn[1] <= 0))
+
+
+def turn_left(game: Game, seat: str) -> float | None:
+    """Seconds before `seat`'s stand-in takes its turn (None: no limit, or no student's seat)."""
+    turn = _turn(game, seat)
+    return None if turn is None or turn[0] or turn[1] is None else max(0.0, turn[1])
+
+
+def hand_to_ai(game: Game, seat: str, *, to_ai: bool) -> bool:
+    """The teacher hands a student's seat to the AI's stand-in, or back to the student; False if no student holds
+    it."""
+    return GameSeat.objects.filter(game=game, role=seat).update(stand_in=to_ai) > 0
 
 
 def seat_of(game: Game, user: User | AnonymousUser) -> str | None:

@@ -194,6 +194,7 @@ def create_game(
     model: str | None = None,
     options: dict[str, Any] | None = None,
     others: Sequence[User] = (),
+    session_id: int | None = None,
 ) -> Game:
     """Create a game of the scenario's kind with its first committed step and checkpoint (a negotiation rests in
     ROLE_SELECTION), pinned to the model option `model` (see services.content.model_choice; None: the settings' model).
@@ -213,7 +214,9 @@ def create_game(
         _write(game, advance, ())
         if others:
             assert owner is not None
-            give_seats(game, [owner, *others], [advance.human_role, *advance.other_seats])
+            give_seats(
+                game, [owner, *others], [advance.human_role, *advance.other_seats], session_id=session_id
+            )
     return game
 
 

@@ -51,6 +51,18 @@ def serve_from_loop(loop: asyncio.AbstractEventLoop) -> None:
     _server_loop = loop
 
 
+def class_group(session_id: int) -> str:
+    """The teachers' rooms of a class session (simulations/room_consumer.py)."""
+    return f"class-{session_id}"
+
+
+def notify_class_changed(session_id: int) -> None:
+    """A class session changed (a student joined, it started or ended, a game began, a seat was handed over): its
+    rooms fetch their roster again."""
+    if settings.MERCURY_BROADCAST:
+        _send(class_group(session_id), {"type": "class.changed"})
+
+
 def session_group(session_key: str) -> str:
     """The websockets opened under one log-in session (hashed: the key itself never leaves the database)."""
     return f"session-{hashlib.sha256(session_key.encode()).hexdigest()[:32]}"

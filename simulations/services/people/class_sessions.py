@@ -25,7 +25,9 @@ from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
 from simulations.models import ClassMember, ClassSession, Game, GameSeat, ScenarioVersion, Vote
+from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
+from simulations.services.pages.broadcast import notify_class_changed
 from simulations.services.people.access import TEACHERS
 from simulations.services.play.drive_queue import queue_drive_if_ai_next
 from simulations.services.policy.rate_limit import check_limit
@@ -72,6 +74,7 @@ def open_session(
     max_students: int,
     model: str = "",
     students_per_group: int = 1,
+    turn_seconds: int | None = None,
 ) -> ClassSession:
     """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code.
     Raises GroupsRefused for groups of more students than the scenario has seats (or any, if it has none)."""
@@ -88,6 +91,7 @@ def open_session(
                 return ClassSession.objects.create(
                     teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
                     max_students=max_students, model=model, students_per_group=students_per_group,
+                    turn_seconds=turn_seconds,
                 )  # fmt: skip
         except IntegrityError:
             continue  # that code is taken: draw another
@@ -116,6 +120,7 @@ def join(*, user: User, code: str) -> ClassSession:
         if locked.members.count() >= locked.max_students:
             raise JoinRefused(JoinRefused.FULL)
         ClassMember.objects.get_or_create(session=locked, student=user)
+    notify_class_changed(session.pk)
     return session
 
 
@@ -130,6 +135,7 @@ def start(session: ClassSession, *, seed: int | None = None) -> list[Game]:
         games = _group_games(session, secrets.randbelow(2**31) if seed is None else seed)
     for game in games:
         queue_drive_if_ai_next(game)
+    notify_class_changed(session.pk)
     return games
 
 
@@ -146,7 +152,7 @@ def _group_games(session: ClassSession, seed: int) -> list[Game]:
         games.append(
             create_game(
                 scenario_version=session.scenario, seed=seed + n, owner=group[0], model=session.model or None,
-                options={"seats": taken}, others=group[1:],
+                options={"seats": taken}, others=group[1:], session_id=session.pk,
             )
         )  # fmt: skip
     return games
@@ -156,6 +162,7 @@ def end(session: ClassSession) -> None:
     if session.status != ClassSession.Status.ENDED:
         session.status, session.ended_at = ClassSession.Status.ENDED, timezone.now()
         session.save(update_fields=["status", "ended_at"])
+        notify_class_changed(session.pk)
 
 
 def pause(session: ClassSession, game: Game | None = None) -> None:
@@ -166,6 +173,7 @@ def pause(session: ClassSession, game: Game | None = None) -> None:
         session.save(update_fields=["paused"])
     games = session_games(session).filter(finished_at__isnull=True)
     (games.filter(pk=game.pk) if game is not None else games).update(paused=True)
+    notify_class_changed(session.pk)
 
 
 def resume(session: ClassSession, game: Game | None = None) -> None:
@@ -179,6 +187,17 @@ def resume(session: ClassSession, game: Game | None = None) -> None:
     Game.objects.filter(pk__in=ids).update(paused=False)
     for waiting in Game.objects.filter(pk__in=ids).select_related("scenario"):
         queue_drive_if_ai_next(waiting)
+    notify_class_changed(session.pk)
+
+
+def hand_seat(session: ClassSession, game: Game, seat: str, *, to_ai: bool) -> bool:
+    """The teacher hands a group's student's seat to the AI's stand-in, or back: the game's drive is queued (the
+    stand-in may act at once). False if no student holds that seat in the game."""
+    if not hand_to_ai(game, seat, to_ai=to_ai):
+        return False
+    queue_drive_if_ai_next(Game.objects.select_related("scenario").get(pk=game.pk))
+    notify_class_changed(session.pk)
+    return True
 
 
 def session_games(session: ClassSession) -> QuerySet[Game]:
@@ -212,6 +231,7 @@ class StudentRow:
     waiting_on: str  # "the student", "the AI: <who>", "another student: <seat>", "" when over
     updated_at: str
     seat: str = ""  # the seat they hold in it
+    stand_in: bool | None = None  # a group's seat: handed to the AI's stand-in (None: not a group's game)
 
 
 def roster(session: ClassSession) -> list[StudentRow]:
@@ -219,6 +239,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
     group's game they hold a seat in."""
     latest: dict[int, Game] = {}
     seat_of: dict[int, str] = {}
+    handed: dict[int, bool] = {}
     made = list(session_games(session).order_by("created_at"))
     for own in made:
         latest[own.owner_id] = own  # type: ignore[index]
@@ -226,6 +247,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
     for held in GameSeat.objects.filter(game__in=made).order_by("game__created_at"):
         latest[held.student_id] = by_pk[held.game_id]  # type: ignore[index]
         seat_of[held.student_id] = held.role  # type: ignore[index]
+        handed[held.student_id] = held.stand_in  # type: ignore[index]
     kind = get_kind(session.scenario.kind)
     # Whom a running game waits for is read from its state, which `session_games` leaves out: one query for all.
     running = Game.objects.select_related("scenario").in_bulk(
@@ -257,6 +279,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 waiting_on,
                 updated,
                 seat,
+                handed.get(member.student_id),
             )  # fmt: skip
         )
     return rows

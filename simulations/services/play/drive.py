@@ -21,6 +21,7 @@ from simulations.services.ledger.turns import StaleTurn, load_game, stored_versi
 from simulations.services.pages.broadcast import notify_error, notify_stream
 from simulations.services.pages.deadlines import Scheduled, frames
 from simulations.services.pages.frame_pacing import FRAME_BURST, FRAME_INTERVAL, FramePacer
+from simulations.services.play.drive_queue import queue_turn_deadline
 from simulations.services.play.lease import (
     LeaseHeartbeat,
     acquire_lease,
@@ -201,6 +202,8 @@ def _play_ai_steps(
         if step.actor is Actor.DONE:
             return Drive(Outcome.DONE, steps)
         if step.actor is not Actor.AI:
+            if step.seat and committed is not None:  # a group's student has the floor: their turn limit
+                queue_turn_deadline(game)
             return Drive(Outcome.HUMAN, steps, version=game.version)
         if game.paused:
             return Drive(Outcome.STOPPED, steps)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from simulations.kinds import ai_acts_next
+from simulations.kinds import Actor, ai_acts_next, kind_of
 from simulations.models import Game
+from simulations.services.ledger.seats import turn_left
 from simulations.services.play.lease import held_by_queued_drive, lease_expires_in, lease_left
+
+DEADLINE_SLACK = 0.5  # seconds after a turn limit before its drive looks: the limit has passed by then
 
 Enqueue = Callable[..., bool]
 _enqueue: list[Enqueue] = []
@@ -40,6 +43,18 @@ def queue_drive_if_ai_next(game: Game, *, even_if_driven: bool = False) -> None:
         return
     if ai_acts_next(game):
         queue_drive(game_id=game.pk)
+    else:
+        queue_turn_deadline(game)
+
+
+def queue_turn_deadline(game: Game) -> None:
+    """A class group's student has the floor under a turn limit: a drive is queued for the moment it passes, which
+    then plays the seat's stand-in if the student has not moved (their move commits first otherwise)."""
+    step = kind_of(game).next_step(game)
+    if step.actor is Actor.HUMAN and step.seat and not game.paused:
+        left = turn_left(game, step.seat)
+        if left is not None:
+            queue_drive(game_id=game.pk, delay=left + DEADLINE_SLACK)
 
 
 def queue_drive_after_move(game: Game) -> None:
@@ -52,3 +67,5 @@ def queue_drive_after_move(game: Game) -> None:
     # Not `queue_drive_if_ai_next`: the lease in `game` is the one read before the commit.
     if ai_acts_next(game):
         queue_drive(game_id=game.pk)
+    else:
+        queue_turn_deadline(game)

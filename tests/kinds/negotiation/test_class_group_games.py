@@ -96,3 +96,15 @@ def test_a_game_stored_before_several_students_resumes_as_one_students(scenario:
     restored = machine.resume(scenario, {**stored, "schema_version": 2})
     assert restored.schema_version == SCHEMA_VERSION and restored.humans == ["BRA"]
     assert machine.next_step(scenario, restored) == machine.next_step(scenario, game.state)
+
+
+def test_a_move_the_ai_stands_in_for_is_marked_as_the_stand_ins(scenario: Scenario, group: PureGame) -> None:
+    voting = next(s for s in group.states if machine.next_step(scenario, s).events == ("HUMAN_VOTE_CAST",))
+    voter = machine.next_voter(voting)
+    outcome = machine.apply(scenario, voting, "HUMAN_VOTE_CAST", {"ballot": "yes", "stand_in": True})
+    assert outcome.actor == f"stand-in:{voter}"
+    (entry,) = [e for e in outcome.entries if e.kind == "vote"]
+    assert entry.speaker == voter and entry.text.startswith(machine.STAND_IN_MARK)
+    plain = machine.apply(scenario, voting, "HUMAN_VOTE_CAST", {"ballot": "yes"})
+    assert plain.actor == f"human:{voter}" and not plain.entries[0].text.startswith(machine.STAND_IN_MARK)
+    assert all("stand_in" not in fields for fields in machine.STUDENT_EVENTS.values())  # never from a form

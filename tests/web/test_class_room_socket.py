@@ -1,0 +1,76 @@
+"""The teacher's room of a class session is live over its websocket: a committed turn in any of the session's
+games, a student joining, a seat handed over each tell the room to fetch its roster again; nobody but the session's
+teacher may open that socket."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from mercury.asgi import application
+from simulations.models import ClassSession, Game
+from simulations.room_consumer import NOT_ALLOWED
+from simulations.services.ledger.turns import commit_event
+from simulations.services.people import class_sessions
+from simulations.services.people.access import TEACHERS
+from tests.helpers import mercury_version
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _cookie(user: User) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+def _started_session() -> tuple[ClassSession, str, str, Game]:
+    """A session of two students sharing one game, started; the teacher's and a student's session cookies."""
+    teacher = User.objects.create_user("teacher", is_staff=True)
+    teacher.groups.add(Group.objects.get_or_create(name=TEACHERS)[0])
+    session = class_sessions.open_session(
+        teacher=teacher, version=mercury_version(), title="Live", max_students=3, students_per_group=2
+    )
+    students = [User.objects.create_user(name) for name in ("ada", "bo")]
+    for student in students:
+        class_sessions.join(user=student, code=session.code)
+    (game,) = class_sessions.start(session, seed=4)
+    return session, _cookie(teacher), _cookie(students[0]), game
+
+
+async def _room(session_id: int, cookie: str) -> tuple[WebsocketCommunicator, Any]:
+    headers = [(b"origin", b"http://localhost"), (b"cookie", f"sessionid={cookie}".encode())]
+    comm = WebsocketCommunicator(application, f"/ws/classes/{session_id}/", headers=headers)
+    return comm, await comm.connect()
+
+
+async def _fetch_told(comm: WebsocketCommunicator, session_id: int) -> None:
+    frame = await comm.receive_from(timeout=5)
+    assert f'hx-get="/classes/{session_id}/roster/"' in frame and 'hx-trigger="load"' in frame
+
+
+async def test_the_room_hears_every_change_of_its_session_and_only_its_teacher_listens(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    session, teacher, student, game = await database_sync_to_async(_started_session)()
+    comm, (connected, _) = await _room(session.pk, teacher)
+    assert connected
+    outsider, (allowed, code) = await _room(session.pk, student)
+    assert not allowed and code == NOT_ALLOWED
+    # A turn in the session's game (the first opening statement, as a student's page confirms it).
+    await database_sync_to_async(commit_event)(
+        game_id=game.pk, expected_version=game.version, event="OPENING_PRESENTED"
+    )
+    await _fetch_told(comm, session.pk)
+    # A student joins late: the room hears it too (after the roster's minimum spacing).
+    late = await database_sync_to_async(User.objects.create_user)("cy")
+    await database_sync_to_async(class_sessions.join)(user=late, code=session.code)
+    async with asyncio.timeout(5):
+        await _fetch_told(comm, session.pk)
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
