@@ -46,6 +46,11 @@ urlpatterns = [
         name="class_seat_stand_in",
     ),
     path("classes/<int:session_id>/results.csv", classes.results, name="class_results"),
+    path("classes/<int:session_id>/results/", classes.results_page, name="class_results_page"),
+    path(
+        "classes/<int:session_id>/results-by-game.csv", classes.results_by_game, name="class_results_by_game"
+    ),
+    path("classes/<int:session_id>/games.zip", classes.games_zip, name="class_games_zip"),
     path("classes/<int:session_id>/wait/", classes.wait, name="class_wait"),
     path("classes/<int:session_id>/play/", classes.play, name="class_play"),
     path("join/", classes.join, name="class_join"),

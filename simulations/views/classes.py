@@ -4,7 +4,11 @@ the results are the session's teacher's; the waiting page and the game button ar
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import secrets
+import zipfile
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -16,6 +20,8 @@ from simulations.kinds import get_kind
 from simulations.models import ClassMember, ClassSession, Game
 from simulations.services.content.model_choice import UnknownModelChoice, options
 from simulations.services.content.scenarios import latest_version
+from simulations.services.files.export import export_game
+from simulations.services.ledger.snapshot import one_snapshot
 from simulations.services.pages.broadcast import notify_class_changed
 from simulations.services.people import class_sessions as sessions
 from simulations.services.policy.rate_limit import RateLimited
@@ -172,6 +178,73 @@ def results(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
     response = HttpResponse(sessions.results_csv(session), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="class-{session.code}.csv"'
+    return response
+
+
+@login_required
+def results_page(request: HttpRequest, session_id: int) -> HttpResponse:
+    """Every game of the session side by side: each issue's outcome, who played which seat, the model cost; a chart
+    of how many games adopted each issue; the downloads."""
+    session = _taught(request, session_id)
+    found = sessions.class_results(session)
+    shares = [
+        {"title": title, "adopted": adopted, "voted": voted, "y": CHART_ROW * n + 4,
+         "width": round(CHART_WIDTH * adopted / voted) if voted else 0}
+        for n, (_, title, adopted, voted) in enumerate(found.adopted_share())
+    ]  # fmt: skip
+    rows = [
+        {"title": title, "cells": [_outcome(g.outcomes.get(issue)) for g in found.games]}
+        for issue, title in found.issues
+    ]
+    axis_y = CHART_ROW * len(shares) + 8
+    context = {"session": session, "results": found, "shares": shares, "rows": rows, "axis_y": axis_y,
+               "chart": {"left": CHART_LEFT, "right": CHART_LEFT + CHART_WIDTH, "width": CHART_LEFT + CHART_WIDTH + 90,
+                         "height": axis_y + 18}}  # fmt: skip
+    return render(request, "classes/results.html", context)
+
+
+CHART_LEFT, CHART_WIDTH, CHART_ROW = 230, 320, 28  # the adoption chart: labels' room, a bar at 100 %, a row
+
+
+def _outcome(vote: tuple[str, bool] | None) -> str:
+    if vote is None:
+        return "not voted yet"
+    return f"{vote[0]} {'adopted' if vote[1] else 'rejected'}"
+
+
+@login_required
+def results_by_game(request: HttpRequest, session_id: int) -> HttpResponse:
+    """One row per game per issue: its students and seats, the option put to the vote, adopted or not."""
+    session = _taught(request, session_id)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["game_id", "students", "phase", "issue", "proposal", "adopted", "tokens", "cost_usd"])
+    for result in sessions.class_results(session).games:
+        players = "; ".join(f"{sessions.inert_cell(name)} ({seat})" for name, seat in result.students)
+        common = [result.game.pk, players, result.phase]
+        usage = [result.tokens, "" if result.cost_usd is None else f"{result.cost_usd:.4f}"]
+        for issue, (proposal, adopted) in result.outcomes.items():
+            writer.writerow([*common, issue, proposal, "yes" if adopted else "no", *usage])
+        if not result.outcomes:
+            writer.writerow([*common, "", "", "", *usage])
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="class-{session.code}-by-game.csv"'
+    return response
+
+
+@login_required
+def games_zip(request: HttpRequest, session_id: int) -> HttpResponse:
+    """Every game of the session as its export (JSON, whole: its teacher reads everything), and the class's CSV."""
+    session = _taught(request, session_id)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"class-{session.code}.csv", sessions.results_csv(session))
+        for game in sessions.session_games(session).order_by("pk"):
+            with one_snapshot():
+                body = json.dumps(export_game(game=game), indent=2, ensure_ascii=False)
+            archive.writestr(f"game-{game.pk}.json", body)
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="class-{session.code}-games.zip"'
     return response
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from simulations.models import ClassSession, Game, Vote
 from simulations.services.people.class_sessions import session_games
@@ -71,3 +74,32 @@ def test_groups_of_bots_share_a_game_each_student_in_a_seat_of_their_own() -> No
     for row in rows:
         game = Game.objects.get(pk=row["game_id"])
         assert row["seat"] in game.state["co_players"] + [game.state["human_role"]]
+
+
+def test_the_teachers_results_set_every_group_side_by_side_and_download_whole() -> None:
+    _run("load_scenario", str(SCENARIOS / "mercury"))
+    result = json.loads(_run("play_class", "--scenario", "mercury", "--groups", "2", "--students-per-group", "2",
+                             "--seed", "3").splitlines()[-1])  # fmt: skip
+    session = ClassSession.objects.get(pk=result["session"])
+    teacher, stranger = Client(), Client()
+    teacher.force_login(session.teacher)
+    stranger.force_login(User.objects.create_user("stranger", is_staff=True))
+    base = f"/classes/{session.pk}"
+    for path in ("/results/", "/results-by-game.csv", "/games.zip"):
+        assert stranger.get(base + path).status_code == 404
+    page = teacher.get(base + "/results/").content.decode()
+    votes = list(Vote.objects.filter(game__in=[g["game_id"] for g in result["games"]]))
+    for game in result["games"]:
+        assert f"Game #{game['game_id']}" in page
+    for issue in {v.issue for v in votes}:
+        adopted = sum(v.adopted for v in votes if v.issue == issue)
+        assert f"{adopted} of 2</text>" in page  # the chart's count for that issue
+    rows = list(csv.DictReader(io.StringIO(teacher.get(base + "/results-by-game.csv").content.decode())))
+    assert sorted((int(r["game_id"]), r["issue"], r["adopted"]) for r in rows) == sorted(
+        (v.game_id, v.issue, "yes" if v.adopted else "no") for v in votes
+    )
+    archive = zipfile.ZipFile(io.BytesIO(teacher.get(base + "/games.zip").content))
+    names = set(archive.namelist())
+    assert names == {f"class-{session.code}.csv"} | {f"game-{g['game_id']}.json" for g in result["games"]}
+    exported = json.loads(archive.read(f"game-{result['games'][0]['game_id']}.json"))
+    assert exported["game"]["id"] == result["games"][0]["game_id"] and exported["transcript"]

@@ -17,14 +17,15 @@ import io
 import random
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
-from simulations.models import ClassMember, ClassSession, Game, GameSeat, ScenarioVersion, Vote
+from simulations.models import ClassMember, ClassSession, Game, GameSeat, ModelCall, ScenarioVersion, Vote
 from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
 from simulations.services.pages.broadcast import notify_class_changed
@@ -285,6 +286,65 @@ def roster(session: ClassSession) -> list[StudentRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class GameResult:
+    """One game of the session for the results page: who played it in which seat, each issue's vote (the option
+    put to it, adopted or not), its model cost."""
+
+    game: Game
+    students: list[tuple[str, str]]  # (name, seat)
+    outcomes: dict[str, tuple[str, bool]]  # issue id -> (proposal, adopted)
+    tokens: int
+    cost_usd: float | None  # None: no call priced (the offline model, or an unpriced model)
+    phase: str  # where it stands, in the kind's words
+
+
+@dataclass(frozen=True)
+class ClassResults:
+    issues: list[tuple[str, str]]  # (issue id, title), in the scenario's order
+    games: list[GameResult]
+
+    def adopted_share(self) -> list[tuple[str, str, int, int]]:
+        """Per issue: (id, title, games that adopted it, games that voted on it)."""
+        rows = []
+        for issue, title in self.issues:
+            voted = [g.outcomes[issue][1] for g in self.games if issue in g.outcomes]
+            rows.append((issue, title, sum(voted), len(voted)))
+        return rows
+
+
+def class_results(session: ClassSession) -> ClassResults:
+    """Every game of the session side by side: its students and seats, each issue's outcome, its model cost."""
+    rows = roster(session)
+    played: dict[int, Game] = {r.game.pk: r.game for r in rows if r.game is not None}
+    students: dict[int, list[tuple[str, str]]] = {}
+    for row in rows:
+        if row.game is not None:
+            students.setdefault(row.game.pk, []).append((row.name, row.seat))
+    outcomes: dict[int, dict[str, tuple[str, bool]]] = {}
+    for vote in Vote.objects.filter(game__in=list(played)).order_by("game", "id"):
+        outcomes.setdefault(vote.game_id, {})[vote.issue] = (vote.proposal, vote.adopted)  # type: ignore[index]
+    usage: dict[int, dict[str, Any]] = {
+        row["game"]: dict(row)
+        for row in ModelCall.objects.filter(game__in=list(played))
+        .values("game")
+        .annotate(tokens=Sum("prompt_tokens") + Sum("completion_tokens"), cost=Sum("cost_usd"))
+    }
+    issues = list(session.scenario.issues.order_by("position").values_list("issue_id", "title"))
+    label = get_kind(session.scenario.kind).pages.phase_label
+    return ClassResults(
+        issues=issues,
+        games=[
+            GameResult(
+                game=game, students=students[pk], outcomes=outcomes.get(pk, {}),
+                tokens=int(usage.get(pk, {}).get("tokens") or 0), cost_usd=usage.get(pk, {}).get("cost"),
+                phase=label(game.phase),
+            )
+            for pk, game in sorted(played.items())
+        ],
+    )  # fmt: skip
+
+
 def results_csv(session: ClassSession) -> str:
     """One row per student per vote their game took (a negotiation's issues: the option put to the vote, adopted or
     not, and the student's own ballot), or one row per student for a game without votes: where it ended or stands."""
@@ -298,7 +358,7 @@ def results_csv(session: ClassSession) -> str:
         votes.setdefault(vote.game_id, []).append(vote)  # type: ignore[arg-type]
     for row in rows:
         played = row.game
-        common = [_inert_cell(row.name), row.joined_at, played.pk if played else "",
+        common = [inert_cell(row.name), row.joined_at, played.pk if played else "",
                   row.seat, row.phase, "yes" if played and played.finished_at else "no"]  # fmt: skip
         taken = votes.get(played.pk, []) if played else []
         for vote in taken:
@@ -311,6 +371,6 @@ def results_csv(session: ClassSession) -> str:
     return out.getvalue()
 
 
-def _inert_cell(text: str) -> str:
+def inert_cell(text: str) -> str:
     """A spreadsheet never reads a student's name as a formula (a user name may begin with + - or @)."""
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
