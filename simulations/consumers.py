@@ -381,6 +381,12 @@ class GameConsumer(AsyncWebsocketConsumer):
         if event.get("game") == self.game_id:
             self.shown = {}
 
+    async def class_notice(self, event: dict[str, Any]) -> None:
+        """The class session's teacher wrote to every student: shown above the page, wherever it is."""
+        await self.send(
+            text_data=render_to_string("game/_class_notice.html", {"text": event["text"], "oob": True})
+        )
+
     async def session_ended(self, event: dict[str, Any]) -> None:
         """Its user logged out (in any tab): this page shows and drives nothing more."""
         await self._logged_out()

@@ -123,6 +123,9 @@ class ClassSession(models.Model):
         default=1,
         help_text="Students who share one game (1: each plays their own). Kinds with several seats only.",
     )
+    notice = models.CharField(
+        max_length=300, blank=True, help_text="The teacher's last notice to every student of the session."
+    )
     turn_seconds = models.PositiveIntegerField(
         null=True, blank=True,
         help_text="A group's student who has not moved this long after their seat got the floor: the seat's AI "

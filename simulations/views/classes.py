@@ -154,6 +154,19 @@ def resume(request: HttpRequest, session_id: int, game_id: int | None = None) ->
 
 @login_required
 @require_POST
+def notice(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The teacher's notice to every student of the session, shown at once on their open pages."""
+    session = _taught(request, session_id)
+    try:
+        sessions.send_notice(session, request.POST.get("notice", ""))
+        messages.success(request, "Your notice went to every student.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+@require_POST
 def stand_in(request: HttpRequest, session_id: int, game_id: int, seat: str) -> HttpResponse:
     """Hand a group's student's seat to the AI's stand-in (`to_ai=1`), or back to the student (`to_ai=0`)."""
     session = _taught(request, session_id)

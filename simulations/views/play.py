@@ -16,6 +16,7 @@ from simulations.models import Game
 from simulations.services.ledger.seats import seen_by
 from simulations.services.ledger.turns import game_with_scenario
 from simulations.services.people.access import can_drive, can_read, granted_token
+from simulations.services.people.class_sessions import notice_for
 
 WATCH_REFRESH_SECONDS = 4
 
@@ -42,6 +43,7 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
     # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
     request.watch_refresh = WATCH_REFRESH_SECONDS if ai_acts_next(game) else 0  # type: ignore[attr-defined]
     request.game_paused = game.paused and game.finished_at is None  # type: ignore[attr-defined]
+    request.class_notice = notice_for(game) if game.finished_at is None else ""  # type: ignore[attr-defined]
     return kind_of(game).pages.page(request, seen_by(game, request.user))
 
 

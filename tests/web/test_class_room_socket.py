@@ -74,3 +74,41 @@ async def test_the_room_hears_every_change_of_its_session_and_only_its_teacher_l
         await _fetch_told(comm, session.pk)
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
+
+
+def _post_notice(session_id: int, teacher_cookie: str, text: str) -> int:
+    client = Client()
+    client.cookies["sessionid"] = teacher_cookie
+    return client.post(f"/classes/{session_id}/notice/", {"notice": text}).status_code
+
+
+async def test_a_teachers_notice_reaches_every_students_open_page_at_once(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    session, teacher, student, game = await database_sync_to_async(_started_session)()
+    headers = [(b"origin", b"http://localhost"), (b"cookie", f"sessionid={student}".encode())]
+    page = WebsocketCommunicator(application, f"/ws/games/{game.pk}/", headers=headers)
+    assert (await page.connect())[0]
+    await page.receive_from(timeout=10)  # its first render
+    assert (
+        await database_sync_to_async(_post_notice)(session.pk, teacher, "<b>Ten</b> minutes to the vote.")
+        == 302
+    )
+    async with asyncio.timeout(10):
+        while "From your teacher" not in (frame := await page.receive_from(timeout=10)):
+            pass
+    assert 'id="class-notice"' in frame and "&lt;b&gt;Ten&lt;/b&gt; minutes to the vote." in frame
+    await page.disconnect()
+
+    def pages() -> tuple[str, str, int]:
+        client = Client()
+        client.cookies["sessionid"] = student
+        game_page = client.get(f"/games/{game.pk}/").content.decode()
+        waiting = client.get(f"/classes/{session.pk}/wait/").content.decode()
+        return game_page, waiting, client.post(f"/classes/{session.pk}/notice/", {"notice": "x"}).status_code
+
+    game_page, waiting, by_student = await database_sync_to_async(pages)()
+    assert "&lt;b&gt;Ten&lt;/b&gt; minutes" in game_page and "&lt;b&gt;Ten&lt;/b&gt; minutes" in waiting
+    assert by_student == 404  # only the session's teacher writes to it
+    await database_sync_to_async(_post_notice)(session.pk, teacher, " \u200b ")  # nothing visible: refused
+    stored = await database_sync_to_async(lambda: ClassSession.objects.get(pk=session.pk).notice)()
+    assert stored == "<b>Ten</b> minutes to the vote."

@@ -28,9 +28,10 @@ from simulations.kinds import Actor, get_kind
 from simulations.models import ClassMember, ClassSession, Game, GameSeat, ModelCall, ScenarioVersion, Vote
 from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
-from simulations.services.pages.broadcast import notify_class_changed
+from simulations.services.pages.broadcast import notify_class_changed, send_to_game
 from simulations.services.people.access import TEACHERS
 from simulations.services.play.drive_queue import queue_drive_if_ai_next
+from simulations.services.policy.message_text import FIELD_SENTENCES, UnreadableText, normalise_line
 from simulations.services.policy.rate_limit import check_limit
 
 # No 0/O, 1/I/L: a code read aloud or copied from a projector is typed right.
@@ -189,6 +190,38 @@ def resume(session: ClassSession, game: Game | None = None) -> None:
     for waiting in Game.objects.filter(pk__in=ids).select_related("scenario"):
         queue_drive_if_ai_next(waiting)
     notify_class_changed(session.pk)
+
+
+MAX_NOTICE = 300
+
+
+def send_notice(session: ClassSession, text: str) -> str:
+    """The teacher's notice to every student: kept on the session (waiting pages and games opened later show it)
+    and pushed to every open page of its games. Returns it as stored; raises ValueError with a sentence for the
+    teacher's form (empty, too long, unreadable)."""
+    try:
+        text = normalise_line(text.strip())
+    except UnreadableText as exc:
+        raise ValueError(FIELD_SENTENCES.get(exc.reason, exc.reason)) from exc
+    if len(text) > MAX_NOTICE:
+        raise ValueError(f"A notice is {MAX_NOTICE} characters at most.")
+    session.notice = text
+    session.save(update_fields=["notice"])
+    for game_id in session_games(session).filter(finished_at__isnull=True).values_list("pk", flat=True):
+        send_to_game(game_id, {"type": "class.notice", "text": text})
+    notify_class_changed(session.pk)
+    return text
+
+
+def notice_for(game: Game) -> str:
+    """The last notice of a running class session `game` belongs to ("" if none)."""
+    if game.owner_id is None:
+        return ""
+    sessions = ClassSession.objects.filter(
+        status=ClassSession.Status.RUNNING, scenario_id=game.scenario_id, members__student=game.owner_id,
+        started_at__lte=game.created_at,
+    ).exclude(notice="")  # fmt: skip
+    return sessions.values_list("notice", flat=True).first() or ""
 
 
 def hand_seat(session: ClassSession, game: Game, seat: str, *, to_ai: bool) -> bool:
