@@ -167,6 +167,20 @@ class ClassMember(models.Model):
         return f"{self.student} in {self.session}"
 
 
+class ClassGuest(models.Model):
+    """A student who joined a class session with a name only: an account made for that session, with no password,
+    that reaches nothing outside it (simulations/views/guests.py)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="class_guest"
+    )
+    session = models.ForeignKey(ClassSession, on_delete=models.CASCADE, related_name="guests")
+    name = models.CharField(max_length=60)
+
+    def __str__(self) -> str:
+        return f"{self.name} (name only) in {self.session}"
+
+
 class ScenarioRole(models.Model):
     """A seat of a scenario version, broken out of the document for browsing in the admin."""
 

@@ -10,7 +10,9 @@ import json
 import secrets
 import zipfile
 
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -26,6 +28,7 @@ from simulations.services.pages.broadcast import notify_class_changed
 from simulations.services.people import class_sessions as sessions
 from simulations.services.policy.rate_limit import RateLimited
 
+from .accounts import client_address
 from .lobby import latest_scenarios
 
 ROSTER_EVERY_SECONDS = 3  # the waiting page asks again this often (htmx; a reload without)
@@ -261,21 +264,29 @@ def games_zip(request: HttpRequest, session_id: int) -> HttpResponse:
     return response
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
 def join(request: HttpRequest, code: str = "") -> HttpResponse:
-    """GET: the code form (filled from a link's code). POST: join, then the waiting page."""
+    """GET: the code form (filled from a link's code; without an account, with a name field too). POST: join, then
+    the waiting page; a visitor who is not logged in joins with a name only (`sessions.join_as_guest`)."""
     error, status = "", 200
     if request.method == "POST":
         try:
-            session = sessions.join(user=request.user, code=request.POST.get("code", ""))  # type: ignore[arg-type]
+            if request.user.is_authenticated:
+                session = sessions.join(user=request.user, code=request.POST.get("code", ""))  # type: ignore[arg-type]
+            else:
+                session, guest = sessions.join_as_guest(
+                    name=request.POST.get("name", ""), code=request.POST.get("code", ""),
+                    address=client_address(request),
+                )  # fmt: skip
+                login(request, guest, backend=settings.AUTHENTICATION_BACKENDS[0])
             return redirect("class_wait", session_id=session.pk)
         except sessions.JoinRefused as exc:
             error, status = str(exc), 400
         except RateLimited as exc:
             error, status = str(exc), 429
         code = request.POST.get("code", "")
-    return render(request, "classes/join.html", {"code": code[:20], "error": error}, status=status)
+    context = {"code": code[:20], "error": error, "name": request.POST.get("name", "")[:60]}
+    return render(request, "classes/join.html", context, status=status)
 
 
 @login_required

@@ -25,7 +25,16 @@ from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from simulations.kinds import Actor, get_kind
-from simulations.models import ClassMember, ClassSession, Game, GameSeat, ModelCall, ScenarioVersion, Vote
+from simulations.models import (
+    ClassGuest,
+    ClassMember,
+    ClassSession,
+    Game,
+    GameSeat,
+    ModelCall,
+    ScenarioVersion,
+    Vote,
+)
 from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
 from simulations.services.pages.broadcast import notify_class_changed, send_to_game
@@ -46,6 +55,7 @@ class JoinRefused(Exception):
     ENDED = "This class session has ended."
     FULL = "This class session is full: ask your teacher."
     TEACHER = "You are this session's teacher: open it from your sessions."
+    NAME = f"Write your name as your teacher will know it (at most {60} characters)."
 
 
 def may_teach(user: User | AnonymousUser) -> bool:
@@ -124,6 +134,53 @@ def join(*, user: User, code: str) -> ClassSession:
         ClassMember.objects.get_or_create(session=locked, student=user)
     notify_class_changed(session.pk)
     return session
+
+
+GUEST_PREFIX = "guest-"  # a name-only student's account name: the prefix and random letters (never typed)
+MAX_GUEST_NAME = 60
+
+
+def join_as_guest(*, name: str, code: str, address: str) -> tuple[ClassSession, User]:
+    """A student who joins with a name only: an account of the session's own (no password: it logs in only here),
+    a member like any other. Attempts count against the address's join rate, like codes tried by the logged-in.
+    Raises JoinRefused (also for a name with nothing readable), RateLimited."""
+    check_limit(action="join", subject=f"address:{address}")
+    try:
+        name = normalise_line(name.strip())
+    except UnreadableText as exc:
+        raise JoinRefused(JoinRefused.NAME) from exc
+    if len(name) > MAX_GUEST_NAME:
+        raise JoinRefused(JoinRefused.NAME)
+    session = ClassSession.objects.filter(code=normalised_code(code)).first()
+    if session is None:
+        raise JoinRefused(JoinRefused.UNKNOWN)
+    if session.status == ClassSession.Status.ENDED:
+        raise JoinRefused(JoinRefused.ENDED)
+    with transaction.atomic():
+        locked = ClassSession.objects.select_for_update().get(pk=session.pk)
+        if locked.members.count() >= locked.max_students:
+            raise JoinRefused(JoinRefused.FULL)
+        user = User(username=GUEST_PREFIX + secrets.token_hex(8), first_name=name[:150])
+        user.set_unusable_password()
+        user.save()
+        ClassGuest.objects.create(user=user, session=locked, name=name)
+        ClassMember.objects.create(session=locked, student=user)
+    notify_class_changed(session.pk)
+    return session, user
+
+
+def guest_session(user: User | AnonymousUser) -> int | None:
+    """The class session a name-only student belongs to (None for everyone else)."""
+    if not user.is_authenticated or not user.get_username().startswith(GUEST_PREFIX):
+        return None
+    return ClassGuest.objects.filter(user_id=user.pk).values_list("session_id", flat=True).first()
+
+
+def display_name(user: User) -> str:
+    """How the teacher's room names a student: a name-only student by the name they gave."""
+    if user.get_username().startswith(GUEST_PREFIX) and user.first_name:
+        return f"{user.first_name} (name only)"
+    return user.get_username()
 
 
 def start(session: ClassSession, *, seed: int | None = None) -> list[Game]:
@@ -306,7 +363,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
         seat = seat_of.get(member.student_id) or (game.human_role if game is not None else "")
         rows.append(
             StudentRow(
-                member.student.get_username(),
+                display_name(member.student),
                 member.joined_at.isoformat(timespec="seconds"),
                 game,
                 phase,
