@@ -8,14 +8,18 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.test import Client
 
-from simulations.kinds.negotiation.bots import make_policy
-from simulations.kinds.negotiation.games import step_of
-from simulations.kinds.negotiation.headless import play_game
+from simulations.kinds import NextStep
+from simulations.kinds.negotiation.bots import BySeat, make_policy
+from simulations.kinds.negotiation.games import state_of, step_of
+from simulations.kinds.negotiation.headless import play_game, student
+from simulations.kinds.negotiation.human_turns import submit_human_event
+from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game, ScenarioVersion
 from simulations.services.content.model_choice import pinned_fields
 from simulations.services.content.scenarios import load_scenario
 from simulations.services.files.export import export_game
 from simulations.services.ledger.turns import create_game
+from simulations.services.play.headless import play_to_end
 from tests.conftest import SCENARIO_DIR
 
 
@@ -94,3 +98,27 @@ def game_in_private_talk(
     game.refresh_from_db()
     assert game.phase == "ROUND_2_CONVERSATION_ACTIVE"
     return game
+
+
+class _GroupStop(Exception):
+    pass
+
+
+def play_group_until(game: Game, stop: Callable[[GameState, NextStep], bool]) -> Game:
+    """Every seat played by an advocate bot (the AI by the offline model) until `stop` holds before a move; the
+    first student's first talk is with the second student."""
+    bot = student(game, BySeat([make_policy("advocate", seat) for seat in state_of(game).humans]))
+
+    def move(played: Game, step: NextStep, failure: BaseException | None) -> Game:
+        state = state_of(played)
+        if stop(state, step):
+            raise _GroupStop
+        if state.status == "ROUND_2_SELECT_CONVO_1" and not state.round2.conversations:
+            partner = {"partner": state.humans[1], "starter": "human"}
+            return submit_human_event(game=played, event="CONVO_1_STARTED", payload=partner)
+        return bot(played, step, failure)
+
+    try:
+        return play_to_end(game, bot=move)
+    except _GroupStop:
+        return Game.objects.select_related("scenario").get(pk=game.pk)

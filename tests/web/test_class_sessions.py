@@ -73,7 +73,7 @@ def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_
     again = ada_client.post(f"/classes/{session.pk}/play/")  # a second click: the same game, not a new one
     assert again["Location"] == f"/games/{game.pk}/" and Game.objects.filter(owner=ada).count() == 1
     roster = room.get(f"/classes/{session.pk}/roster/").content.decode()
-    assert f"#{game.pk}" in roster and "the student" in roster  # the student chooses a delegation
+    assert f"#{game.pk}" in roster and "this student" in roster  # the student chooses a delegation
 
     play_to_end(game, bot=student(game, make_policy("passive", "CAN")))
     assert room.get(f"/games/{game.pk}/review/").status_code == 200  # the teacher reads the student's game

@@ -5,7 +5,6 @@ the talks they were not in."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -16,18 +15,14 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from simulations.kinds import Actor, NextStep, ai_acts_next, kind_of
-from simulations.kinds.negotiation.bots import BySeat, make_policy
 from simulations.kinds.negotiation.games import scenario_of, state_of
-from simulations.kinds.negotiation.headless import student
-from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ClassSession, Game, GameSeat
 from simulations.services.people.access import TEACHERS
 from simulations.services.people.class_sessions import session_games
 from simulations.services.play.drive import drive_game
 from simulations.services.play.drive_queue import queue_turn_deadline
-from simulations.services.play.headless import play_to_end
-from tests.helpers import mercury_version
+from tests.helpers import mercury_version, play_group_until
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-test-passphrase-42"
@@ -60,30 +55,6 @@ def _group_game(
     session.refresh_from_db()
     games = list(session_games(session).order_by("pk"))
     return session, room, clients, games
-
-
-class _Stop(Exception):
-    pass
-
-
-def _play_until(game: Game, stop: Callable[[GameState, NextStep], bool]) -> Game:
-    """Every seat played by an advocate bot (the AI by the offline model) until `stop` holds before a move; the
-    first student's first talk is with the second student."""
-    bot = student(game, BySeat([make_policy("advocate", seat) for seat in state_of(game).humans]))
-
-    def move(played: Game, step: NextStep, failure: BaseException | None) -> Game:
-        state = state_of(played)
-        if stop(state, step):
-            raise _Stop
-        if state.status == "ROUND_2_SELECT_CONVO_1" and not state.round2.conversations:
-            partner = {"partner": state.humans[1], "starter": "human"}
-            return submit_human_event(game=played, event="CONVO_1_STARTED", payload=partner)
-        return bot(played, step, failure)
-
-    try:
-        return play_to_end(game, bot=move)
-    except _Stop:
-        return Game.objects.select_related("scenario").get(pk=game.pk)
 
 
 def _seat(game: Game, name: str) -> str:
@@ -127,7 +98,7 @@ def test_only_the_student_whose_seat_acts_may_move_and_the_other_is_told_whose_t
         GameSeat.objects.filter(game=game).order_by("pk").values_list("student__username", flat=True)
     )
     seat = _seat(game, other)
-    game = _play_until(game, lambda state, step: step.seat == seat)  # the second student's seat acts
+    game = play_group_until(game, lambda state, step: step.seat == seat)  # the second student's seat acts
     fields = _move_fields(clients[other].get(f"/games/{game.pk}/").content.decode())
     refused = clients[owner].post(f"/games/{game.pk}/move/", fields | {"text": "Not my seat.", "ballot": "yes",
                                                                         "placement": "first"})  # fmt: skip
@@ -148,7 +119,7 @@ def _talk_between_students(state: GameState, step: NextStep) -> bool:
 
 def test_a_talk_between_two_students_is_hidden_from_the_third_and_from_every_ai_prompt() -> None:
     _, _, clients, games = _group_game(3, 3)
-    game = _play_until(games[0], _talk_between_students)
+    game = play_group_until(games[0], _talk_between_students)
     state = state_of(game)
     pair = next(c for c in state.round2.conversations if c.partner in state.humans)
     parties = {str(state.talker_of(pair)), pair.partner}
@@ -162,7 +133,9 @@ def test_a_talk_between_two_students_is_hidden_from_the_third_and_from_every_ai_
         shown = [f'id="entry-{e.seq}"' in page for e in said]
         assert all(shown) if seat in parties else not any(shown), (name, seat)
     assert clients[third].get(f"/games/{game.pk}/").status_code == 200
-    game = _play_until(game, lambda state, step: False)  # to the end: every AI call of the game on record
+    game = play_group_until(
+        game, lambda state, step: False
+    )  # to the end: every AI call of the game on record
     assert game.phase == "REVIEW"
     private = {e.seq for e in said}
     calls = list(game.model_calls.exclude(role__in=parties).exclude(role=""))
@@ -199,7 +172,7 @@ def _next_turn_of(game: Game, seat: str) -> NextStep:
             seen.append(step)
         return bool(seen)
 
-    _play_until(game, stop)
+    play_group_until(game, stop)
     assert seen, f"{seat} was not asked again"
     return seen[0]
 
@@ -207,7 +180,7 @@ def _next_turn_of(game: Game, seat: str) -> NextStep:
 def test_a_student_past_the_turn_limit_is_stood_in_for_that_turn_and_has_the_next() -> None:
     _, _, _, games = _group_game(2, 2, turn_seconds=60)
     name, seat = _second(games[0])
-    game = _play_until(games[0], lambda state, step: step.seat == seat)
+    game = play_group_until(games[0], lambda state, step: step.seat == seat)
     assert kind_of(game).next_step(game).actor is Actor.HUMAN and not ai_acts_next(game)
     queue_turn_deadline(game)  # as every commit leaving a student the floor does
     deadline = (
@@ -238,7 +211,7 @@ def test_a_student_past_the_turn_limit_is_stood_in_for_that_turn_and_has_the_nex
 def test_the_teacher_hands_a_seat_to_the_ai_and_gives_it_back() -> None:
     session, room, clients, games = _group_game(2, 2)
     name, seat = _second(games[0])
-    game = _play_until(games[0], lambda state, step: step.seat == seat)
+    game = play_group_until(games[0], lambda state, step: step.seat == seat)
     url = f"/classes/{session.pk}/games/{game.pk}/seats/{seat}/stand-in/"
     for outsider in (clients[name], _client("other-teacher", staff=True)[1]):
         assert outsider.post(url, {"to_ai": "1"}).status_code == 404

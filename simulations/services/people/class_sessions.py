@@ -319,7 +319,7 @@ class StudentRow:
     joined_at: str
     game: Game | None  # their latest game of the session
     phase: str  # where it stands, in the kind's words
-    waiting_on: str  # "the student", "the AI: <who>", "another student: <seat>", "" when over
+    waiting_on: str  # "this student", "the AI: <who>", "another student (<seat>)", "" when over
     updated_at: str
     seat: str = ""  # the seat they hold in it
     stand_in: bool | None = None  # a group's seat: handed to the AI's stand-in (None: not a group's game)
@@ -357,9 +357,9 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 if step.actor is Actor.AI:
                     waiting_on = f"the AI: {step.speaker}"
                 elif step.seat and step.seat != seat_of.get(member.student_id, step.seat):
-                    waiting_on = f"another student: {step.speaker}"
+                    waiting_on = f"another student ({step.speaker})"
                 else:
-                    waiting_on = "the student"
+                    waiting_on = "this student"
         seat = seat_of.get(member.student_id) or (game.human_role if game is not None else "")
         rows.append(
             StudentRow(

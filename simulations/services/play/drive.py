@@ -202,7 +202,7 @@ def _play_ai_steps(
         if step.actor is Actor.DONE:
             return Drive(Outcome.DONE, steps)
         if step.actor is not Actor.AI:
-            if step.seat and committed is not None:  # a group's student has the floor: their turn limit
+            if step.seat:  # a group's student has the floor: their turn limit (a drive queued for it once)
                 queue_turn_deadline(game)
             return Drive(Outcome.HUMAN, steps, version=game.version)
         if game.paused:
