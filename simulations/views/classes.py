@@ -10,12 +10,14 @@ import json
 import secrets
 import zipfile
 
+import segno
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import get_kind
@@ -111,7 +113,11 @@ def session_new(request: HttpRequest) -> HttpResponse:
 def room(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
     join_url = request.build_absolute_uri(f"/join/{session.code}/")
-    context = {"session": session, "rows": sessions.roster(session), "join_url": join_url,
+    # The link as a QR code drawn here (SVG): phones in the room open it without typing.
+    qr = segno.make(join_url, error="m").svg_inline(
+        scale=4, border=2, light="#fff", title=f"Join: {join_url}"
+    )
+    context = {"session": session, "rows": sessions.roster(session), "join_url": join_url, "qr": SafeString(qr),
                "every": ROOM_FALLBACK_SECONDS}  # fmt: skip
     return render(request, "classes/room.html", context)
 

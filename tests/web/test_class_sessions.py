@@ -56,6 +56,8 @@ def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_
     session = _open(room)
     page = room.get(f"/classes/{session.pk}/").content.decode()
     assert session.code in page and "Nobody has joined yet" in page
+    # The join link as a QR code drawn on the server (an inline SVG, named by the link it holds).
+    assert 'class="segno"' in page and f"<title>Join: http://testserver/join/{session.code}/</title>" in page
     ada, ada_client = _client("ada")
     status, waiting = _join(
         ada_client, f" {session.code.lower()[:3]} {session.code.lower()[3:]} "
