@@ -48,6 +48,7 @@ urlpatterns = [
     path("classes/<int:session_id>/results.csv", classes.results, name="class_results"),
     path("classes/<int:session_id>/results/", classes.results_page, name="class_results_page"),
     path("classes/<int:session_id>/notice/", classes.notice, name="class_notice"),
+    path("classes/<int:session_id>/class-results/", classes.shared_results, name="class_shared_results"),
     path(
         "classes/<int:session_id>/results-by-game.csv", classes.results_by_game, name="class_results_by_game"
     ),

@@ -123,6 +123,13 @@ class ClassSession(models.Model):
         default=1,
         help_text="Students who share one game (1: each plays their own). Kinds with several seats only.",
     )
+    seat_list = models.CharField(
+        max_length=200, blank=True,
+        help_text="The seats a group's students take, in the order they joined (e.g. CAN,EU,TZA); empty: drawn at random.",
+    )  # fmt: skip
+    results_shared = models.BooleanField(
+        default=False, help_text="Students may read the class's results, without names."
+    )
     notice = models.CharField(
         max_length=300, blank=True, help_text="The teacher's last notice to every student of the session."
     )

@@ -9,6 +9,7 @@ import io
 import json
 import secrets
 import zipfile
+from typing import Any
 
 import segno
 from django.conf import settings
@@ -74,6 +75,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
         try:
             students = int(request.POST.get("max_students", "30"))
             per_game = int(request.POST.get("students_per_group", "1"))
+            seats = [s for s in request.POST.get("seats", "").upper().replace(",", " ").split() if s]
             turn = int(request.POST.get("turn_seconds") or 0)
         except ValueError:
             students = per_game = turn = -1
@@ -94,7 +96,8 @@ def session_new(request: HttpRequest) -> HttpResponse:
                 session = sessions.open_session(
                     teacher=request.user,  # type: ignore[arg-type]
                     version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
-                    students_per_group=per_game, turn_seconds=turn or None,
+                    students_per_group=per_game, turn_seconds=turn or None, seats=seats,
+                    results_shared=request.POST.get("results_shared") == "on",
                 )  # fmt: skip
                 return redirect("class_room", session_id=session.pk)
             except sessions.GroupsRefused as exc:
@@ -208,7 +211,23 @@ def results_page(request: HttpRequest, session_id: int) -> HttpResponse:
     """Every game of the session side by side: each issue's outcome, who played which seat, the model cost; a chart
     of how many games adopted each issue; the downloads."""
     session = _taught(request, session_id)
+    return render(request, "classes/results.html", _results_context(session, sessions.class_results(session)))
+
+
+@login_required
+def shared_results(request: HttpRequest, session_id: int) -> HttpResponse:
+    """The class's results for its students, when the teacher shares them: every game's outcomes, no names (their
+    own game marked, its review a click away)."""
+    session = _joined(request, session_id)
+    if not session.results_shared:
+        raise Http404("Your teacher has not shared the class's results.")
     found = sessions.class_results(session)
+    mine = set(sessions.student_games(session, request.user.pk).values_list("pk", flat=True))
+    context = _results_context(session, found) | {"anonymous": True, "mine": mine}
+    return render(request, "classes/results.html", context)
+
+
+def _results_context(session: ClassSession, found: sessions.ClassResults) -> dict[str, Any]:
     shares = [
         {"title": title, "adopted": adopted, "voted": voted, "y": CHART_ROW * n + 4,
          "width": round(CHART_WIDTH * adopted / voted) if voted else 0}
@@ -219,10 +238,9 @@ def results_page(request: HttpRequest, session_id: int) -> HttpResponse:
         for issue, title in found.issues
     ]
     axis_y = CHART_ROW * len(shares) + 8
-    context = {"session": session, "results": found, "shares": shares, "rows": rows, "axis_y": axis_y,
-               "chart": {"left": CHART_LEFT, "right": CHART_LEFT + CHART_WIDTH, "width": CHART_LEFT + CHART_WIDTH + 90,
-                         "height": axis_y + 18}}  # fmt: skip
-    return render(request, "classes/results.html", context)
+    return {"session": session, "results": found, "shares": shares, "rows": rows, "axis_y": axis_y,
+            "chart": {"left": CHART_LEFT, "right": CHART_LEFT + CHART_WIDTH, "width": CHART_LEFT + CHART_WIDTH + 90,
+                      "height": axis_y + 18}}  # fmt: skip
 
 
 CHART_LEFT, CHART_WIDTH, CHART_ROW = 230, 320, 28  # the adoption chart: labels' room, a bar at 100 %, a row

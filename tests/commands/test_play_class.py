@@ -103,3 +103,28 @@ def test_the_teachers_results_set_every_group_side_by_side_and_download_whole() 
     assert names == {f"class-{session.code}.csv"} | {f"game-{g['game_id']}.json" for g in result["games"]}
     exported = json.loads(archive.read(f"game-{result['games'][0]['game_id']}.json"))
     assert exported["game"]["id"] == result["games"][0]["game_id"] and exported["transcript"]
+
+
+def test_students_read_the_class_results_without_names_when_the_teacher_shares_them() -> None:
+    _run("load_scenario", str(SCENARIOS / "mercury"))
+    result = json.loads(_run("play_class", "--scenario", "mercury", "--groups", "2", "--students-per-group", "2",
+                             "--seed", "2").splitlines()[-1])  # fmt: skip
+    session = ClassSession.objects.get(pk=result["session"])
+    first = result["games"][0]
+    ada = User.objects.get(username=first["students"][first["seat"]])
+    reader = Client()
+    reader.force_login(ada)
+    url = f"/classes/{session.pk}/class-results/"
+    assert reader.get(url).status_code == 404  # not shared
+    ClassSession.objects.filter(pk=session.pk).update(results_shared=True)
+    page = reader.get(url).content.decode()
+    assert "Your game" in page and "Game 2" in page and f"/games/{first['game_id']}/review/" in page
+    names = {name for g in result["games"] for name in g["students"].values()}
+    table = page[page.index("<table") : page.index("</table>")]
+    assert not any(name in table for name in names)  # nobody's name, not even theirs (the header has theirs)
+    assert (
+        f"/games/{result['games'][1]['game_id']}/review/" not in page
+    )  # another group's game: not a click away
+    outsider = Client()
+    outsider.force_login(User.objects.create_user("outsider"))
+    assert outsider.get(url).status_code == 404

@@ -4,6 +4,7 @@ the talks they were not in."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import timedelta
 from typing import Any
@@ -230,3 +231,27 @@ def test_the_teacher_hands_a_seat_to_the_ai_and_gives_it_back() -> None:
         room.post(f"/classes/{session.pk}/games/{game.pk}/seats/JPN/stand-in/", {"to_ai": "1"}).status_code
         == 404
     )
+
+
+def test_the_teacher_names_the_seats_a_groups_students_take_in_join_order() -> None:
+    _, _, _, games = _group_game(4, 2, seats="can, eu")
+    for game in games:
+        held = list(
+            GameSeat.objects.filter(game=game).order_by("pk").values_list("student__username", "role")
+        )
+        assert [role for _, role in held] == ["CAN", "EU"]
+    firsts = sorted(games[0].seats.values_list("student__username", flat=True))
+    assert firsts == ["ada", "bo"]  # the first two to join, in the first game
+
+
+def test_seats_the_scenario_has_not_or_too_few_are_refused_on_the_form() -> None:
+    _, room = _client("teacher", staff=True)
+    version = mercury_version()
+    for seats, sentence in (
+        ("CAN, JPN", "Seats are this scenario's"),
+        ("CAN", "Name a seat for each student"),
+    ):
+        posted = room.post("/classes/new/", {"scenario": version.slug, "title": "Seats", "max_students": 4,
+                                             "students_per_group": 2, "model": "default", "seats": seats})  # fmt: skip
+        assert posted.status_code == 400 and sentence in html.unescape(posted.content.decode())
+    assert not ClassSession.objects.exists()

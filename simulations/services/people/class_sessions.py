@@ -16,6 +16,7 @@ import csv
 import io
 import random
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,15 +88,22 @@ def open_session(
     model: str = "",
     students_per_group: int = 1,
     turn_seconds: int | None = None,
+    seats: Sequence[str] = (),
+    results_shared: bool = False,
 ) -> ClassSession:
     """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code.
     Raises GroupsRefused for groups of more students than the scenario has seats (or any, if it has none)."""
-    if students_per_group > 1 and students_per_group > len(group_seats(version)):
-        seats = len(group_seats(version))
+    available = group_seats(version)
+    if students_per_group > 1 and students_per_group > len(available):
         raise GroupsRefused(
-            f"This scenario seats {seats} students in one game at most: choose fewer students per game."
-            if seats > 1 else "In this scenario each student plays their own game: choose one student per game."
+            f"This scenario seats {len(available)} students in one game at most: choose fewer students per game."
+            if len(available) > 1 else "In this scenario each student plays their own game: choose one student per game."
         )  # fmt: skip
+    unknown = [seat for seat in seats if seat not in available]
+    if unknown or len(set(seats)) != len(seats):
+        raise GroupsRefused(f"Seats are this scenario's, each once: {', '.join(available)}.")
+    if seats and len(seats) < students_per_group:
+        raise GroupsRefused(f"Name a seat for each student of a group: {students_per_group} at least.")
     for _ in range(20):
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
         try:
@@ -103,7 +111,7 @@ def open_session(
                 return ClassSession.objects.create(
                     teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
                     max_students=max_students, model=model, students_per_group=students_per_group,
-                    turn_seconds=turn_seconds,
+                    turn_seconds=turn_seconds, seat_list=",".join(seats), results_shared=results_shared,
                 )  # fmt: skip
         except IntegrityError:
             continue  # that code is taken: draw another
@@ -203,11 +211,13 @@ def _group_games(session: ClassSession, seed: int) -> list[Game]:
     if size <= 1:
         return []
     students = [m.student for m in session.members.select_related("student").order_by("joined_at", "pk")]
+    chosen = [seat for seat in session.seat_list.split(",") if seat]
     seats = group_seats(session.scenario)
     games = []
     for n, first in enumerate(range(0, len(students), size)):
         group = students[first : first + size]
-        taken = random.Random(seed + n).sample(seats, len(group))
+        # The teacher's seats in order, or seats drawn at random from the scenario's.
+        taken = chosen[: len(group)] if chosen else random.Random(seed + n).sample(seats, len(group))
         games.append(
             create_game(
                 scenario_version=session.scenario, seed=seed + n, owner=group[0], model=session.model or None,
