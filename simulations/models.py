@@ -133,6 +133,10 @@ class ClassSession(models.Model):
     notice = models.CharField(
         max_length=300, blank=True, help_text="The teacher's last notice to every student of the session."
     )
+    token_budget = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="The model budget of each of its games, in tokens; empty: the site's (MERCURY_MAX_TOKENS_PER_GAME).",
+    )  # fmt: skip
     turn_seconds = models.PositiveIntegerField(
         null=True, blank=True,
         help_text="A group's student who has not moved this long after their seat got the floor: the seat's AI "
@@ -301,6 +305,11 @@ class Game(models.Model):
     judge_model = models.CharField(max_length=200, blank=True, help_text="The model string that judges.")
     model_access = models.JSONField(
         default=dict, blank=True, help_text="api_base, key variable name and kwargs snapshots; never a key."
+    )
+    token_budget = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Its class session's model budget, in tokens (the lower of it and the site's applies).",
     )
     # Headless games only: `play --resume` continues with the student stand-in the game was started with.
     human_policy = models.JSONField(

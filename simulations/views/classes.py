@@ -77,8 +77,9 @@ def session_new(request: HttpRequest) -> HttpResponse:
             per_game = int(request.POST.get("students_per_group", "1"))
             seats = [s for s in request.POST.get("seats", "").upper().replace(",", " ").split() if s]
             turn = int(request.POST.get("turn_seconds") or 0)
+            budget = int(request.POST.get("token_budget") or 0)
         except ValueError:
-            students = per_game = turn = -1
+            students = per_game = turn = budget = -1
         keys = {o.key for o in options()}
         model = request.POST.get("model", "")
         if version is None:
@@ -89,6 +90,8 @@ def session_new(request: HttpRequest) -> HttpResponse:
             error = "That model is no longer offered: choose another."
         elif not 1 <= per_game <= students:
             error = "Students per game: at least one, at most the session's students."
+        elif budget < 0:
+            error = "A model budget is a number of tokens (empty: the site's)."
         elif turn and not MIN_TURN_SECONDS <= turn <= MAX_TURN_SECONDS:
             error = f"A turn limit is {MIN_TURN_SECONDS} to {MAX_TURN_SECONDS} seconds (empty: none)."
         else:
@@ -97,7 +100,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
                     teacher=request.user,  # type: ignore[arg-type]
                     version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
                     students_per_group=per_game, turn_seconds=turn or None, seats=seats,
-                    results_shared=request.POST.get("results_shared") == "on",
+                    results_shared=request.POST.get("results_shared") == "on", token_budget=budget or None,
                 )  # fmt: skip
                 return redirect("class_room", session_id=session.pk)
             except sessions.GroupsRefused as exc:
@@ -343,6 +346,7 @@ def play(request: HttpRequest, session_id: int) -> HttpResponse:
         started = get_kind(session.scenario.kind).pages.new_game(
             request, session.scenario, seed=secrets.randbelow(2**31), model=session.model or None
         )
+        sessions.give_budget(session)  # the session's model budget on the game just made
         notify_class_changed(session.pk)  # a new game (or a set-up form): the room follows it
         return started
     except UnknownModelChoice as exc:  # the admin disabled the session's model since

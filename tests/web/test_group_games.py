@@ -21,6 +21,7 @@ from simulations.kinds.negotiation.state import GameState
 from simulations.models import ClassSession, Game, GameSeat
 from simulations.services.people.access import TEACHERS
 from simulations.services.people.class_sessions import session_games
+from simulations.services.play.budget import BudgetExhausted, check_budget
 from simulations.services.play.drive import drive_game
 from simulations.services.play.drive_queue import queue_turn_deadline
 from tests.helpers import mercury_version, play_group_until
@@ -255,3 +256,18 @@ def test_seats_the_scenario_has_not_or_too_few_are_refused_on_the_form() -> None
                                              "students_per_group": 2, "model": "default", "seats": seats})  # fmt: skip
         assert posted.status_code == 400 and sentence in html.unescape(posted.content.decode())
     assert not ClassSession.objects.exists()
+
+
+def test_a_sessions_model_budget_stops_each_of_its_games_ai_at_that_many_tokens(settings: Any) -> None:
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 0  # the site sets no limit: the session's applies
+    _, _, _, games = _group_game(2, 2, token_budget=500)
+    game = Game.objects.select_related("scenario").get(pk=games[0].pk)
+    assert game.token_budget == 500
+    with pytest.raises(BudgetExhausted, match="its class session's budget") as stopped:
+        play_group_until(game, lambda state, step: False)
+    assert stopped.value.limit == 500
+    used = sum(c.prompt_tokens + c.completion_tokens for c in game.model_calls.all())
+    assert 500 <= used < 500 + max(c.prompt_tokens + c.completion_tokens for c in game.model_calls.all()) + 1
+    settings.MERCURY_MAX_TOKENS_PER_GAME = 300  # the lower of the two applies
+    with pytest.raises(BudgetExhausted, match="MERCURY_MAX_TOKENS_PER_GAME"):
+        check_budget(game)

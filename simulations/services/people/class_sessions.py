@@ -90,6 +90,7 @@ def open_session(
     turn_seconds: int | None = None,
     seats: Sequence[str] = (),
     results_shared: bool = False,
+    token_budget: int | None = None,
 ) -> ClassSession:
     """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code.
     Raises GroupsRefused for groups of more students than the scenario has seats (or any, if it has none)."""
@@ -112,6 +113,7 @@ def open_session(
                     teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
                     max_students=max_students, model=model, students_per_group=students_per_group,
                     turn_seconds=turn_seconds, seat_list=",".join(seats), results_shared=results_shared,
+                    token_budget=token_budget,
                 )  # fmt: skip
         except IntegrityError:
             continue  # that code is taken: draw another
@@ -200,10 +202,18 @@ def start(session: ClassSession, *, seed: int | None = None) -> list[Game]:
         session.status, session.started_at = ClassSession.Status.RUNNING, timezone.now()
         session.save(update_fields=["status", "started_at"])
         games = _group_games(session, secrets.randbelow(2**31) if seed is None else seed)
+    give_budget(session)
     for game in games:
         queue_drive_if_ai_next(game)
     notify_class_changed(session.pk)
     return games
+
+
+def give_budget(session: ClassSession) -> None:
+    """The session's model budget on its games that have none yet (a group's at the start, a student's own as it
+    begins)."""
+    if session.token_budget:
+        session_games(session).filter(token_budget__isnull=True).update(token_budget=session.token_budget)
 
 
 def _group_games(session: ClassSession, seed: int) -> list[Game]:
