@@ -11,9 +11,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from simulations.kinds import ai_acts_next, kind_of
+from simulations.kinds import Actor, ai_acts_next, kind_of
 from simulations.models import Game
-from simulations.services.ledger.seats import seen_by
+from simulations.services.ledger.seats import seat_of, seen_by
 from simulations.services.ledger.turns import game_with_scenario
 from simulations.services.people.access import can_drive, can_read, granted_token
 from simulations.services.people.class_sessions import notice_for
@@ -41,10 +41,17 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
     # Without JavaScript (no websocket) the page shows the AI's turns by reloading itself while they are played
     # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
-    request.watch_refresh = WATCH_REFRESH_SECONDS if ai_acts_next(game) else 0  # type: ignore[attr-defined]
+    waiting = ai_acts_next(game) or _another_students_turn(request, game)
+    request.watch_refresh = WATCH_REFRESH_SECONDS if waiting else 0  # type: ignore[attr-defined]
     request.game_paused = game.paused and game.finished_at is None  # type: ignore[attr-defined]
     request.class_notice = notice_for(game) if game.finished_at is None else ""  # type: ignore[attr-defined]
     return kind_of(game).pages.page(request, seen_by(game, request.user))
+
+
+def _another_students_turn(request: HttpRequest, game: Game) -> bool:
+    """In a game several students share, another student's seat has the floor: this page waits as for the AI."""
+    step = kind_of(game).next_step(game)
+    return step.actor is Actor.HUMAN and bool(step.seat) and step.seat != seat_of(game, request.user)
 
 
 @login_required

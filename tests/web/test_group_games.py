@@ -111,7 +111,9 @@ def test_only_the_student_whose_seat_acts_may_move_and_the_other_is_told_whose_t
     assert Game.objects.get(pk=game.pk).version == game.version  # nothing committed
     owners_panel = re.search(r'<p id="waiting"[^>]*>(.*?)</p>', told, re.S)
     assert owners_panel and name in owners_panel.group(1)  # the owner's page waits for the other student
-    assert "data-socket-move" in clients[other].get(f"/games/{game.pk}/").content.decode()
+    theirs = clients[other].get(f"/games/{game.pk}/").content.decode()
+    assert "data-socket-move" in theirs and 'http-equiv="refresh"' not in theirs  # they may be typing
+    assert 'http-equiv="refresh"' in told  # without JavaScript the owner's page reloads while the other plays
 
 
 def _talk_between_students(state: GameState, step: NextStep) -> bool:
