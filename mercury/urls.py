@@ -55,6 +55,7 @@ urlpatterns = [
     path("classes/<int:session_id>/games.zip", classes.games_zip, name="class_games_zip"),
     path("classes/<int:session_id>/wait/", classes.wait, name="class_wait"),
     path("classes/<int:session_id>/play/", classes.play, name="class_play"),
+    path("classes/<int:session_id>/seat/", classes.choose_seat, name="class_choose_seat"),
     path("join/", classes.join, name="class_join"),
     path("join/<str:code>/", classes.join, name="class_join_code"),
     path("shared/", review.shared_entry, name="shared_entry"),

@@ -127,6 +127,10 @@ class ClassSession(models.Model):
         max_length=200, blank=True,
         help_text="The seats a group's students take, in the order they joined (e.g. CAN,EU,TZA); empty: drawn at random.",
     )  # fmt: skip
+    students_choose = models.BooleanField(
+        default=False,
+        help_text="A group's students choose their seats while they wait (else drawn, or listed).",
+    )
     results_shared = models.BooleanField(
         default=False, help_text="Students may read the class's results, without names."
     )
@@ -167,6 +171,11 @@ class ClassMember(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="class_memberships"
     )
     joined_at = models.DateTimeField(auto_now_add=True)
+    wanted_seat = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="The seat they asked for while waiting (a session whose students choose).",
+    )
 
     class Meta:
         ordering = ["joined_at"]

@@ -101,6 +101,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
                     version=version, title=request.POST.get("title", "")[:120], max_students=students, model=model,
                     students_per_group=per_game, turn_seconds=turn or None, seats=seats,
                     results_shared=request.POST.get("results_shared") == "on", token_budget=budget or None,
+                    students_choose=request.POST.get("students_choose") == "on",
                 )  # fmt: skip
                 return redirect("class_room", session_id=session.pk)
             except sessions.GroupsRefused as exc:
@@ -321,11 +322,27 @@ def wait(request: HttpRequest, session_id: int) -> HttpResponse:
     """The student's page of the session: waiting for the teacher, then the way into their own game."""
     session = _joined(request, session_id)
     games = sessions.student_games(session, request.user.pk).order_by("-created_at")
-    context = {"session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS}
+    context: dict[str, Any] = {"session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS}
+    if session.students_choose and session.status == ClassSession.Status.WAITING:
+        member = ClassMember.objects.get(session=session, student=request.user.pk)
+        roles = session.scenario.roles.order_by("position").values_list("role_id", "name")
+        context |= {"seats": list(roles), "wanted": member.wanted_seat}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "classes/_wait.html", context)
     request.watch_refresh = 0 if session.status != ClassSession.Status.WAITING else ROSTER_EVERY_SECONDS  # type: ignore[attr-defined]
     return render(request, "classes/wait.html", context)
+
+
+@login_required
+@require_POST
+def choose_seat(request: HttpRequest, session_id: int) -> HttpResponse:
+    """A student asks for a seat while the session waits (a session whose students choose)."""
+    session = _joined(request, session_id)
+    if sessions.want_seat(session, request.user, request.POST.get("seat", "")):  # type: ignore[arg-type]
+        messages.success(request, "Noted: you get that seat unless someone in your group asked for it first.")
+    else:
+        messages.error(request, "Seats are chosen only before the session starts, among the scenario's.")
+    return redirect("class_wait", session_id=session_id)
 
 
 @login_required

@@ -273,3 +273,28 @@ def test_a_sessions_model_budget_stops_each_of_its_games_ai_at_that_many_tokens(
     settings.MERCURY_MAX_TOKENS_PER_GAME = 300  # the lower of the two applies
     with pytest.raises(BudgetExhausted, match="MERCURY_MAX_TOKENS_PER_GAME"):
         check_budget(game)
+
+
+def test_students_choose_their_seats_while_they_wait_the_first_to_join_wins_a_clash() -> None:
+    _, room = _client("teacher", staff=True)
+    version = mercury_version()
+    posted = room.post("/classes/new/", {"scenario": version.slug, "title": "Choice", "max_students": 2,
+                                         "students_per_group": 2, "model": "default", "students_choose": "on"})  # fmt: skip
+    session = ClassSession.objects.get(pk=int(posted["Location"].strip("/").split("/")[-1]))
+    clients = {}
+    for name in ("ada", "bo"):
+        _, clients[name] = _client(name)
+        clients[name].post("/join/", {"code": session.code})
+    page = clients["ada"].get(f"/classes/{session.pk}/wait/").content.decode()
+    assert 'name="seat"' in page and ">Canada</option>" in page
+    for name in ("ada", "bo"):  # both ask for Canada: ada joined first
+        assert clients[name].post(f"/classes/{session.pk}/seat/", {"seat": "CAN"}).status_code == 302
+    assert (
+        clients["bo"].post(f"/classes/{session.pk}/seat/", {"seat": "JPN"}).status_code == 302
+    )  # not a seat
+    room.post(f"/classes/{session.pk}/start/")
+    game = Game.objects.get(owner__username="ada")
+    held = dict(GameSeat.objects.filter(game=game).values_list("student__username", "role"))
+    assert held["ada"] == "CAN" and held["bo"] not in ("CAN", "JPN")
+    late = clients["bo"].post(f"/classes/{session.pk}/seat/", {"seat": "EU"}, follow=True).content.decode()
+    assert "only before the session starts" in late

@@ -91,6 +91,7 @@ def open_session(
     seats: Sequence[str] = (),
     results_shared: bool = False,
     token_budget: int | None = None,
+    students_choose: bool = False,
 ) -> ClassSession:
     """Precondition: `may_teach(teacher)`, `version` listed. A new session waiting for students, with a fresh code.
     Raises GroupsRefused for groups of more students than the scenario has seats (or any, if it has none)."""
@@ -113,7 +114,7 @@ def open_session(
                     teacher=teacher, scenario=version, title=title.strip() or version.title, code=code,
                     max_students=max_students, model=model, students_per_group=students_per_group,
                     turn_seconds=turn_seconds, seat_list=",".join(seats), results_shared=results_shared,
-                    token_budget=token_budget,
+                    token_budget=token_budget, students_choose=students_choose and not seats,
                 )  # fmt: skip
         except IntegrityError:
             continue  # that code is taken: draw another
@@ -220,14 +221,19 @@ def _group_games(session: ClassSession, seed: int) -> list[Game]:
     size = session.students_per_group
     if size <= 1:
         return []
-    students = [m.student for m in session.members.select_related("student").order_by("joined_at", "pk")]
+    members = list(session.members.select_related("student").order_by("joined_at", "pk"))
+    students = [m.student for m in members]
     chosen = [seat for seat in session.seat_list.split(",") if seat]
     seats = group_seats(session.scenario)
     games = []
     for n, first in enumerate(range(0, len(students), size)):
         group = students[first : first + size]
-        # The teacher's seats in order, or seats drawn at random from the scenario's.
-        taken = chosen[: len(group)] if chosen else random.Random(seed + n).sample(seats, len(group))
+        # The teacher's seats in order, or the students' own wishes, or seats drawn at random from the scenario's.
+        if chosen:
+            taken = chosen[: len(group)]
+        else:
+            wishes = [m.wanted_seat if session.students_choose else "" for m in members[first : first + size]]
+            taken = _seats_for(wishes, seats, random.Random(seed + n))
         games.append(
             create_game(
                 scenario_version=session.scenario, seed=seed + n, owner=group[0], model=session.model or None,
@@ -235,6 +241,27 @@ def _group_games(session: ClassSession, seed: int) -> list[Game]:
             )
         )  # fmt: skip
     return games
+
+
+def _seats_for(wishes: list[str], seats: list[str], draw: random.Random) -> list[str]:
+    """Each student's wished seat where it is the scenario's and nobody before them in the group took it; the
+    others drawn from the seats left."""
+    taken: list[str] = []
+    for wish in wishes:
+        taken.append(wish if wish in seats and wish not in taken else "")
+    left = [seat for seat in seats if seat not in taken]
+    drawn = iter(draw.sample(left, taken.count("")))
+    return [seat or next(drawn) for seat in taken]
+
+
+def want_seat(session: ClassSession, user: User, seat: str) -> bool:
+    """A student of a session whose students choose asks for a seat before it starts (False: not theirs to ask,
+    or not a seat of the scenario)."""
+    if not session.students_choose or session.status != ClassSession.Status.WAITING:
+        return False
+    if seat and seat not in group_seats(session.scenario):
+        return False
+    return ClassMember.objects.filter(session=session, student=user).update(wanted_seat=seat) > 0
 
 
 def end(session: ClassSession) -> None:
