@@ -40,6 +40,7 @@ from simulations.services.ledger.turns import game_with_scenario, load_game, sto
 from simulations.services.pages.broadcast import group_name, session_group, session_still_valid
 from simulations.services.pages.fragments import fragment
 from simulations.services.pages.page_threads import hand_back, page_threads
+from simulations.services.pages.presence import mark_gone, mark_present
 from simulations.services.people.access import can_drive, can_read
 from simulations.services.play.drive_queue import queue_drive_if_ai_next
 from simulations.services.policy.moves import take_move
@@ -130,7 +131,7 @@ def _in_page_thread(fn: Callable[P, T]) -> Callable[P, Awaitable[T]]:
 
 class GameConsumer(AsyncWebsocketConsumer):
     game_id: int
-    driver: bool
+    driver: bool = False  # the page may move (its player's): set at connect
     last_seq: int
     session_key: str
     user_pk: int
@@ -181,6 +182,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         await self.send_update(full=True)
         self.watcher = asyncio.create_task(self._watch())
         if self.driver:
+            await _in_page_thread(mark_present)(self.game_id, self.user_pk)  # the class room's "on the page"
             # Even if a lease is held: its holder may be dead, and the queued task waits for the lease to lapse.
             await _in_page_thread(self._queue_drive)(even_if_driven=True)
 
@@ -191,6 +193,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         if hasattr(self, "last_seq"):  # accepted: leave the groups (the game goes on without this page)
             await self.channel_layer.group_discard(group_name(self.game_id), self.channel_name)
             await self.channel_layer.group_discard(session_group(self.session_key), self.channel_name)
+            if self.driver:
+                await _in_page_thread(mark_gone)(self.game_id, self.user_pk)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         # A frame is either a move (`{"move": {field: value}}`, a form marked data-socket-move, sent by the page's
@@ -437,6 +441,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         while True:
             heard = self.heard_at
             await asyncio.sleep(wait)
+            if self.driver:
+                await _in_page_thread(mark_present)(self.game_id, self.user_pk)
             if self.heard_at != heard or self.advance_pending:
                 wait = IDLE_RECHECK  # the game is moving: look soon after it next goes quiet
                 continue

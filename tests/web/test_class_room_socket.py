@@ -112,3 +112,26 @@ async def test_a_teachers_notice_reaches_every_students_open_page_at_once(settin
     await database_sync_to_async(_post_notice)(session.pk, teacher, " \u200b ")  # nothing visible: refused
     stored = await database_sync_to_async(lambda: ClassSession.objects.get(pk=session.pk).notice)()
     assert stored == "<b>Ten</b> minutes to the vote."
+
+
+async def test_the_roster_says_whose_game_page_is_open(settings: Any) -> None:
+    settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
+    session, teacher, student, game = await database_sync_to_async(_started_session)()
+
+    def roster() -> str:
+        client = Client()
+        client.cookies["sessionid"] = teacher
+        return client.get(f"/classes/{session.pk}/roster/").content.decode()
+
+    def row(html: str, name: str) -> str:
+        return next(line for line in html.split("<tr>") if f"<td>{name}</td>" in line)
+
+    assert "closed" in row(await database_sync_to_async(roster)(), "ada")
+    headers = [(b"origin", b"http://localhost"), (b"cookie", f"sessionid={student}".encode())]
+    page = WebsocketCommunicator(application, f"/ws/games/{game.pk}/", headers=headers)
+    assert (await page.connect())[0]
+    await page.receive_from(timeout=10)
+    now = await database_sync_to_async(roster)()
+    assert "<td>open</td>" in row(now, "ada") and "closed" in row(now, "bo")
+    await page.disconnect()
+    assert "closed" in row(await database_sync_to_async(roster)(), "ada")

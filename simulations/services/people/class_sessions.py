@@ -39,6 +39,7 @@ from simulations.models import (
 from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
 from simulations.services.pages.broadcast import notify_class_changed, send_to_game
+from simulations.services.pages.presence import present
 from simulations.services.people.access import TEACHERS
 from simulations.services.play.drive_queue import queue_drive_if_ai_next
 from simulations.services.policy.message_text import FIELD_SENTENCES, UnreadableText, normalise_line
@@ -370,6 +371,7 @@ class StudentRow:
     updated_at: str
     seat: str = ""  # the seat they hold in it
     stand_in: bool | None = None  # a group's seat: handed to the AI's stand-in (None: not a group's game)
+    on_page: bool = False  # their game's page is open (services/pages/presence.py)
 
 
 def roster(session: ClassSession) -> list[StudentRow]:
@@ -392,7 +394,9 @@ def roster(session: ClassSession) -> list[StudentRow]:
         [g.pk for g in latest.values() if g.finished_at is None and not g.paused]
     )
     rows = []
-    for member in session.members.select_related("student"):
+    members = list(session.members.select_related("student"))
+    open_pages = present((latest[m.student_id].pk, m.student_id) for m in members if m.student_id in latest)
+    for member in members:
         game = latest.get(member.student_id)
         phase = waiting_on = updated = ""
         if game is not None:
@@ -418,6 +422,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 updated,
                 seat,
                 handed.get(member.student_id),
+                game is not None and (game.pk, member.student_id) in open_pages,
             )  # fmt: skip
         )
     return rows
