@@ -122,3 +122,20 @@ def play_group_until(game: Game, stop: Callable[[GameState, NextStep], bool]) ->
         return play_to_end(game, bot=move)
     except _GroupStop:
         return Game.objects.select_related("scenario").get(pk=game.pk)
+
+
+PASSWORD = "a-long-test-passphrase-42"
+
+
+def logged_in(name: str, *, staff: bool = False) -> tuple[User, Client]:
+    """A student, or with `staff` a teacher: staff in the Teachers group (who read only their classes' games)."""
+    from django.contrib.auth.models import Group
+
+    from simulations.services.people.access import TEACHERS
+
+    user = User.objects.create_user(name, password=PASSWORD, is_staff=staff)
+    if staff:
+        user.groups.add(Group.objects.get_or_create(name=TEACHERS)[0])
+    client = Client()
+    client.force_login(user)
+    return user, client

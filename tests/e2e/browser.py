@@ -249,3 +249,11 @@ def wait_for_new_panels(page: Any, version: str, timeout: int = 60_000) -> None:
         arg=version,
         timeout=timeout,
     )
+
+
+TEACHER_PASSWORD = "a-long-test-passphrase-42"
+MAKE_TEACHER = (  # `served(shell=...)`: a teacher, staff in the Teachers group, to sign in as
+    "from django.contrib.auth.models import Group, User; "
+    f"u = User.objects.create_user('teacher1', password='{TEACHER_PASSWORD}', is_staff=True); "
+    "u.groups.add(Group.objects.get_or_create(name='Teachers')[0])"
+)

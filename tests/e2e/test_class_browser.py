@@ -14,18 +14,15 @@ from tests.e2e.browser import (
     BROWSER_TEST,
     CHROMIUM,
     CHROMIUM_ARGS,
+    MAKE_TEACHER,
+    TEACHER_PASSWORD,
     serious_accessibility_violations,
     served,
     sign_up,
 )
 
 pytestmark = BROWSER_TEST
-PASSWORD = "a-long-test-passphrase-42"
-MAKE_TEACHER = (
-    "from django.contrib.auth.models import Group, User; "
-    f"u = User.objects.create_user('teacher1', password='{PASSWORD}', is_staff=True); "
-    "u.groups.add(Group.objects.get_or_create(name='Teachers')[0])"
-)
+PASSWORD = TEACHER_PASSWORD
 
 
 @pytest.fixture

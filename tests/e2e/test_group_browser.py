@@ -16,15 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.browser import BROWSER_TEST, CHROMIUM, CHROMIUM_ARGS, ROOT, screenshot, served
+from tests.e2e.browser import (
+    BROWSER_TEST,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    MAKE_TEACHER,
+    ROOT,
+    TEACHER_PASSWORD,
+    screenshot,
+    served,
+)
 
 pytestmark = BROWSER_TEST
-PASSWORD = "a-long-test-passphrase-42"
-MAKE_TEACHER = (
-    "from django.contrib.auth.models import Group, User; "
-    f"u = User.objects.create_user('teacher1', password='{PASSWORD}', is_staff=True); "
-    "u.groups.add(Group.objects.get_or_create(name='Teachers')[0])"
-)
+PASSWORD = TEACHER_PASSWORD
 TURN_SECONDS = 20  # the form's least
 
 

@@ -9,7 +9,6 @@ import io
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from simulations.kinds import ai_acts_next, kind_of
@@ -17,25 +16,13 @@ from simulations.kinds.negotiation.bots import make_policy
 from simulations.kinds.negotiation.headless import student
 from simulations.models import ClassSession, Game, ModelCall, Vote
 from simulations.services.ledger.turns import create_game
-from simulations.services.people.access import TEACHERS
 from simulations.services.people.class_sessions import JoinRefused, session_games
 from simulations.services.play.drive import Outcome, drive_game
 from simulations.services.play.headless import GamePaused, play_to_end
 from simulations.services.policy.rate_limit import RateLimited
-from tests.helpers import mercury_version
+from tests.helpers import logged_in, mercury_version
 
 pytestmark = pytest.mark.django_db
-PASSWORD = "a-long-test-passphrase-42"
-
-
-def _client(name: str, *, staff: bool = False) -> tuple[User, Client]:
-    """A student, or with `staff` a teacher: staff in the Teachers group (who read only their classes' games)."""
-    user = User.objects.create_user(name, password=PASSWORD, is_staff=staff)
-    if staff:
-        user.groups.add(Group.objects.get_or_create(name=TEACHERS)[0])
-    client = Client()
-    client.force_login(user)
-    return user, client
 
 
 def _open(teacher: Client, **fields: Any) -> ClassSession:
@@ -52,13 +39,13 @@ def _join(client: Client, code: str) -> tuple[int, str]:
 
 
 def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_the_results() -> None:
-    teacher, room = _client("teacher", staff=True)
+    teacher, room = logged_in("teacher", staff=True)
     session = _open(room)
     page = room.get(f"/classes/{session.pk}/").content.decode()
     assert session.code in page and "Nobody has joined yet" in page
     # The join link as a QR code drawn on the server (an inline SVG, named by the link it holds).
     assert 'class="segno"' in page and f"<title>Join: http://testserver/join/{session.code}/</title>" in page
-    ada, ada_client = _client("ada")
+    ada, ada_client = logged_in("ada")
     status, waiting = _join(
         ada_client, f" {session.code.lower()[:3]} {session.code.lower()[3:]} "
     )  # as typed
@@ -99,12 +86,12 @@ def test_a_class_joins_with_the_code_plays_and_the_teacher_reads_every_game_and_
 
 
 def test_only_the_sessions_teacher_sees_its_room_and_only_its_members_its_waiting_page() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     session = _open(room)
-    other_teacher = _client("other", staff=True)[1]
-    student, student_client = _client("ada")
+    other_teacher = logged_in("other", staff=True)[1]
+    student, student_client = logged_in("ada")
     _join(student_client, session.code)
-    stranger = _client("bob")[1]
+    stranger = logged_in("bob")[1]
     for path in ("", "roster/", "results.csv"):
         assert other_teacher.get(f"/classes/{session.pk}/{path}").status_code == 404
         assert student_client.get(f"/classes/{session.pk}/{path}").status_code == 404
@@ -119,34 +106,34 @@ def test_only_the_sessions_teacher_sees_its_room_and_only_its_members_its_waitin
 
 
 def test_a_wrong_code_a_full_or_ended_session_and_guessing_are_refused(settings: Any) -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     session = _open(room, max_students=1)
-    first = _client("ada")[1]
-    second = _client("bob")[1]
+    first = logged_in("ada")[1]
+    second = logged_in("bob")[1]
     assert _join(first, session.code)[0] == 200
     status, page = _join(second, session.code)
     assert status == 400 and JoinRefused.FULL in page
     status, page = _join(second, "ZZZZZZ")
     assert status == 400 and JoinRefused.UNKNOWN in page
     room.post(f"/classes/{session.pk}/end/")
-    late = _client("cy")[1]
+    late = logged_in("cy")[1]
     status, page = _join(late, session.code)
     assert status == 400 and JoinRefused.ENDED in page
     settings.MERCURY_RATE_JOINS_PER_15_MINUTES = 3
-    guesser = _client("eve")[1]
+    guesser = logged_in("eve")[1]
     answers = [_join(guesser, code)[0] for code in ("AAAAAA", "BBBBBB", "CCCCCC", "DDDDDD")]
     assert answers == [400, 400, 400, 429]
     assert RateLimited.JOINS in _join(guesser, session.code)[1]  # the right code too, until the window turns
 
 
 def test_a_sessions_games_are_its_members_games_of_its_scenario_while_it_ran() -> None:
-    teacher, room = _client("teacher", staff=True)
+    teacher, room = logged_in("teacher", staff=True)
     session = _open(room)
-    ada, ada_client = _client("ada")
+    ada, ada_client = logged_in("ada")
     before = create_game(scenario_version=session.scenario, seed=1, owner=ada)  # made before the session ran
     _join(ada_client, session.code)
     room.post(f"/classes/{session.pk}/start/")
-    outsider = create_game(scenario_version=session.scenario, seed=2, owner=_client("bob")[0])
+    outsider = create_game(scenario_version=session.scenario, seed=2, owner=logged_in("bob")[0])
     during = create_game(scenario_version=session.scenario, seed=3, owner=ada)
     session.refresh_from_db()
     assert list(session_games(session)) == [during]
@@ -156,17 +143,17 @@ def test_a_sessions_games_are_its_members_games_of_its_scenario_while_it_ran() -
 
 
 def test_a_students_name_reaches_the_csv_as_text_not_a_formula() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     session = _open(room)
-    _join(_client("+cmd")[1], session.code)
+    _join(logged_in("+cmd")[1], session.code)
     rows = list(csv.reader(io.StringIO(room.get(f"/classes/{session.pk}/results.csv").content.decode())))
     assert rows[1][0] == "'+cmd" and rows[1][5:10] == ["no", "", "", "", ""]  # joined, no game yet
 
 
 def test_a_paused_session_plays_no_ai_step_until_the_teacher_resumes_it() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     session = _open(room)
-    ada, ada_client = _client("ada")
+    ada, ada_client = logged_in("ada")
     _join(ada_client, session.code)
     room.post(f"/classes/{session.pk}/start/")
     session.refresh_from_db()
@@ -195,12 +182,12 @@ def test_a_paused_session_plays_no_ai_step_until_the_teacher_resumes_it() -> Non
 
 
 def test_a_teacher_pauses_only_their_own_sessions_games() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     session = _open(room)
-    ada, ada_client = _client("ada")
+    ada, ada_client = logged_in("ada")
     _join(ada_client, session.code)
     room.post(f"/classes/{session.pk}/start/")
-    other = create_game(scenario_version=session.scenario, seed=5, owner=_client("bob")[0])
+    other = create_game(scenario_version=session.scenario, seed=5, owner=logged_in("bob")[0])
     assert room.post(f"/classes/{session.pk}/games/{other.pk}/pause/").status_code == 404
-    assert _client("other", staff=True)[1].post(f"/classes/{session.pk}/pause/").status_code == 404
+    assert logged_in("other", staff=True)[1].post(f"/classes/{session.pk}/pause/").status_code == 404
     assert not Game.objects.get(pk=other.pk).paused

@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -19,31 +18,20 @@ from simulations.kinds import Actor, NextStep, ai_acts_next, kind_of
 from simulations.kinds.negotiation.games import scenario_of, state_of
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import ClassSession, Game, GameSeat
-from simulations.services.people.access import TEACHERS
 from simulations.services.people.class_sessions import session_games
 from simulations.services.play.budget import BudgetExhausted, check_budget
 from simulations.services.play.drive import drive_game
 from simulations.services.play.drive_queue import queue_turn_deadline
-from tests.helpers import mercury_version, play_group_until
+from tests.helpers import logged_in, mercury_version, play_group_until
 
 pytestmark = pytest.mark.django_db
-PASSWORD = "a-long-test-passphrase-42"
-
-
-def _client(name: str, *, staff: bool = False) -> tuple[User, Client]:
-    user = User.objects.create_user(name, password=PASSWORD, is_staff=staff)
-    if staff:
-        user.groups.add(Group.objects.get_or_create(name=TEACHERS)[0])
-    client = Client()
-    client.force_login(user)
-    return user, client
 
 
 def _group_game(
     students: int, per_game: int, **fields: Any
 ) -> tuple[ClassSession, Client, dict[str, Client], list[Game]]:
     """A session with groups, its students joined (ada, bo, cy, …) and started: its games."""
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     version = mercury_version()
     posted = room.post("/classes/new/", {"scenario": version.slug, "title": "Groups", "max_students": students,
                                          "students_per_group": per_game, "model": "default"} | fields)  # fmt: skip
@@ -51,7 +39,7 @@ def _group_game(
     session = ClassSession.objects.get(pk=int(posted["Location"].strip("/").split("/")[-1]))
     clients = {}
     for name in ("ada", "bo", "cy", "dee", "eli", "fay")[:students]:
-        _, clients[name] = _client(name)
+        _, clients[name] = logged_in(name)
         assert clients[name].post("/join/", {"code": session.code}).status_code == 302
     assert room.post(f"/classes/{session.pk}/start/").status_code == 302
     session.refresh_from_db()
@@ -217,7 +205,7 @@ def test_the_teacher_hands_a_seat_to_the_ai_and_gives_it_back() -> None:
     name, seat = _second(games[0])
     game = play_group_until(games[0], lambda state, step: step.seat == seat)
     url = f"/classes/{session.pk}/games/{game.pk}/seats/{seat}/stand-in/"
-    for outsider in (clients[name], _client("other-teacher", staff=True)[1]):
+    for outsider in (clients[name], logged_in("other-teacher", staff=True)[1]):
         assert outsider.post(url, {"to_ai": "1"}).status_code == 404
     assert room.post(url, {"to_ai": "1"}).status_code == 302
     assert f"Give back to {name}" in room.get(f"/classes/{session.pk}/roster/").content.decode()
@@ -248,7 +236,7 @@ def test_the_teacher_names_the_seats_a_groups_students_take_in_join_order() -> N
 
 
 def test_seats_the_scenario_has_not_or_too_few_are_refused_on_the_form() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     version = mercury_version()
     for seats, sentence in (
         ("CAN, JPN", "Seats are this scenario's"),
@@ -276,14 +264,14 @@ def test_a_sessions_model_budget_stops_each_of_its_games_ai_at_that_many_tokens(
 
 
 def test_students_choose_their_seats_while_they_wait_the_first_to_join_wins_a_clash() -> None:
-    _, room = _client("teacher", staff=True)
+    _, room = logged_in("teacher", staff=True)
     version = mercury_version()
     posted = room.post("/classes/new/", {"scenario": version.slug, "title": "Choice", "max_students": 2,
                                          "students_per_group": 2, "model": "default", "students_choose": "on"})  # fmt: skip
     session = ClassSession.objects.get(pk=int(posted["Location"].strip("/").split("/")[-1]))
     clients = {}
     for name in ("ada", "bo"):
-        _, clients[name] = _client(name)
+        _, clients[name] = logged_in(name)
         clients[name].post("/join/", {"code": session.code})
     page = clients["ada"].get(f"/classes/{session.pk}/wait/").content.decode()
     assert 'name="seat"' in page and ">Canada</option>" in page

@@ -16,7 +16,7 @@ import csv
 import io
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,13 +139,18 @@ def join(*, user: User, code: str) -> ClassSession:
         return session
     if session.status == ClassSession.Status.ENDED:
         raise JoinRefused(JoinRefused.ENDED)
+    _admit(session, lambda locked: ClassMember.objects.get_or_create(session=locked, student=user))
+    return session
+
+
+def _admit(session: ClassSession, make_member: Callable[[ClassSession], object]) -> None:
+    """`make_member` runs with the session's row locked, and only while it has room (JoinRefused.FULL)."""
     with transaction.atomic():
         locked = ClassSession.objects.select_for_update().get(pk=session.pk)
         if locked.members.count() >= locked.max_students:
             raise JoinRefused(JoinRefused.FULL)
-        ClassMember.objects.get_or_create(session=locked, student=user)
+        make_member(locked)
     notify_class_changed(session.pk)
-    return session
 
 
 GUEST_PREFIX = "guest-"  # a name-only student's account name: the prefix and random letters (never typed)
@@ -168,16 +173,15 @@ def join_as_guest(*, name: str, code: str, address: str) -> tuple[ClassSession, 
         raise JoinRefused(JoinRefused.UNKNOWN)
     if session.status == ClassSession.Status.ENDED:
         raise JoinRefused(JoinRefused.ENDED)
-    with transaction.atomic():
-        locked = ClassSession.objects.select_for_update().get(pk=session.pk)
-        if locked.members.count() >= locked.max_students:
-            raise JoinRefused(JoinRefused.FULL)
-        user = User(username=GUEST_PREFIX + secrets.token_hex(8), first_name=name[:150])
-        user.set_unusable_password()
+    user = User(username=GUEST_PREFIX + secrets.token_hex(8), first_name=name[:150])
+    user.set_unusable_password()
+
+    def make_guest(locked: ClassSession) -> None:
         user.save()
         ClassGuest.objects.create(user=user, session=locked, name=name)
         ClassMember.objects.create(session=locked, student=user)
-    notify_class_changed(session.pk)
+
+    _admit(session, make_guest)
     return session, user
 
 
