@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 CHECKPOINT_VERSION = "1.0"
 SEEN = 16  # posts an agent remembers having looked at
 STUDENT = "you"  # the author id of the posts the person watching writes into the run
-HISTORY = 3  # transitions an agent's record keeps (a checkpoint stores every agent's: kept short)
+HISTORY = 3  # transitions an agent's record keeps, by round (a checkpoint stores every agent's: kept short)
 
 
 class AgentState(StrEnum):
@@ -89,8 +89,11 @@ class SocialAgent:
         self.rounds_in_state += 1
 
     def transition_to(self, state: AgentState, trigger: str, round_number: int) -> None:
-        self.history.append((round_number, trigger, self.state.value, state.value))
-        del self.history[:-HISTORY]  # memory stays bounded: the last few transitions only
+        entry = (round_number, trigger, self.state.value, state.value)
+        if len(self.history) < HISTORY:
+            self.history.append(entry)
+        else:  # in the oldest one's place, not shifted along: a checkpoint's changes then hold one entry an agent
+            self.history[min(range(len(self.history)), key=lambda i: self.history[i][0])] = entry
         self.state, self.rounds_in_state = state, 0
 
     def as_dict(self) -> dict[str, Any]:

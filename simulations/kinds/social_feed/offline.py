@@ -11,7 +11,7 @@ from simulations.engine import rng
 
 from .config import SocialFeedScenario, Stance
 from .entities import AgentState, Ambiguity, Post, SocialAgent
-from .positions import Positions, Side
+from .positions import WORD, Positions, Side
 from .statechart import unit
 
 S = AgentState
@@ -178,10 +178,22 @@ class OfflineWriter:
         options = [stance.agree or stance.say, stance.say] if mine == "for" else [stance.disagree or ""]
         # Not the very line the parent wrote: agreeing with it, the opener (and the voice) say so.
         line = next((o for o in options if o and o not in post.content), "")
-        candidates = [text for opener in self._habit(agent, openers)
+        echo = self._echo(at.topic, line, post)
+        candidates = [f"{text} {echo}".rstrip() for opener in self._habit(agent, openers)
                       for text in self._voiced(agent, [f"@{post.author}", opener, line], n, "reply")]  # fmt: skip
-        tagged = (f"{text} {tag}" for tag in self._tags(agent, at.topic, n) for text in candidates)
+        tags = [tag for tag in self._tags(agent, at.topic, n) if tag.lower() != echo]
+        tagged = (f"{text} {tag}" for tag in tags for text in candidates)
         return self._first_free(agent, n, [*candidates, *tagged], taken)
+
+    def _echo(self, topic: str, line: str, post: Post) -> str:
+        """A hashtag of the first of the topic's own words the post carries, when the reply's line shares none of
+        them with it (a line on the post's stance, answering a post that words it otherwise, or no line at all):
+        a reply is recognisably about its post. Empty when the line shares one, or the post carries none."""
+        if self.positions.shared_topic_words(topic, line, post.content):
+            return ""
+        own = self.positions.topic_words(topic)
+        carried = [w for w in WORD.findall(post.content.lower()) if w in own]
+        return f"#{carried[0]}" if carried else ""
 
     def reshare(
         self,

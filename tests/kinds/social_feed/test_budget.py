@@ -77,6 +77,23 @@ def test_the_largest_run_the_limits_allow_is_accepted(client: Client, town: Scen
     assert state_of(game).config == RunConfig(agents=2000, max_rounds=47, checkpoint_frequency=50)
 
 
+def test_a_run_over_the_storage_limit_alone_is_refused_and_fits_checkpointed_less_often(
+    client: Client, town: ScenarioVersion
+) -> None:
+    """Checkpointing every round costs the most storage: 500 agents for 40 rounds would store about 59 MB so (the
+    time is well within the minute), and fit checkpointed every fifth round."""
+    response = set_up(client, town, agents=500, max_rounds=40, checkpoint_frequency=1)
+    assert response.status_code == 400 and not Game.objects.exists()
+    assert (
+        escape(
+            "This run would store about 59 MB; the limit for one run is 50 MB. Lower the number of agents or rounds, "
+            "or checkpoint less often."
+        )
+        in response.content.decode()
+    )
+    assert set_up(client, town, agents=500, max_rounds=40, checkpoint_frequency=5).status_code == 302
+
+
 def test_the_set_up_page_shows_what_the_run_would_cost(client: Client, town: ScenarioVersion) -> None:
     page = client.get(f"/social_feed/new/{town.pk}/").content.decode()
     assert (
