@@ -4,7 +4,6 @@ the results are the session's teacher's; the waiting page and the game button ar
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import secrets
@@ -260,18 +259,7 @@ def _outcome(vote: tuple[str, bool] | None) -> str:
 def results_by_game(request: HttpRequest, session_id: int) -> HttpResponse:
     """One row per game per issue: its students and seats, the option put to the vote, adopted or not."""
     session = _taught(request, session_id)
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["game_id", "students", "phase", "issue", "proposal", "adopted", "tokens", "cost_usd"])
-    for result in sessions.class_results(session).games:
-        players = "; ".join(f"{sessions.inert_cell(name)} ({seat})" for name, seat in result.students)
-        common = [result.game.pk, players, result.phase]
-        usage = [result.tokens, "" if result.cost_usd is None else f"{result.cost_usd:.4f}"]
-        for issue, (proposal, adopted) in result.outcomes.items():
-            writer.writerow([*common, issue, proposal, "yes" if adopted else "no", *usage])
-        if not result.outcomes:
-            writer.writerow([*common, "", "", "", *usage])
-    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(sessions.results_by_game_csv(session), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="class-{session.code}-by-game.csv"'
     return response
 

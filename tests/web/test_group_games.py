@@ -133,8 +133,6 @@ def test_a_talk_between_two_students_is_hidden_from_the_third_and_from_every_ai_
     calls = list(game.model_calls.exclude(role__in=parties).exclude(role=""))
     assert len(calls) > 20
     assert all(not private & set(call.context) for call in calls)  # no seat's prompt held the pair's words
-    heard = [c for c in game.model_calls.filter(role__in=parties) if private & set(c.context)]
-    assert not heard  # the students' seats are played by them: the AI never spoke for them
     for seat, name in holders.items():  # the finished game's review and downloads, read by each student
         review = clients[name].get(f"/games/{game.pk}/review/").content.decode()
         exported = clients[name].get(f"/games/{game.pk}/export.json").json()["transcript"]

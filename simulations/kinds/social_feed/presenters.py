@@ -82,12 +82,17 @@ def stacked(history: list[RoundSummary]) -> list[dict[str, str]]:
 def lines(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
     if not history:
         return [], 0
-    n = len(history)
-    peak = max(1, *(getattr(r, name) for r in history for name, _, _ in LINES))
+    return _polylines(history, LINES)
+
+
+def _polylines(rows: list[Any], series: Any) -> tuple[list[dict[str, str]], int]:
+    """One polyline a (field, words, colour) of `series` across `rows`, scaled to the highest value of any."""
+    n = len(rows)
+    peak = max(1, *(getattr(r, name) for r in rows for name, _, _ in series))
     out = []
-    for name, words, colour in LINES:
-        pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(history))
-        out.append({"name": words, "colour": colour, "points": pts, "last": str(getattr(history[-1], name))})
+    for name, words, colour in series:
+        pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(rows))
+        out.append({"name": words, "colour": colour, "points": pts, "last": str(getattr(rows[-1], name))})
     return out, peak
 
 
@@ -111,13 +116,7 @@ def activity(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
     rows = per_round(history)
     if not rows:
         return [], 0
-    n = len(rows)
-    peak = max(1, *(getattr(r, name) for r in rows for name, _, _ in ACTIVITY))
-    out = []
-    for name, words, colour in ACTIVITY:
-        pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(rows))
-        out.append({"name": words, "colour": colour, "points": pts, "last": str(getattr(rows[-1], name))})
-    return out, peak
+    return _polylines(rows, ACTIVITY)
 
 
 def _post(p: dict[str, Any], who: dict[str, str], topics: dict[str, str]) -> dict[str, Any]:

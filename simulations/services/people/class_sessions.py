@@ -491,6 +491,23 @@ def class_results(session: ClassSession) -> ClassResults:
     )  # fmt: skip
 
 
+def results_by_game_csv(session: ClassSession) -> str:
+    """One row per game per vote: its students and seats, where it stands, the option put to the vote, adopted or
+    not, the game's model use."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["game_id", "students", "phase", "issue", "proposal", "adopted", "tokens", "cost_usd"])
+    for result in class_results(session).games:
+        players = "; ".join(f"{inert_cell(name)} ({seat})" for name, seat in result.students)
+        common = [result.game.pk, players, result.phase]
+        usage = [result.tokens, "" if result.cost_usd is None else f"{result.cost_usd:.4f}"]
+        for issue, (proposal, adopted) in result.outcomes.items():
+            writer.writerow([*common, issue, proposal, "yes" if adopted else "no", *usage])
+        if not result.outcomes:
+            writer.writerow([*common, "", "", "", *usage])
+    return out.getvalue()
+
+
 def results_csv(session: ClassSession) -> str:
     """One row per student per vote their game took (a negotiation's issues: the option put to the vote, adopted or
     not, and the student's own ballot), or one row per student for a game without votes: where it ended or stands."""
