@@ -74,7 +74,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
         try:
             students = int(request.POST.get("max_students", "30"))
             per_game = int(request.POST.get("students_per_group", "1"))
-            seats = [s for s in request.POST.get("seats", "").upper().replace(",", " ").split() if s]
+            seats = [s for s in request.POST.get("seats", "").replace(",", " ").split() if s]
             turn = int(request.POST.get("turn_seconds") or 0)
             budget = int(request.POST.get("token_budget") or 0)
         except ValueError:

@@ -20,7 +20,7 @@ Reading of the seed where it is silent (kept in one place, here):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -88,6 +88,9 @@ class Actor(StrEnum):
 
 class Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    # Set by the server only (a form or a model reply never carries it): a class group's student's turn played by
+    # the seat's AI stand-in (turn limit passed, or the teacher handed the seat over). Marks the words, not the rules.
+    stand_in: bool = False
 
 
 class ChairNote(Payload):
@@ -318,6 +321,8 @@ class _Ctx:
         return Refusal(self.source.value, self.event.value, f"{reason}{': ' + detail if detail else ''}")
 
     def log(self, speaker: str, kind: str, text: str) -> None:
+        if text and self.payload.stand_in and speaker != self.scenario.chair:
+            text = STAND_IN_MARK + text
         if text:
             self.state.log.append(
                 LogEntry(round=self.source_round, state=self.source, speaker=speaker, kind=kind, text=text)
@@ -326,6 +331,9 @@ class _Ctx:
     def chair_note(self) -> None:
         if isinstance(self.payload, ChairNote):
             self.log(self.scenario.chair, "mediation", self.payload.text)
+
+
+STAND_IN_MARK = "(AI stand-in) "
 
 
 def _noop(_: _Ctx) -> None:
@@ -585,7 +593,7 @@ def next_step(scenario: DeliberationScenario, state: DeliberationState) -> Step:
     assert len(actors) == 1, f"two actors at once in {state.status}: {sorted(actors)}"
     actor = open_now[0].actor
     seat = seat_for(scenario, state, actor)
-    human = seat is not None and seat == state.human_seat
+    human = seat is not None and seat in state.humans
     return Step(actor=actor, seat=seat, events=tuple(t.event for t in open_now), human=human)
 
 
@@ -627,19 +635,36 @@ def apply(
     new.event_seq += 1
     return Outcome(
         seq=new.event_seq, event=t.event, seat=seat, source=state.status, target=new.status,
-        payload=parsed.model_dump(mode="json"), state=new, entries=new.log[len(state.log):],
+        payload=parsed.model_dump(mode="json", exclude=None if parsed.stand_in else {"stand_in"}), state=new,
+        entries=new.log[len(state.log):],
     )  # fmt: skip
 
 
+def person_seats(scenario: DeliberationScenario) -> list[str]:
+    """The seats a person may hold: the proposer's and the elected members'."""
+    return [scenario.proposer, *scenario.members]
+
+
 def new_deliberation(
-    scenario: DeliberationScenario, *, seed: int, submission: Submission, human_seat: str | None = None
+    scenario: DeliberationScenario,
+    *,
+    seed: int,
+    submission: Submission,
+    human_seat: str | None = None,
+    co_players: Sequence[str] = (),
 ) -> DeliberationState:
-    if human_seat is not None:
-        seats = [scenario.proposer, *scenario.members]
-        if human_seat not in seats:
-            raise ValueError(f"a person can take the seat of {', '.join(seats)}; not {human_seat!r}")
+    """`co_players`: in a class group's game, the seats of the students after the first (`human_seat`)."""
+    held = [s for s in (human_seat, *co_players) if s is not None]
+    seats = person_seats(scenario)
+    for seat in held:
+        if seat not in seats:
+            raise ValueError(f"a person can take the seat of {', '.join(seats)}; not {seat!r}")
+    if len(set(held)) != len(held) or (co_players and human_seat is None):
+        raise ValueError(f"each person takes a seat of their own (got {held!r})")
     first = submission.model_copy(update={"version": 1})
-    return DeliberationState(seed=seed, submissions=[first], human_seat=human_seat)
+    return DeliberationState(
+        seed=seed, submissions=[first], human_seat=human_seat, co_players=list(co_players)
+    )
 
 
 def restore(snapshot: dict[str, Any]) -> DeliberationState:

@@ -113,18 +113,19 @@ _LINE_REF = re.compile(r"\bline\s+(\d+)", re.IGNORECASE)
 
 
 def _answer_person(sc: DeliberationScenario, st: DeliberationState, me: Persona) -> str:
-    """One sentence answering a person in a member's seat, on the merits: the line it names and its stance
-    against the findings; "" when no person has spoken in this or the last round."""
-    seat = st.human_seat
-    if seat is None or seat == me.id or seat not in sc.members:
+    """One sentence answering a person in a member's seat (in a class group's game, the first of them who spoke),
+    on the merits: the line it names and its stance against the findings; "" when no person has spoken in this or
+    the last round."""
+    heard = [
+        (seat, ballot)
+        for seat in st.humans
+        if seat != me.id and seat in sc.members
+        for rnd in reversed(st.rounds[-2:])
+        if (ballot := rnd.ballots.get(seat)) is not None
+    ]
+    if not heard:
         return ""
-    ballot = None
-    for rnd in reversed(st.rounds[-2:]):
-        ballot = rnd.ballots.get(seat)
-        if ballot is not None:
-            break
-    if ballot is None:
-        return ""
+    seat, ballot = heard[0]
     who = sc.persona(seat).title
     findings = st.submission.findings
     lines = [int(n) for n in _LINE_REF.findall(ballot.text)]

@@ -39,7 +39,7 @@ def offline_answer(messages: Sequence[dict[str, Any]]) -> str | None:
     step = machine.next_step(scenario, state)
     move = offline.decide(scenario, state, step)
     assert move.payload is not None
-    reply: dict[str, Any] = move.payload.model_dump(mode="json")
+    reply: dict[str, Any] = move.payload.model_dump(mode="json", exclude={"stand_in"})
     if move.event == Event.OPINION_GIVEN:
         reply.pop("seat", None)
     elif move.event == Event.COMPROMISE_OFFERED:

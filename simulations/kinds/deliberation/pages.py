@@ -37,7 +37,15 @@ from . import amendments, checks, forms, machine
 from .games import scenario_of, state_of
 from .machine import Event, Refusal
 from .offline import AmendedCode, Move
-from .presenters import chart, page_context, rounds_view, stance_choices, submission_view, verdict_view
+from .presenters import (
+    chart,
+    page_context,
+    rounds_view,
+    stance_choices,
+    submission_view,
+    verdict_view,
+    viewer,
+)
 from .presenters import phase_label as phase_label
 from .scenario import DeliberationScenario
 from .state import DeliberationState
@@ -289,7 +297,7 @@ def _kept(request: HttpRequest) -> dict[str, str]:
 def review(request: HttpRequest, game: Game) -> HttpResponse:
     scenario, state = scenario_of(game), state_of(game)
     context = {
-        "game": game, "scenario": scenario, "state": state, "rounds": rounds_view(scenario, state),
+        "game": game, "scenario": scenario, "state": state, "rounds": rounds_view(scenario, state, viewer(state, game)),
         "charts": [chart(scenario, r) for r in state.rounds if r.ballots],
         "verdict": verdict_view(scenario, state), "submissions": [submission_view(s) for s in state.submissions],
         "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": state.verdict is not None,

@@ -25,7 +25,7 @@ from .scenario import DeliberationScenario, load_scenario
 from .state import DeliberationState, State, Submission
 
 if TYPE_CHECKING:
-    from simulations.models import Game
+    from simulations.models import Game, ScenarioVersion
 
     from . import authoring, export, headless, pages
 
@@ -65,7 +65,7 @@ def _ledger(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
                 name=o.event.value,
                 source=o.source.value,
                 target=o.target.value,
-                actor=o.seat or "",
+                actor=f"stand-in:{o.seat}" if o.payload.get("stand_in") else o.seat or "",
                 payload=o.payload,
                 entries=entries,
             )  # fmt: skip
@@ -77,7 +77,7 @@ def _advance(outcomes: list[Outcome]) -> Advance:
     final = outcomes[-1].state
     return Advance(
         events=_ledger(outcomes), state=final.model_dump(mode="json"), phase=final.status.value,
-        human_role=final.human_seat or "", finished=final.status == State.CONCLUSION,
+        human_role=final.human_seat or "", finished=final.status == State.CONCLUSION, other_seats=tuple(final.co_players),
         schema_version=final.schema_version, transcript_seq=len(final.log),
     )  # fmt: skip
 
@@ -123,6 +123,20 @@ class DeliberationScenarios(ScenarioFiles):
     def slug_of(self, scenario: DeliberationScenario) -> str:
         return scenario.id
 
+    def index(self, version: ScenarioVersion, scenario: DeliberationScenario) -> None:
+        """The seats a person may hold (the proposer's, the elected members'), as the rows a class session seats
+        its groups' students in."""
+        from simulations.models import ScenarioRole
+
+        ScenarioRole.objects.bulk_create(
+            ScenarioRole(
+                scenario=version, role_id=p.id, name=p.label[:120], votes=p.votes, public_brief=p.brief, position=n,
+                kind="proposer" if p.id == scenario.proposer else "member",
+            )
+            for n, p in enumerate(scenario.personas)
+            if p.id in machine.person_seats(scenario)
+        )  # fmt: skip
+
 
 class Deliberation(KindBase):
     name = "deliberation"
@@ -132,9 +146,18 @@ class Deliberation(KindBase):
     )
 
     def start(self, scenario: DeliberationScenario, *, seed: int, options: dict[str, Any]) -> Advance:
+        """`seat`: the person's; or `seats`, a class group's game (the students' seats, the owner's first), which
+        reviews the scenario's first sample unless the options name what to review."""
+        seats = list(options.get("seats") or [])
+        if seats and not any(options.get(k) for k in ("submission", "sample", "code")):
+            if not scenario.samples:
+                raise checks.CheckError("A group's committee reviews a sample, and this scenario has none.")
+            options = {**options, "sample": scenario.samples[0].id}
         submission = start_submission(scenario, options)
-        seat = options.get("seat") or None
-        state = machine.new_deliberation(scenario, seed=seed, submission=submission, human_seat=seat)
+        seat = (seats[0] if seats else options.get("seat")) or None
+        state = machine.new_deliberation(
+            scenario, seed=seed, submission=submission, human_seat=seat, co_players=seats[1:]
+        )
         step = machine.next_step(scenario, state)
         move = offline.decide(scenario, state, step)  # the chair tables the code
         return _advance(run_chair(scenario, [machine.apply(scenario, state, move.event, move.payload)]))
@@ -149,6 +172,10 @@ class Deliberation(KindBase):
         return machine.restore(state)
 
     def next_step(self, game: Game) -> NextStep:
+        """Who acts next; in a class group's game, which student's seat (`seat`), and the seat's AI stand-in
+        instead of a student whose seat the teacher handed over or whose turn limit has passed."""
+        from simulations.services.ledger.seats import stand_in_due
+
         from .games import scenario_of, state_of
 
         scenario, state = scenario_of(game), state_of(game)
@@ -156,6 +183,12 @@ class Deliberation(KindBase):
         if step.done:
             return NextStep(actor=Actor.DONE, detail=step)
         speaker = scenario.persona(step.seat).label if step.seat else ""
+        if step.human and step.seat and state.co_players:
+            if stand_in_due(game, step.seat):
+                return NextStep(
+                    actor=Actor.AI, speaker=f"{speaker} (AI stand-in)", detail=step, seat=step.seat
+                )
+            return NextStep(actor=Actor.HUMAN, speaker=speaker, detail=step, seat=step.seat)
         return NextStep(actor=Actor.HUMAN if step.human else Actor.AI, speaker=speaker, detail=step)
 
     def stream_view(self, text: str) -> str:

@@ -109,12 +109,20 @@ def phase_label(phase: str) -> str:
         return phase.replace("_", " ").capitalize()
 
 
-def committee(scenario: DeliberationScenario, state: DeliberationState) -> list[dict[str, Any]]:
+def viewer(state: DeliberationState, game: Any) -> str | None:
+    """The seat the page is drawn for: a class group's student's own (`Game.viewer_seat`), else the person's."""
+    return getattr(game, "viewer_seat", None) or state.human_seat
+
+
+def committee(
+    scenario: DeliberationScenario, state: DeliberationState, you: str | None
+) -> list[dict[str, Any]]:
+    """The committee's personas, `you` the reader's seat; the seats other students hold are marked."""
     return [
         {
             "id": p.id, "label": p.label, "duty": ROLE_WORDS[p.role], "votes": p.votes, "can_veto": p.can_veto,
             "threshold": f"{p.confidence_threshold:.2f}", "expertise": ", ".join(p.expertise), "brief": p.brief,
-            "you": p.id == state.human_seat,
+            "you": p.id == you, "student": p.id in state.humans and p.id != you,
         }
         for p in scenario.personas
     ]  # fmt: skip
@@ -159,8 +167,12 @@ def text_parts(text: str) -> list[tuple[str, str]]:
     return [("code" if i % 2 else "text", piece) for i, piece in enumerate(pieces) if piece]
 
 
-def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> list[RoundView]:
-    """The log by round, then by the state each line was said in (the report's sections)."""
+def rounds_view(
+    scenario: DeliberationScenario, state: DeliberationState, you: str | None = None
+) -> list[RoundView]:
+    """The log by round, then by the state each line was said in (the report's sections); `you`: the reader's
+    seat (default: the person's)."""
+    you = you or state.human_seat
     records = {r.number: r for r in state.rounds}
     out: list[RoundView] = []
     for number, in_round in groupby(state.log, key=lambda e: e.round):
@@ -173,7 +185,7 @@ def rounds_view(scenario: DeliberationScenario, state: DeliberationState) -> lis
                 text = transition_words(e.text) if e.kind == "transition" else e.text
                 section.entries.append({
                     "speaker": persona.label, "kind": e.kind, "text": text, "parts": text_parts(text),
-                    "chair": e.speaker == scenario.chair, "you": e.speaker == state.human_seat,
+                    "chair": e.speaker == scenario.chair, "you": e.speaker == you,
                     "stance": vote_words(ballot) if ballot else "", "vote": ballot.stance.value if ballot else "",
                     "ballot": ballot_words(ballot, persona.confidence_threshold) if ballot else "",
                 })  # fmt: skip
@@ -189,11 +201,14 @@ def stance_choices(scenario: DeliberationScenario, seat: str) -> list[tuple[str,
     return [(s.value, STANCE_WORDS[s]) for s in stances]
 
 
-def action(scenario: DeliberationScenario, step: machine.Step) -> dict[str, Any]:
-    """What the panel offers now: a form when the person holds the floor, else who is speaking."""
+def action(scenario: DeliberationScenario, step: machine.Step, you: str | None = None) -> dict[str, Any]:
+    """What the panel offers now: a form when the reader's seat (`you`) holds the floor, else who is speaking
+    (another student of a class group, or a persona)."""
     if step.done:
         return {"kind": "review"}
     who = scenario.persona(step.seat).label if step.seat else "The chairperson"
+    if step.human and you is not None and step.seat != you:
+        return {"kind": "waiting", "who": f"{who}, another student of your group"}
     if not step.human:
         return {"kind": "waiting", "who": who}
     assert step.seat is not None
@@ -240,6 +255,7 @@ def chart(scenario: DeliberationScenario, record: RoundRecord) -> dict[str, Any]
 
 def page_context(scenario: DeliberationScenario, state: DeliberationState, *, game: Any) -> dict[str, Any]:
     step = machine.next_step(scenario, state)
+    you = viewer(state, game)
     return {
         "game": game,
         "scenario": scenario,
@@ -249,12 +265,12 @@ def page_context(scenario: DeliberationScenario, state: DeliberationState, *, ga
         "max_rounds": MAX_ROUNDS,
         "version": game.version,
         "idem": new_form_key(),  # one key per render: a move made from it commits at most once
-        "you": scenario.persona(state.human_seat).label if state.human_seat else "",
-        "committee": committee(scenario, state),
+        "you": scenario.persona(you).label if you else "",
+        "committee": committee(scenario, state, you),
         "submission": submission_view(state.submission),
         "earlier": [submission_view(s) for s in state.submissions[:-1]],
-        "rounds": rounds_view(scenario, state),
-        "action": action(scenario, step),
+        "rounds": rounds_view(scenario, state, you),
+        "action": action(scenario, step, you),
         "verdict": verdict_view(scenario, state),
         "compromise": state.current_round.compromise if state.current_round else None,
         "max_bytes": scenario.checks.max_bytes,

@@ -39,7 +39,7 @@ class Strict(BaseModel):
 
 
 class Persona(Strict):
-    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]{0,15}$")  # a game's seat column holds 16 characters
     name: str
     title: str
     role: PersonaRole

@@ -143,6 +143,8 @@ class DeliberationState(Model):
     status: State = State.PROPOSAL
     round: int = 1
     human_seat: str | None = None
+    # A class group's game: the seats its other students hold (`human_seat` is the first student's).
+    co_players: list[str] = Field(default_factory=list)
     submissions: list[Submission] = Field(min_length=1)
     rounds: list[RoundRecord] = Field(default_factory=list)
     cursor: int = 0  # index into the scenario's speaking order within the current debate round
@@ -154,6 +156,11 @@ class DeliberationState(Model):
     warnings: list[str] = Field(default_factory=list)
     log: list[LogEntry] = Field(default_factory=list)
     event_seq: int = 0
+
+    @property
+    def humans(self) -> list[str]:
+        """Every seat a person holds, the first student's first."""
+        return [self.human_seat, *self.co_players] if self.human_seat else []
 
     @property
     def submission(self) -> Submission:

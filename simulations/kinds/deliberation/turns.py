@@ -29,6 +29,8 @@ def play_ai_step(
     """Precondition: `step` is the game's next step and an AI one. Commits exactly one step: a persona's opinion, or
     the business driver's answer to a veto, read from its JSON reply; the AI proposer's needs no model."""
     scenario, state = scenario_of(game), state_of(game)
+    if step.human:
+        return _stand_in(game, step)
     if step.actor == Actor.PROPOSER:
         return _proposer(game, step)
     seat = step.seat
@@ -63,6 +65,20 @@ def _proposer(game: Game, step: Step) -> Game:
     return commit_event(
         game_id=game.pk, expected_version=game.version, event=move.event.value,
         payload=payload.model_dump(mode="json"),
+    )  # fmt: skip
+
+
+def _stand_in(game: Game, step: Step) -> Game:
+    """A class group's student's turn played by the seat's AI stand-in (the offline persona of that seat, as the
+    seat's bot plays it: no model call), marked as the stand-in's in the ledger and the log. Raises StaleTurn if
+    the student moved first."""
+    scenario, state = scenario_of(game), state_of(game)
+    move = offline.decide(scenario, state, step, amended=proposer_amendment(scenario, state))
+    payload = amendments.payload_for(scenario, move)
+    return commit_event(
+        game_id=game.pk, expected_version=game.version, event=move.event.value,
+        payload=(payload.model_copy(update={"stand_in": True}).model_dump(mode="json") if payload is not None
+                 else {"stand_in": True}),
     )  # fmt: skip
 
 

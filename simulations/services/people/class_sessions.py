@@ -5,9 +5,9 @@ A session's games are found, not linked: its members' games of its scenario vers
 kind's own start (a negotiation's seat choice, a deliberation's or Message Lab's set-up form) serves a class
 unchanged, and a game stays its student's: the teacher reads it, nobody else does.
 
-With `students_per_group` above one (a kind whose games seat several students: the negotiation), starting the
-session makes the groups' games: its members in the order they joined, that many a game, each student in a seat
-drawn at random, the AI in the rest. The first of a group owns the game, the others hold seats in it
+With `students_per_group` above one (a kind whose games seat several students: the negotiation, the code-review
+committee), starting the session makes the groups' games: its members in the order they joined, that many a game,
+each student in a seat drawn at random, the AI in the rest. The first of a group owns the game, the others hold seats in it
 (services/ledger/seats.py); a student who joins later plays a game of their own."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class GroupsRefused(ValueError):
 
 def group_seats(version: ScenarioVersion) -> list[str]:
     """The seats students may take in a group's game: the scenario's seats (a kind that lists them: the
-    negotiation's delegations), none for a kind whose games seat one student."""
+    negotiation's delegations, the committee's proposer and members), none for a kind whose games seat one student."""
     return list(version.roles.order_by("position").values_list("role_id", flat=True))
 
 
@@ -102,6 +102,8 @@ def open_session(
             f"This scenario seats {len(available)} students in one game at most: choose fewer students per game."
             if len(available) > 1 else "In this scenario each student plays their own game: choose one student per game."
         )  # fmt: skip
+    as_written = {seat.lower(): seat for seat in available}  # "can" is CAN; "Security" is security
+    seats = [as_written.get(seat.lower(), seat) for seat in seats]
     unknown = [seat for seat in seats if seat not in available]
     if unknown or len(set(seats)) != len(seats):
         raise GroupsRefused(f"Seats are this scenario's, each once: {', '.join(available)}.")
