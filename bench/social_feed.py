@@ -73,39 +73,13 @@ def _size(value: Any) -> int:
     )
 
 
-def _diff_grown_lists() -> None:
-    """What if the platform's checkpoint diff stored a list that grew as its items' own changes and the new items,
-    not whole (services/ledger/checkpoints.py stores it whole when any old item changed too: a feed's posts list,
-    whose counts change every round). For `--grown-lists`: a figure for the platform's maintainers, not the
-    platform."""
-    from simulations.services.ledger import checkpoints
-
-    platform = checkpoints.changes_between
-
-    def changes(before: Any, after: Any, path: tuple[str | int, ...] = ()) -> list[list[Any]]:
-        if isinstance(before, list) and isinstance(after, list) and len(after) > len(before):
-            ops = [
-                op
-                for i, (b, a) in enumerate(zip(before, after, strict=False))
-                for op in changes(b, a, (*path, i))
-            ]
-            return [*ops, ["add", list(path), after[len(before) :]]]
-        return platform(before, after, path)
-
-    checkpoints.changes_between = changes  # type: ignore[assignment]
-
-
-def storage(
-    agents: int, rounds: int, every: int, ranking: str = "chronological", grown_lists: bool = False
-) -> dict[str, Any]:
+def storage(agents: int, rounds: int, every: int, ranking: str = "chronological") -> dict[str, Any]:
     """The bytes a stored run of `agents` generated agents keeps, checkpointed every `every` rounds."""
     sys.path.insert(0, str(ROOT))
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mercury.settings")
     django.setup()
-    if grown_lists:
-        _diff_grown_lists()
     from simulations.kinds.social_feed import machine
     from simulations.kinds.social_feed.config import SCENARIO_ROOT, load_scenario
     from simulations.kinds.social_feed.estimate import DATABASE_OVERHEAD, run_estimate
@@ -148,7 +122,7 @@ def storage(
     estimate = run_estimate(scenario, config, offline=True)
     return {
         "storage": True, "agents": agents + len(scenario.agents), "rounds": rounds, "every": every,
-        "ranking": ranking, "grown_lists": grown_lists, "json_mb": round(stored / 1e6, 1),
+        "ranking": ranking, "json_mb": round(stored / 1e6, 1),
         "with_database_overhead_mb": round(stored * DATABASE_OVERHEAD / 1e6, 1),
         "parts_mb": {k: round(v / 1e6, 2) for k, v in parts.items()},
         "posts": len(before["simulation"]["posts"]), "checkpoints": seq, "cpu_s": round(cpu, 1),
@@ -164,16 +138,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="append each result as a JSON line to this file")
     parser.add_argument("--storage", action="store_true", help="size a stored run (one size of --agents)")
     parser.add_argument("--every", type=int, default=1, help="--storage: a checkpoint every N rounds")
-    parser.add_argument(
-        "--grown-lists",
-        action="store_true",
-        help="--storage: as if the checkpoint diff stored a grown list's changes, not the list",
-    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a child process: one size
     args = parser.parse_args()
     if args.storage:
         for n in (int(x) for x in args.agents.split(",")):
-            r = storage(n, args.rounds, args.every, args.ranking, args.grown_lists)
+            r = storage(n, args.rounds, args.every, args.ranking)
             print(json.dumps(r))
             if args.json:
                 with args.json.open("a") as f:

@@ -30,6 +30,7 @@ json_values = st.recursive(
 @example(before=[[True, False]], after=[[True, False], None])  # a list that grew, at the document's root
 @example(before={"a": [1, 2]}, after={"a": [1.0, 2]})  # equal to Python, not as JSON
 @example(before={"a": {"b": True}}, after={"a": {"b": 1}})
+@example(before=[[1], [2], 3], after=[[1], [0], 3, 4])  # a list that grew while one of its items changed
 def test_the_changes_between_two_documents_rebuild_the_second_exactly(before: Any, after: Any) -> None:
     ops = changes_between(before, after)
     rebuilt = apply_changes(before, ops)
@@ -45,6 +46,18 @@ def test_equal_documents_keyed_in_another_order_or_holding_other_values_are_stil
     assert changes_between({"a": {"x": 1, "yy": [1.0]}}, {"a": {"yy": [1.0], "x": 1}}) == []
     assert changes_between({"a": [moment]}, {"a": [moment], "b": 2}) == [["set", ["b"], 2]]
     assert changes_between({"a": {"x": 1}}, {"a": {"x": True}}) == [["set", ["a", "x"], True]]
+
+
+def test_a_list_that_grew_while_a_few_of_its_items_changed_stores_those_changes_not_the_list() -> None:
+    """A feed's round: a new post, and a like on an old one. Item by item, then the new items; a list whose old
+    items mostly changed (shifted by an insertion at the front) is stored whole, which costs less."""
+    posts = [{"id": n, "text": f"post {n} " * 20, "likes": 0} for n in range(50)]
+    grown = [*(dict(p, likes=1) if p["id"] == 7 else p for p in posts), {"id": 50, "text": "new", "likes": 0}]
+    ops = changes_between({"posts": posts}, {"posts": grown})
+    assert ops == [["set", ["posts", 7, "likes"], 1], ["add", ["posts"], [grown[-1]]]]
+    assert apply_changes({"posts": posts}, ops) == {"posts": grown}
+    shifted = [{"id": -1, "text": "first", "likes": 0}, *posts]
+    assert changes_between({"posts": posts}, {"posts": shifted}) == [["set", ["posts"], shifted]]
 
 
 def test_applying_changes_leaves_the_earlier_state_untouched() -> None:

@@ -10,7 +10,8 @@ KEYFRAME_EVERY - 1 changes, so restoring one (resume, a fork at any turn) costs 
 A change is a list of operations, each a JSON array (the ledger stays readable in the admin):
 - ``["set", path, value]``: the value at `path` (a list of keys and list indexes) becomes `value`;
 - ``["del", path]``: the key at `path` goes;
-- ``["add", path, items]``: `items` are appended to the list at `path` (a list that only grew).
+- ``["add", path, items]``: `items` are appended to the list at `path` (a list that grew; changes to the items it
+  had come before it, as operations of their own).
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ def changes_between(before: Any, after: Any, path: Path = ()) -> list[list[Any]]
                 for i, (b, a) in enumerate(zip(before, after, strict=True))
                 for op in changes_between(b, a, (*path, i))
             ]
+        if len(after) > len(before):
+            # The items it had, item by item, then the new ones: a feed's posts gain posts and change their counts
+            # in one round, and storing the list whole would store every post again. A list whose old items mostly
+            # changed (shifted by an insertion, say) is stored whole: item by item would cost more.
+            changed = [
+                changes_between(b, a, (*path, i))
+                for i, (b, a) in enumerate(zip(before, after[: len(before)], strict=True))
+            ]
+            if 2 * sum(1 for ops in changed if ops) <= len(before):
+                return [*(op for ops in changed for op in ops), ["add", list(path), after[len(before) :]]]
     return [] if same(before, after) else [["set", list(path), after]]
 
 
