@@ -356,7 +356,12 @@ class Student:
         while not stop.is_set():
             if latest and latest[0] == "review":
                 return
-            if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
+            ours = bool(latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""))
+            if self.thinking and not ours:
+                self.move_at = (
+                    0.0  # the floor passed on while they thought (a class group's other student moved)
+                )
+            if ours and latest:
                 # The move is the student's: with --think they read and type first, while frames keep coming.
                 self.move_at = self.move_at or time.time() + self.think * self.rng.uniform(0.5, 1.5)
                 if time.time() >= self.move_at:

@@ -147,6 +147,7 @@ class GameConsumer(AsyncWebsocketConsumer):
     viewer_seat: str | None = (
         None  # the seat its student holds in a class group's game (None: the owner's view)
     )
+    seat: str = ""  # the seat the page is drawn for (the viewer's, or the owner's): private words' filter
     heard_at: float  # when the last message from the game's group came
     # Per stream box: the newest words held behind a waiting render, and when they came.
     words_waiting: dict[str, tuple[dict[str, Any], float]]
@@ -360,6 +361,8 @@ class GameConsumer(AsyncWebsocketConsumer):
         where several turns stream at once from one version (a parallel stage), which is never dropped."""
         if 0 <= int(event.get("version", -1)) < self.shown_version:
             return  # the turn is committed and shown as an entry: its words would show it twice
+        if event.get("audience") and self.seat not in event["audience"]:
+            return  # another pair's private talk (a class group's game): not this page's to see
         slot = str(event.get("slot") or "")
         context = {
             "speaker": event["speaker"],
@@ -489,6 +492,7 @@ class GameConsumer(AsyncWebsocketConsumer):
         if game is None or user is None or not user.is_authenticated:
             return None
         self.viewer_seat = seen_by(game, user).viewer_seat  # a class group's student other than the owner
+        self.seat = self.viewer_seat or game.human_role  # whose words this page may show (a private talk's)
         return can_read(user, game), can_drive(user, game)
 
     def _load(self) -> Game | None:

@@ -48,6 +48,9 @@ class NextStep:
     detail: Any = None  # the kind's own step object, handed back to it (bots, progress callbacks)
     seat: str = ""  # the seat whose person acts (a human step), when several people hold seats in one game
     markdown: bool = False  # its words are Markdown (a debrief): a page shows them rendered as they stream
+    # The seats whose pages may show this AI step's words as they stream (a private talk's two parties); empty:
+    # every reader of the game. A page drawn for another seat never receives them.
+    audience: tuple[str, ...] = ()
 
 
 ChunkSink = Callable[[str], None]

@@ -172,7 +172,8 @@ class Negotiation(KindBase):
         else:
             # The one AI step with no seat: the debrief's summary, written in Markdown sections.
             speaker, markdown = "The debrief", True
-        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown)
+        audience = _private_to(state_of(game), step.role) if actor is Actor.AI else ()
+        return NextStep(actor=actor, speaker=speaker, detail=step, markdown=markdown, audience=audience)
 
     def stream_view(self, text: str) -> str:
         return "" if prompts.PASS.startswith(text.strip().upper()) else text
@@ -183,6 +184,20 @@ class Negotiation(KindBase):
         except ValueError:
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
+
+
+def _private_to(state: GameState, role: str | None) -> tuple[str, ...]:
+    """Whose pages may see an AI step's words as they stream: a Round 2 talk's two parties, when the step is one
+    of them speaking; the first student alone for the debrief (theirs only); everyone otherwise."""
+    if role is None:
+        return (state.human_role,) if state.co_players and state.human_role else ()
+    talks = state.round2.conversations
+    if state.status.startswith("ROUND_2") and talks and talks[-1].phase != "CLOSED":
+        talk = talks[-1]
+        parties = (talk.talker or state.human_role or "", talk.partner)
+        if role in parties:
+            return parties
+    return ()
 
 
 KIND: Kind = Negotiation()  # mypy checks the class against the contract

@@ -23,6 +23,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import import_module
 from typing import Any
@@ -158,17 +159,21 @@ def notify_stream(
     slot: str = "",
     version: int = -1,
     markdown: bool = False,
+    audience: Sequence[str] = (),
 ) -> None:
     """The words streamed so far; `at`: when the oldest and the newest of the words not sent before came from
     the model (wall clock; the load benchmark measures from them to the page's frame, MERCURY_STREAM_TIMESTAMPS);
     `slot`: the stream box it fills when several turns stream side by side (a word of [a-z0-9_], or "");
     `version`: the game's version the turn started from (a page showing a later one shows the turn committed),
-    -1 when several turns stream from one version; `markdown`: the words are Markdown, shown rendered."""
+    -1 when several turns stream from one version; `markdown`: the words are Markdown, shown rendered; `audience`:
+    the seats whose pages may show them (a private talk's parties; empty: every page of the game)."""
     message: dict[str, object] = {
         "type": "game.stream", "speaker": speaker, "text": text, "at": list(at), "slot": slot, "version": version,
     }  # fmt: skip
     if markdown:
         message["markdown"] = True
+    if audience:
+        message["audience"] = list(audience)
     if settings.MERCURY_STREAM_TIMESTAMPS:  # bench/load.py times each hop: here the channel layer takes it
         message["at"] = [*at, time.time()]
     send_to_game(game_id, message)

@@ -65,12 +65,14 @@ class StreamRelay:
         slot: str = "",
         version: int = -1,
         markdown: bool = False,
+        audience: tuple[str, ...] = (),
     ) -> None:
+        # `audience`: the seats whose pages may show the words (NextStep.audience; empty: every reader).
         # `slot`: which of a page's side-by-side stream boxes this turn fills (a parallel stage); "" the one box.
         # `version`: the game's version the turn starts from (broadcast.notify_stream), -1 for a parallel stage.
         # `markdown`: the words are Markdown (NextStep.markdown), shown rendered.
         self.game_id, self.speaker, self.kind, self.slot, self.version = game_id, speaker, kind, slot, version
-        self.markdown = markdown
+        self.markdown, self.audience = markdown, audience
         self.text = ""
         self.pacer = FramePacer(FRAME_INTERVAL, FRAME_BURST)  # read from here: the tests set drive's values
         self.oldest_at = self.newest_at = 0.0  # wall-clock times of the unsent words (for the load benchmark)
@@ -128,6 +130,7 @@ class StreamRelay:
             slot=self.slot,
             version=self.version,
             markdown=self.markdown,
+            audience=self.audience,
         )
         self.oldest_at = 0.0
 
@@ -215,7 +218,12 @@ def _play_ai_steps(
         leased = False  # from here on, only our commit's renewal (or acquiring again) says we hold it
         relay = (
             StreamRelay(
-                game_id=game_id, speaker=step.speaker, kind=kind, version=game.version, markdown=step.markdown
+                game_id=game_id,
+                speaker=step.speaker,
+                kind=kind,
+                version=game.version,
+                markdown=step.markdown,
+                audience=step.audience,
             )
             if stream
             else None
