@@ -55,7 +55,7 @@ def _group_in_a_talk() -> tuple[Game, dict[str, str], str]:
     (game,) = class_sessions.start(session, seed=6)
     game = play_group_until(game, _talk_with_an_ai)
     state = state_of(game)
-    talker = state.round2.conversations[-1].talker or state.human_role
+    talker = state.round2.conversations[-1].talker or state.human_role or ""
     cookies = {
         s.role: _cookie(s.student) for s in GameSeat.objects.filter(game=game).select_related("student")
     }
