@@ -125,7 +125,7 @@ def storage(agents: int, rounds: int, every: int, ranking: str = "chronological"
         "ranking": ranking, "json_mb": round(stored / 1e6, 1),
         "with_database_overhead_mb": round(stored * DATABASE_OVERHEAD / 1e6, 1),
         "parts_mb": {k: round(v / 1e6, 2) for k, v in parts.items()},
-        "posts": len(before["simulation"]["posts"]), "checkpoints": seq, "cpu_s": round(cpu, 1),
+        "posts": len(before["sim"]["posts"]), "checkpoints": seq, "cpu_s": round(cpu, 1),
         "estimate_mb": round(estimate.storage_bytes / 1e6, 1), "estimate_s": round(estimate.seconds, 1),
     }  # fmt: skip
 

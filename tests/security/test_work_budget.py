@@ -87,21 +87,20 @@ def test_a_third_background_run_is_refused_until_one_finishes(
 
 def test_one_persons_runs_together_are_limited(settings: Any, town: ScenarioVersion) -> None:
     settings.MERCURY_MAX_BACKGROUND_RUNS_PER_USER = 5
+    settings.MERCURY_MAX_RUN_MB_PER_USER = 9  # a run stores what happened: these three come to 11 MB together
     alice = student("alice")
     assert (
         feed(alice, town, agents=2000, max_rounds=47, checkpoint_frequency=50).status_code == 302
-    )  # 59 s, 35 MB
+    )  # 59 s, 6 MB
     assert (
         feed(alice, town, agents=2000, max_rounds=20, checkpoint_frequency=10).status_code == 302
-    )  # 27 s, 24 MB
-    refused = feed(
-        alice, town, agents=1000, max_rounds=30, checkpoint_frequency=10
-    )  # 13 s, 18 MB: each under
+    )  # 27 s, 3 MB
+    refused = feed(alice, town, agents=1000, max_rounds=30, checkpoint_frequency=10)  # 13 s, 3 MB: each under
     assert (
         refused.status_code == 400
         and escape(
             "Together with your runs still going, this run would take about 98 seconds of the server's time and store "
-            "about 76 MB; the limit for one person's runs at once is 90 seconds and 75 MB. Let one of them finish first, "
+            "about 11 MB; the limit for one person's runs at once is 90 seconds and 9 MB. Let one of them finish first, "
             f"or make this one smaller. {FEED_ADVICE}"
         )
         in refused.content.decode()
@@ -113,8 +112,8 @@ def test_one_persons_runs_together_are_limited(settings: Any, town: ScenarioVers
 def test_one_persons_runs_of_a_day_are_limited_finished_or_not(settings: Any, town: ScenarioVersion) -> None:
     """Finished runs keep their rows: a student who starts run after run, each finished before the next, fills a
     disk over a day unless that day's runs are counted together."""
-    settings.MERCURY_MAX_RUN_MB_PER_USER_PER_DAY = 60
-    big = {"agents": 2000, "max_rounds": 47, "checkpoint_frequency": 50}  # 59 s, 35 MB
+    settings.MERCURY_MAX_RUN_MB_PER_USER_PER_DAY = 8
+    big = {"agents": 2000, "max_rounds": 47, "checkpoint_frequency": 50}  # 59 s, 6 MB
     alice = student("alice")
     assert feed(alice, town, **big).status_code == 302
     Game.objects.filter(owner__username="alice").update(status=Game.Status.FINISHED)  # as if it had run
@@ -122,7 +121,7 @@ def test_one_persons_runs_of_a_day_are_limited_finished_or_not(settings: Any, to
     assert (
         refused.status_code == 400
         and escape(
-            "Your runs of the last 24 hours and this one would store about 69 MB; one person's runs may store 60 MB in "
+            "Your runs of the last 24 hours and this one would store about 11 MB; one person's runs may store 8 MB in "
             f"a day. Make this run smaller, or start it tomorrow. {FEED_ADVICE}"
         )
         in refused.content.decode()
@@ -142,7 +141,7 @@ def test_a_real_models_calls_are_limited_per_run(town: ScenarioVersion) -> None:
     assert (
         refused.status_code == 400
         and escape(
-            f"This run would make about 3,451 model calls; the limit for one run is 2,000 model calls. {FEED_ADVICE}"
+            f"This run would make about 2,348 model calls; the limit for one run is 2,000 model calls. {FEED_ADVICE}"
         )
         in refused.content.decode()
     )
@@ -192,10 +191,10 @@ def test_limits_of_zero_are_no_limits(settings: Any, town: ScenarioVersion) -> N
 
 def test_the_command_line_is_not_limited(settings: Any, town: ScenarioVersion) -> None:
     """Teachers and admins run what they choose from `manage.py play`: the limits are for runs set up from the web."""
-    settings.MERCURY_MAX_RUN_MB = 1  # a 30-agent feed checkpointed every round for 20 rounds: about 2 MB
+    settings.MERCURY_MAX_RUN_MB = 0.1  # a 30-agent feed checkpointed every round for 20 rounds: about 195 KB
     options = {"agents": 30, "max_rounds": 20, "checkpoint_frequency": 1}
     refused = feed(student("alice"), town, **options)
-    assert refused.status_code == 400 and escape("store about 2 MB; the limit for one run is 1 MB.") in (
+    assert refused.status_code == 400 and escape("store about 195 KB; the limit for one run is 100 KB.") in (
         refused.content.decode()
     )
     played = [arg for key, value in options.items() for arg in ("--option", f"{key}={value}")]

@@ -174,6 +174,11 @@ class SocialFeedScenario(_Strict):
         return next(t for t in self.topics if t.id == topic_id)
 
 
+def generated_identity(i: int) -> tuple[str, str]:
+    """The id and name of the `i`-th generated agent (from 0)."""
+    return f"a{i + 1:05d}", f"Agent {i + 1}"
+
+
 def build_agents(scenario: SocialFeedScenario, *, seed: int, count: int | None = None) -> list[SocialAgent]:
     """The listed agents, then the generated ones (`count` overrides the distribution's, e.g. for a benchmark)."""
     agents = [
@@ -195,8 +200,9 @@ def build_agents(scenario: SocialFeedScenario, *, seed: int, count: int | None =
         def draw(span: Range, r: object = r) -> float:
             return round(span.low + (span.high - span.low) * r.random(), 3)  # type: ignore[attr-defined]
 
+        ident, name = generated_identity(i)
         agents.append(SocialAgent(
-            id=f"a{i + 1:05d}", name=f"Agent {i + 1}", interests=interests,
+            id=ident, name=name, interests=interests,
             tendencies=Tendencies(like=draw(spec.like), reply=draw(spec.reply), reshare=draw(spec.reshare),
                                   compose=draw(spec.compose)),
         ))  # fmt: skip

@@ -79,11 +79,26 @@ class SocialAgent:
     energy: float = 1.0  # attention left, 0..1: acting tires it, quiet rounds and rest restore it (rhythm.py)
     # Topics outside its interests the agent has been reading, and how far each has pulled it (at 1 it joins them).
     curious: dict[str, float] = field(default_factory=dict)
+    # `seen` is a ring once full: the next look replaces the one at `seen_at` (the oldest), in place, so a stored
+    # checkpoint's changes hold one post an agent, not the list shifted along.
+    seen_at: int = 0
+    # (round, attention): from the start of that round the agent has only recovered, one quiet round at a time;
+    # its attention now follows from this, its state and its pace (rhythm.recovered). A stored run keeps the mark,
+    # which changes only when the agent acts, not the attention, which changes every round.
+    energy_mark: tuple[int, float] = (0, 1.0)
 
     def look_at(self, post_id: str) -> None:
         self.looking_at = post_id
-        self.seen.append(post_id)
-        del self.seen[:-SEEN]
+        if len(self.seen) < SEEN:
+            self.seen.append(post_id)
+            self.seen_at = len(self.seen) % SEEN
+        else:
+            self.seen[self.seen_at] = post_id
+            self.seen_at = (self.seen_at + 1) % SEEN
+
+    def seen_in_order(self) -> list[str]:
+        """The posts it looked at, the oldest first."""
+        return self.seen[self.seen_at :] + self.seen[: self.seen_at]
 
     def tick(self) -> None:
         self.rounds_in_state += 1
@@ -102,17 +117,21 @@ class SocialAgent:
             "id": self.id, "name": self.name, "interests": list(self.interests),
             "tendencies": {"like": t.like, "reply": t.reply, "reshare": t.reshare, "compose": t.compose},
             "state": self.state.value, "rounds_in_state": self.rounds_in_state, "looking_at": self.looking_at,
-            "seen": list(self.seen), "history": [list(h) for h in self.history], "energy": self.energy,
+            "seen": self.seen_in_order(), "history": [list(h) for h in self.history], "energy": self.energy,
             "curious": dict(self.curious),
         }  # fmt: skip
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SocialAgent:
+    def from_dict(cls, d: dict[str, Any], *, round_number: int) -> SocialAgent:
+        """An agent of a checkpoint taken before `round_number` (its attention is marked there)."""
+        seen = list(d["seen"])[-SEEN:]
+        energy = float(d.get("energy", 1.0))
         return cls(
             id=d["id"], name=d["name"], interests=tuple(d["interests"]), tendencies=Tendencies(**d["tendencies"]),
-            state=AgentState(d["state"]), rounds_in_state=d["rounds_in_state"], looking_at=d["looking_at"], seen=list(d["seen"]),
+            state=AgentState(d["state"]), rounds_in_state=d["rounds_in_state"], looking_at=d["looking_at"], seen=seen,
             history=[(int(h[0]), str(h[1]), str(h[2]), str(h[3])) for h in d["history"]],
-            energy=float(d.get("energy", 1.0)), curious={str(k): float(v) for k, v in d.get("curious", {}).items()},
+            energy=energy, curious={str(k): float(v) for k, v in d.get("curious", {}).items()},
+            seen_at=len(seen) % SEEN, energy_mark=(round_number, energy),
         )  # fmt: skip
 
 

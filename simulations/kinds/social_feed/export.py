@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from simulations.models import Game
@@ -14,9 +15,10 @@ from simulations.services.files.export_schema import SimulationExport, Strict
 
 from .entities import AgentState
 from .games import state_of
-from .machine import RoundSummary, RunConfig, RunState
+from .machine import Event, RoundSummary, RunConfig, RunState
 from .presenters import count, phase_label, state_words
 from .reading import per_round
+from .stored import expand_log
 
 
 class SocialFeedSection(Strict):
@@ -45,10 +47,24 @@ def build(game: Game) -> SocialFeedExport:
 
 def decision_log(game: Game) -> str:
     """Every decision of the run, one JSON object a line (the seed's LoggingExecutor), in the order made."""
-    lines = []
-    for changes in game.events.order_by("seq").values_list("stance_changes", flat=True):
-        lines += [json.dumps(d, ensure_ascii=False) for d in changes]
+    events = game.events.filter(name=Event.ROUNDS_PLAYED.value).order_by("seq")
+    lines = [
+        json.dumps(d, ensure_ascii=False)
+        for d in logged(state_of(game), events.values_list("stance_changes", "payload"))
+    ]
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def logged(
+    state: RunState, events: Iterable[tuple[list[dict[str, Any]], dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The seed's decision log of ROUNDS_PLAYED events (their stored log, their payload), the run being at `state`
+    (its posts hold the words the log refers to)."""
+    ids, posts, out = [agent for agent, _ in state.people()], state.posts(), []
+    for changes, payload in events:
+        reasons = {(c["round"], c["agent"]): c["reason"] for c in payload.get("choices", [])}
+        out += expand_log(changes, ids=ids, posts=posts, reasons=reasons)
+    return out
 
 
 def metrics_csv(game: Game) -> str:
@@ -84,7 +100,7 @@ def markdown(game: Game) -> str:
     last = state.history[-1] if state.history else None
     calls = sum(r.reasoner_calls for r in state.history)
     lines = [f"# Social feed run #{game.pk}", "", f"Rounds played: {state.round_number} of {state.config.max_rounds}; "
-             f"{count(len(state.simulation['agents']), 'agent')}; {phase_label(state.status).lower()}.", ""]  # fmt: skip
+             f"{count(len(state.sim.agents), 'agent')}; {phase_label(state.status).lower()}.", ""]  # fmt: skip
     if last:
         lines += [f"{', '.join(count(getattr(last, name), noun) for name, noun in TOTALS).capitalize()}; "
                   f"{count(calls, 'reasoner call')}.", ""]  # fmt: skip
@@ -100,7 +116,7 @@ def download(game: Game, fmt: str) -> tuple[str, str, str] | None:
     if fmt == "metrics.csv":
         return metrics_csv(game), "text/csv; charset=utf-8", f"social-feed-{game.pk}-metrics.csv"
     if fmt == "checkpoint.json":
-        body = json.dumps(state_of(game).simulation, ensure_ascii=False)
+        body = json.dumps(state_of(game).simulation, ensure_ascii=False)  # the seed's CheckpointData
         return body, "application/json", f"social-feed-{game.pk}-checkpoint.json"
     if fmt == "md":
         return markdown(game), "text/markdown; charset=utf-8", f"social-feed-{game.pk}.md"

@@ -18,13 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 
-from . import rounds
-from .config import SocialFeedScenario
+from . import rounds, stored
+from .config import SocialFeedScenario, generated_identity
 from .entities import STUDENT, AgentState, CheckpointData, RoundResult
 from .ranking import DEFAULT as DEFAULT_RANKING
 from .ranking import Ranking
+from .stored import StoredSimulation
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1: the simulation stored as the seed's CheckpointData (restore reads it still)
 STUDENT_TEXT = 280  # the longest post the person may write
 MAX_AGENTS = 5000  # in a stored run (a checkpoint holds every agent and post); the benchmark goes further
 TOP_POSTS = 5
@@ -87,13 +88,31 @@ class RunState(_Doc):
     status: Status = Status.RUNNING
     config: RunConfig
     started_at: str  # the first checkpoint's timestamp (an import starts from it)
-    simulation: dict[str, Any]  # CheckpointData of the simulation after the last committed round
+    sim: StoredSimulation  # the simulation after the last committed round, compact (stored.py)
     history: list[RoundSummary] = Field(default_factory=list)
     event_seq: int = 0
 
     @property
     def round_number(self) -> int:
-        return int(self.simulation["round_number"])
+        return self.sim.round_number
+
+    @property
+    def simulation(self) -> dict[str, Any]:
+        """The simulation as the seed's CheckpointData (every post and agent spelt out: built on each call)."""
+        return stored.checkpoint(self.sim, seed=self.seed).model_dump(mode="json")
+
+    def posts(self) -> list[dict[str, Any]]:
+        """Every post as the seed's checkpoint writes it."""
+        return stored.post_dicts(self.sim)
+
+    def people(self) -> list[tuple[str, str]]:
+        """Every agent's id and name, in the run's order (the listed ones first)."""
+        listed = [(agent, name) for agent, name in self.sim.listed]
+        return [*listed, *(generated_identity(i) for i in range(len(self.sim.agents) - len(listed)))]
+
+    def names(self) -> dict[str, str]:
+        """Every agent's name by id."""
+        return dict(self.people())
 
 
 class Choice(_Doc):
@@ -178,9 +197,13 @@ def scenario_for(scenario: SocialFeedScenario, config: RunConfig) -> SocialFeedS
 
 def start(scenario: SocialFeedScenario, *, seed: int, config: RunConfig, timestamp: str) -> Outcome:
     sim = rounds.start(scenario_for(scenario, config), seed=seed, agents=config.agents)
-    snapshot = rounds.checkpoint(sim, timestamp=timestamp).model_dump(mode="json")
-    state = RunState(seed=seed, config=config, started_at=timestamp, simulation=snapshot, event_seq=1)
+    snapshot = _stored(sim, config, timestamp)
+    state = RunState(seed=seed, config=config, started_at=timestamp, sim=snapshot, event_seq=1)
     return Outcome(1, Event.RUN_STARTED, "", Status.RUNNING.value, config.model_dump(), state)
+
+
+def _stored(sim: rounds.Simulation, config: RunConfig, timestamp: str) -> StoredSimulation:
+    return stored.save(sim, timestamp=timestamp, listed=len(sim.agents) - config.agents)
 
 
 def block_size(state: RunState) -> int:
@@ -220,7 +243,7 @@ def play(
     """`count` rounds from the stored simulation with `reasoner` (None: the run's reasoner is off) and `writer`
     (default: the offline writer)."""
     playing = scenario_for(scenario, state.config)
-    sim = rounds.restore(playing, state.simulation, seed=state.seed)
+    sim = stored.load(playing, state.sim, seed=state.seed)
     results: list[RoundResult] = []
     log: list[dict[str, Any]] = []
     writer = writer or _writer(playing, state.seed)
@@ -300,14 +323,14 @@ def apply(
         )
         writer = ReplayWriter(parsed.texts, _writer(scenario_for(scenario, state.config), state.seed))
         sim, results, log = play(scenario, state, parsed.rounds, reasoner, writer)
-        new.simulation = rounds.checkpoint(sim, timestamp=parsed.at).model_dump(mode="json")
+        new.sim = _stored(sim, state.config, parsed.at)
         for r in results:  # cumulative engagement per round, counted from the round's own decisions
             new.history.append(_summary(r, new.history[-1] if new.history else None))
-        out.decisions = log
+        out.decisions = stored.compact_log(results, sim.agents)
         if new.round_number >= new.config.max_rounds:
             new.status = Status.FINISHED
     elif isinstance(parsed, Written):
-        new.simulation = _written(scenario, state, parsed, ev)
+        new.sim = _written(scenario, state, parsed, ev)
     elif ev is Event.RUN_PAUSED:
         new.status = Status.PAUSED
     elif ev is Event.RUN_RESUMED:
@@ -317,17 +340,17 @@ def apply(
     return out
 
 
-def _written(scenario: SocialFeedScenario, state: RunState, move: Written, ev: Event) -> dict[str, Any]:
+def _written(scenario: SocialFeedScenario, state: RunState, move: Written, ev: Event) -> StoredSimulation:
     """The stored simulation with the person's post added to the round about to be played (the agents see it from
     the next round's feeds on, as any other post)."""
     text = move.text.strip()
     if move.topic not in {t.id for t in scenario.topics}:
         raise Refusal(state.status.value, ev.value, f"{Refusal.UNKNOWN_TOPIC}: {move.topic[:40]}")
-    sim = rounds.restore(scenario_for(scenario, state.config), state.simulation, seed=state.seed)
+    sim = stored.load(scenario_for(scenario, state.config), state.sim, seed=state.seed)
     if not text or sim.taken(text):
         raise Refusal(state.status.value, ev.value, Refusal.TEXT_TAKEN if text else Refusal.EMPTY_TEXT)
     rounds.new_post(sim, STUDENT, text, (move.topic,))
-    return rounds.checkpoint(sim, timestamp=str(state.simulation["timestamp"])).model_dump(mode="json")
+    return _stored(sim, state.config, state.sim.timestamp)
 
 
 def _summary(r: RoundResult, before: RoundSummary | None) -> RoundSummary:
@@ -346,21 +369,35 @@ def _summary(r: RoundResult, before: RoundSummary | None) -> RoundSummary:
 
 
 def top_posts(state: RunState, n: int = TOP_POSTS) -> list[dict[str, Any]]:
-    posts = state.simulation["posts"]
-    return sorted(posts, key=lambda p: (-(p["likes"] + p["replies"] + p["reshares"]), p["round"], p["id"]))[
+    """The `n` most engaged posts (the earlier first among equals)."""
+    rows = state.sim.posts  # [author, topics, content, round, reply_to, reshare_of, likes, reshares, replies]
+    best = sorted(range(len(rows)), key=lambda i: (-(rows[i][6] + rows[i][7] + rows[i][8]), rows[i][3], i))[
         :n
     ]
+    return [stored.post_from_row(i + 1, rows[i]).as_dict() for i in best]
 
 
 def restore(snapshot: dict[str, Any]) -> RunState:
-    if snapshot.get("schema_version") != SCHEMA_VERSION:
-        raise ResumeError(f"snapshot schema {snapshot.get('schema_version')} is not {SCHEMA_VERSION}")
+    """A stored run's state; one stored before the compact form (schema 1, the simulation as the seed's
+    CheckpointData) is read into it."""
+    version = snapshot.get("schema_version")
+    if version not in (1, SCHEMA_VERSION):
+        raise ResumeError(f"snapshot schema {version} is not {SCHEMA_VERSION}")
     try:
-        state = RunState.model_validate(snapshot)
-        CheckpointData.model_validate(state.simulation)
-    except (ValidationError, ValueError) as exc:
+        if version == 1:
+            snapshot = _from_schema_1(snapshot)
+        return RunState.model_validate(snapshot)
+    except (ValidationError, ValueError, KeyError, TypeError) as exc:
         raise ResumeError(f"snapshot is not a social-feed run: {exc}") from exc
-    return state
+
+
+def _from_schema_1(snapshot: dict[str, Any]) -> dict[str, Any]:
+    old = dict(snapshot)
+    simulation = old.pop("simulation")
+    CheckpointData.model_validate(simulation)
+    generated = RunConfig.model_validate(old["config"]).agents
+    sim = stored.from_checkpoint(simulation, seed=int(old["seed"]), generated=generated)
+    return old | {"schema_version": SCHEMA_VERSION, "sim": sim.model_dump(mode="json")}
 
 
 def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -> RunConfig:

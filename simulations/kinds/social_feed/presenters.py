@@ -134,7 +134,8 @@ def context(state: RunState, scenario: SocialFeedScenario | None = None) -> dict
     calls = sum(r.reasoner_calls for r in history)
     engagement, peak = lines(history)
     last = history[-1].distribution if history else {}
-    agents, posts = len(state.simulation["agents"]), len(state.simulation["posts"])
+    everything = state.posts()
+    agents, posts = len(state.sim.agents), len(everything)
     moves, moves_peak = activity(history)
     topics = {t.id: t.name for t in scenario.topics} if scenario else {}
     who = names(state)
@@ -149,11 +150,11 @@ def context(state: RunState, scenario: SocialFeedScenario | None = None) -> dict
         "engagement_axes": axes(history, y_title="Count", y_ticks=[(0, "0"), (1, str(peak))]),
         "legend": [(s, state_words(s), COLOURS[s], last.get(s, 0)) for s in STATES],
         "top": top, "decisions": decisions, "reasoner_calls": calls, "student_text": STUDENT_TEXT,
-        "mine": [_post(p, who, topics) | yours(state, p) for p in state.simulation["posts"] if p["author"] == STUDENT],
+        "mine": [_post(p, who, topics) | yours(state, p, everything) for p in everything if p["author"] == STUDENT],
         "activity": moves, "activity_peak": moves_peak,
         "activity_axes": axes(history, y_title="Actions in the round",
                               y_ticks=[(0, "0"), (1, str(moves_peak))]),
-        "spread": spread(state, scenario) if scenario else [],
+        "spread": spread(state, scenario, everything) if scenario else [],
         "reading": reading(state, scenario, top) if scenario else [],
         "ranking_words": WORDS[state.config.ranking],
         "reasoner_share": f"{100 * calls / decisions:.1f}" if decisions else "0",

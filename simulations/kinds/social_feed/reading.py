@@ -59,19 +59,16 @@ def per_round(history: list[RoundSummary]) -> list[RoundRow]:
 
 
 def names(state: RunState) -> dict[str, str]:
-    return {a["id"]: a["name"] for a in state.simulation["agents"]} | {STUDENT: "You"}
+    return state.names() | {STUDENT: "You"}
 
 
-def yours(state: RunState, post: dict[str, Any]) -> dict[str, str]:
-    """What became of one of the person's posts: who replied to it and who passed it on."""
+def yours(state: RunState, post: dict[str, Any], posts: list[dict[str, Any]] | None = None) -> dict[str, str]:
+    """What became of one of the person's posts: who replied to it and who passed it on (`posts`: the run's, when
+    the caller has them already)."""
     who = names(state)
-    replied = [
-        who.get(p["author"], p["author"])
-        for p in state.simulation["posts"]
-        if p.get("reply_to") == post["id"]
-    ]
-    passed = [who.get(p["author"], p["author"]) for p in state.simulation["posts"]
-              if p.get("reshare_of") == post["id"]]  # fmt: skip
+    posts = state.posts() if posts is None else posts
+    replied = [who.get(p["author"], p["author"]) for p in posts if p.get("reply_to") == post["id"]]
+    passed = [who.get(p["author"], p["author"]) for p in posts if p.get("reshare_of") == post["id"]]
     parts = []
     if replied:
         parts.append(f"replies from {_listed(list(dict.fromkeys(replied)))}")
@@ -88,9 +85,11 @@ def _listed(people: list[str]) -> str:
     return f"{', '.join(people[:NAMED])} and {len(people) - NAMED} more"
 
 
-def spread(state: RunState, scenario: SocialFeedScenario) -> list[dict[str, Any]]:
+def spread(
+    state: RunState, scenario: SocialFeedScenario, posts: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """The originals reshared most, each with who passed it on and when, and its other engagement."""
-    posts = state.simulation["posts"]
+    posts = state.posts() if posts is None else posts
     who = names(state)
     by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in posts:
@@ -120,7 +119,7 @@ def reading(state: RunState, scenario: SocialFeedScenario, top: list[dict[str, A
     rows = per_round(state.history)
     if not rows:
         return ["No round has been played yet."]
-    agents = len(state.simulation["agents"])
+    agents = len(state.sim.agents)
     total = Counter[str]()
     for r in rows:
         total.update(likes=r.likes, replies=r.replies, reshares=r.reshares, composed=r.composed)
@@ -141,7 +140,7 @@ def reading(state: RunState, scenario: SocialFeedScenario, top: list[dict[str, A
     last = rows[-1].distribution
     resting = last.get(AgentState.RESTING.value, 0)
     out.append(f"After the last round {count(resting, 'agent')} {'was' if resting == 1 else 'were'} resting.")
-    posts = state.simulation["posts"]
+    posts = state.posts()
     written = Counter(t for p in posts if p["round"] > 0 for t in p["topics"])
     if written:
         topic, n = written.most_common(1)[0]
@@ -149,7 +148,7 @@ def reading(state: RunState, scenario: SocialFeedScenario, top: list[dict[str, A
         out.append(
             f"{scenario.topic(topic).name} drew the most talk: {share}% of what was posted during the run."
         )
-    spreading = spread(state, scenario)
+    spreading = spread(state, scenario, posts)
     if spreading:
         s = spreading[0]
         out.append(f"The post passed on most was {s['author']}'s on {s['topics'].lower()} ({s['reshares']}).")

@@ -58,16 +58,38 @@ def acts(seed: int, agent: SocialAgent, round_number: int) -> bool:
     return unit(seed, "acts", round_number, agent.id) < attention(seed, agent, round_number)
 
 
-def spend(agent: SocialAgent, state: AgentState) -> None:
-    """Entering `state` costs the agent its attention's price."""
+def spend(agent: SocialAgent, state: AgentState, round_number: int) -> None:
+    """Entering `state` in round `round_number` costs the agent its attention's price; from the next round on it
+    recovers (the mark a stored run keeps)."""
     agent.energy = round(max(0.0, agent.energy - COST.get(state, 0.0)), 3)
+    agent.energy_mark = (round_number + 1, agent.energy)
+
+
+def _gain(seed: int, agent: SocialAgent) -> float:
+    """The attention a quiet round restores: the agent's own pace, faster while it rests."""
+    low, high = PACE
+    return (low + (high - low) * _own(seed, "pace", agent)) * (REST_GAIN if agent.state is S.RESTING else 1.0)
+
+
+def _step(energy: float, gain: float) -> float:
+    return round(min(1.0, energy + gain), 3)
 
 
 def recover(seed: int, agent: SocialAgent) -> None:
     """A round without acting: attention comes back at the agent's own pace, faster while it rests."""
-    low, high = PACE
-    gain = (low + (high - low) * _own(seed, "pace", agent)) * (REST_GAIN if agent.state is S.RESTING else 1.0)
-    agent.energy = round(min(1.0, agent.energy + gain), 3)
+    agent.energy = _step(agent.energy, _gain(seed, agent))
+
+
+def recovered(seed: int, agent: SocialAgent, round_number: int) -> float:
+    """The agent's attention before round `round_number`, from its mark: one `recover` a quiet round since (its
+    state has not changed since the mark), so the very number a run that played those rounds holds."""
+    since, energy = agent.energy_mark
+    gain = _gain(seed, agent)
+    for _ in range(round_number - since):
+        if energy >= 1.0:  # full: it stays so
+            break
+        energy = _step(energy, gain)
+    return energy
 
 
 def read(seed: int, agent: SocialAgent, post: Post, round_number: int) -> None:

@@ -36,6 +36,7 @@ from .entities import (
 )
 
 S = AgentState
+TABLE_REASON = "first by the table (reasoner off)"  # an ambiguous choice settled without the reasoner
 
 
 class Reasoner(Protocol):
@@ -111,6 +112,7 @@ def start(scenario: SocialFeedScenario, *, seed: int, agents: int | None = None)
     people = build_agents(scenario, seed=seed, count=agents)
     for agent in people:  # staggered: the town does not open the feed in step
         agent.energy = rhythm.first_energy(seed, agent)
+        agent.energy_mark = (0, agent.energy)
     return Simulation(scenario=scenario, seed=seed, agents=people, posts=posts)
 
 
@@ -168,7 +170,7 @@ def run_round(
         chosen = dict(zip((a.agent.id for a in ambiguous), reasoner.decide(ambiguous), strict=True))
         sim.reasoner_calls += len(ambiguous)
     else:  # no reasoner: the first target in table order
-        chosen = {a.agent.id: (a.candidates[0], "first by the table (reasoner off)") for a in ambiguous}
+        chosen = {a.agent.id: (a.candidates[0], TABLE_REASON) for a in ambiguous}
     decisions = []
     for agent, trigger, targets, feed in plans:  # pass 3: transitions, actions, the state update, the log
         if trigger is None:  # off the feed (or resting) this round: its attention recovers
@@ -182,7 +184,7 @@ def run_round(
             if target not in targets:
                 raise ValueError(f"the reasoner chose {target} for {agent.id}, not one of {targets}")
         agent.transition_to(target, trigger, n)
-        rhythm.spend(agent, target)
+        rhythm.spend(agent, target, n)
         action = _act(sim, agent, target, feed, writer)
         decision = DecisionResult(agent_id=agent.id, trigger=trigger, from_state=before, to_state=target,
                                   action=action, reasoner_used=used, reason=reason)  # fmt: skip
@@ -329,7 +331,7 @@ def restore(scenario: SocialFeedScenario, data: dict[str, Any], *, seed: int) ->
     cp = CheckpointData.model_validate(data)
     posts = {d["id"]: post_from_dict(d) for d in cp.posts}
     sim = Simulation(
-        scenario=scenario, seed=seed, agents=[SocialAgent.from_dict(a) for a in cp.agents], posts=posts,
+        scenario=scenario, seed=seed, agents=[SocialAgent.from_dict(a, round_number=cp.round_number) for a in cp.agents], posts=posts,
         round_number=cp.round_number, metrics=EngagementMetrics.model_validate(cp.metrics),
     )  # fmt: skip
     return sim

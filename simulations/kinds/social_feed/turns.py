@@ -200,5 +200,8 @@ def _write_files(game: Game, config: object) -> None:
             config.checkpoint_dir, f"run-{game.pk}-round-{state.round_number:05d}", state.simulation
         )
     if config.log_decisions and config.log_file:
-        last = game.events.order_by("-seq").values_list("stance_changes", flat=True).first() or []
-        append_decisions(config.log_file, [{"run": game.pk, **d} for d in last])
+        from .export import logged
+
+        last = game.events.filter(name=Event.ROUNDS_PLAYED.value).order_by("-seq")
+        block = logged(state, last.values_list("stance_changes", "payload")[:1])
+        append_decisions(config.log_file, [{"run": game.pk, **d} for d in block])

@@ -25,7 +25,7 @@ from tests.budget import set_school_limits, town_square
 pytestmark = pytest.mark.django_db(transaction=True)
 
 REFUSED = (
-    "This run would take about 15 minutes of the server's time and store about 2.0 GB; the limit for one run is "
+    "This run would take about 15 minutes of the server's time and store about 58 MB; the limit for one run is "
     "60 seconds and 50 MB. Lower the number of agents or rounds, or checkpoint less often."
 )
 
@@ -60,12 +60,13 @@ def test_the_run_that_filled_a_disk_is_refused_with_what_to_lower(
     assert response.status_code == 400 and escape(REFUSED) in page
     assert not Game.objects.exists()
     assert 'value="2000"' in page and 'value="200"' in page  # the form keeps what was asked for
-    assert "This run: about 15 minutes of the server&#x27;s time and 2.0 GB of storage" in page
+    assert "This run: about 15 minutes of the server&#x27;s time and 58 MB of storage" in page
 
 
 def test_the_largest_run_the_limits_allow_is_accepted(client: Client, town: ScenarioVersion) -> None:
-    """All 2,000 agents the form offers fit for 47 rounds checkpointed once (about 59 s and 35 MB estimated: a
-    real run of it took 11 s of CPU and stored 22 MB); one round more is over a minute."""
+    """All 2,000 agents the form offers fit for 47 rounds checkpointed once (about 59 s and 6 MB estimated: a
+    real run of it on SQLite took 21 s of CPU, the command's start included, and grew the file by 3.2 MB); one
+    round more is over a minute."""
     over = set_up(client, town, agents=2000, max_rounds=48, checkpoint_frequency=50)
     assert over.status_code == 400
     assert escape(
@@ -78,15 +79,18 @@ def test_the_largest_run_the_limits_allow_is_accepted(client: Client, town: Scen
 
 
 def test_a_run_over_the_storage_limit_alone_is_refused_and_fits_checkpointed_less_often(
-    client: Client, town: ScenarioVersion
+    client: Client, town: ScenarioVersion, settings: Any
 ) -> None:
-    """Checkpointing every round costs the most storage: 500 agents for 40 rounds would store about 59 MB so (the
-    time is well within the minute), and fit checkpointed every fifth round."""
+    """A run stores what happened in it (stored.py), so within the minute's limit no run reaches the 50 MB; a
+    server with little disk lowers the storage limit. At 2 MB, 500 agents for 40 rounds checkpointed every round
+    would store about 3 MB (the time is well within the minute), and fit checkpointed every fifth round: fewer
+    checkpoints, fewer whole states."""
+    settings.MERCURY_MAX_RUN_MB = 2
     response = set_up(client, town, agents=500, max_rounds=40, checkpoint_frequency=1)
     assert response.status_code == 400 and not Game.objects.exists()
     assert (
         escape(
-            "This run would store about 59 MB; the limit for one run is 50 MB. Lower the number of agents or rounds, "
+            "This run would store about 3 MB; the limit for one run is 2 MB. Lower the number of agents or rounds, "
             "or checkpoint less often."
         )
         in response.content.decode()
@@ -98,8 +102,8 @@ def test_the_set_up_page_shows_what_the_run_would_cost(client: Client, town: Sce
     page = client.get(f"/social_feed/new/{town.pk}/").content.decode()
     assert (
         escape(
-            "This run: about 3 seconds of the server's time and 9 MB of storage (the limit for one run: 60 seconds and "
-            "50 MB)."
+            "This run: about 3 seconds of the server's time and 814 KB of storage (the limit for one run: 60 seconds "
+            "and 50 MB)."
         )
         in page
     )

@@ -19,6 +19,7 @@ from simulations.kinds import get_kind
 from simulations.kinds.social_feed import machine
 from simulations.kinds.social_feed.config import SCENARIO_ROOT
 from simulations.kinds.social_feed.entities import AgentState
+from simulations.kinds.social_feed.export import decision_log
 from simulations.kinds.social_feed.games import state_of
 from simulations.kinds.social_feed.headless import play_headless
 from simulations.kinds.social_feed.offline import OfflineReasoner
@@ -49,8 +50,9 @@ def test_a_run_plays_a_block_of_rounds_per_committed_step_to_the_end(town: Scena
     assert st.status is machine.Status.FINISHED and st.round_number == 12 and len(st.history) == 12
     assert list(game.events.values_list("name", flat=True)) == ["RUN_STARTED"] + ["ROUNDS_PLAYED"] * 4
     assert game.checkpoints.count() == 5  # the start and one per block of 3 rounds
-    decisions = [d for c in game.events.values_list("stance_changes", flat=True) for d in c]
+    decisions = [json.loads(line) for line in decision_log(game).splitlines()]  # stored compactly, read back
     assert len(decisions) == sum(r.decisions for r in st.history) and decisions[0]["round"] == 0
+    assert [d["round"] for d in decisions] == sorted(d["round"] for d in decisions)
 
 
 @pytest.mark.parametrize("nth", [1, 2, 3, 4])

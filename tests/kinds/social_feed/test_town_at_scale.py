@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from simulations.kinds.social_feed import machine, rounds
+from simulations.kinds.social_feed import machine, rounds, stored
 from simulations.kinds.social_feed.config import SCENARIO_ROOT, SocialFeedScenario, load_scenario
 from simulations.kinds.social_feed.entities import STUDENT, AgentState
 from simulations.kinds.social_feed.offline import OfflineReasoner, topic_names
@@ -70,11 +70,11 @@ def town() -> Played:
             state = machine.apply(
                 scenario, state, machine.Event.POST_WRITTEN, {"text": MINE, "topic": TOPIC}
             ).state
-            sim = rounds.restore(playing, state.simulation, seed=SEED)
+            sim = stored.load(playing, state.sim, seed=SEED)
             out.mine = next(p.id for p in sim.posts.values() if p.author == STUDENT)
             out.feeds_when_posted = {k: [p.author for p in v] for k, v in rounds._feeds(sim).items()}
         # The driver's pass, round by round (as machine.play), noting who follows what when it reshares.
-        sim = rounds.restore(playing, state.simulation, seed=SEED)
+        sim = stored.load(playing, state.sim, seed=SEED)
         recording = Recording(OfflineReasoner(SEED, topics=topic_names(scenario)))
         writer, agents = machine.offline_writer(scenario, state), {a.id: a for a in sim.agents}
         for _ in range(machine.block_size(state)):
@@ -86,11 +86,13 @@ def town() -> Played:
                    "choices": [c.model_dump(mode="json") for c in recording.choices]}  # fmt: skip
         played = machine.apply(scenario, state, machine.Event.ROUNDS_PLAYED, payload)  # the replay, checked
         state = played.state
-        out.decisions += played.decisions
+        reasons = {(c.round, c.agent): c.reason for c in recording.choices}
+        logged = stored.expand_log(
+            played.decisions, ids=[agent for agent, _ in state.people()], posts=state.posts(), reasons=reasons
+        )
+        out.decisions += logged
         for n in range(len(out.states), state.round_number):
-            actions = Counter(
-                d["action"]["action_type"] for d in played.decisions if d["round"] == n and "action" in d
-            )
+            actions = Counter(d["action"]["action_type"] for d in logged if d["round"] == n and "action" in d)
             out.actions.append(actions["like"] + actions["reply"] + actions["reshare"] + actions["compose"])
             out.states.append(state.history[n].distribution)
     out.posts = state.simulation["posts"]
