@@ -1,6 +1,7 @@
 """What the admin's structured editor shows of a negotiation: the scenario's text, each issue and its options,
 each delegation's briefs and opening variants, every stance as a grid (delegations by issues), and the chair's
-lines. Conditions, offers, arguments and talk lines stay in the YAML editor (nested lists a form handles badly)."""
+lines; each option's plain-word cues (one a line). Keywords, conditions, offers (and their cues), arguments and talk
+lines stay in the YAML editor (nested lists a form handles badly)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,20 @@ def _issues(document: dict[str, Any]) -> list[FieldSpec]:
                 FieldSpec("Issues", (*where, "description"), f"Option {option['id']}: description", "long_text",
                           row=row),
             ]  # fmt: skip
+            # The plain words by which the judge recognises the option (docs/scenario-format.md), one cue a line;
+            # its keywords stay in the YAML, with the offers'. A document written before cues existed has no list.
+            if "cues" in option:
+                out.append(
+                    FieldSpec("Issues", (*where, "cues"), f"Option {option['id']}: cues", "lines", row=row,
+                              help=CUES_HELP)
+                )  # fmt: skip
     return out
+
+
+CUES_HELP = (
+    "One a line: plain words a student may use. Groups joined by ' + ' must all occur close together, in any "
+    "order; words joined by '|' are alternatives (treaty|agreement + teeth|enforceable)."
+)
 
 
 def _roles(document: dict[str, Any]) -> list[FieldSpec]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from simulations.kinds.negotiation import judge, rules
 from simulations.kinds.negotiation.debrief_facts import (
@@ -187,6 +188,8 @@ def _issue_facts(
         aim=aim,
         proposal=_option(scenario, proposal),
         supporters=[scenario.display_name(r) for r in issue_state.supporters],
+        set_aside=_option(scenario, issue_state.set_aside) if issue_state.set_aside else None,
+        blockers=[scenario.display_name(r) for r in issue_state.blockers],
         adopted=issue_state.adopted,
         result=result,
         student_vote=ballot,
@@ -207,9 +210,11 @@ def holdout(scenario: Scenario, state: GameState, role_id: str, issue_id: str, o
         return Holdout(seat=name, student=True)
     stance = state.stances[role_id][issue_id]
     red_line = option_id in stance.red_lines
-    share = None
-    if not red_line:
-        share = min(99, int(100 * rules.total_pressure(stance, option_id) / rules.accept_threshold(stance)))
+    persuaded = (
+        None
+        if red_line
+        else persuaded_band(rules.total_pressure(stance, option_id) / rules.accept_threshold(stance))
+    )
     student = scenario.role(human)
     unlocks: list[Unlock] = []
     heard = set(state.offers_heard.get(role_id, []))
@@ -244,7 +249,14 @@ def holdout(scenario: Scenario, state: GameState, role_id: str, issue_id: str, o
                     )
                 )
                 break
-    return Holdout(seat=name, red_line=red_line, persuaded_share=share, unlocks=unlocks)
+    return Holdout(seat=name, red_line=red_line, persuaded=persuaded, unlocks=unlocks)
+
+
+def persuaded_band(ratio: float) -> Literal["far", "partway", "close"]:
+    """How far pressure went towards a threshold, in three bands (below a third, below two thirds, above)."""
+    if ratio < 1 / 3:
+        return "far"
+    return "partway" if ratio < 2 / 3 else "close"
 
 
 def _offer_need(scenario: Scenario, offer: str, role_id: str, human: str, heard: set[str]) -> OfferNeed:

@@ -22,7 +22,7 @@ class Aim(Fact):
     """What the student wanted on one issue: what they last said they wanted, else their brief's preference."""
 
     option: OptionFact
-    source: Literal["said", "brief"]
+    source: Literal["said", "brief"]  # said: in their own messages or speeches (the opening is the persona's)
     quote: str = ""  # a short excerpt of the student's latest statement of it (source "said")
 
 
@@ -54,9 +54,9 @@ class Holdout(Fact):
     seat: str
     student: bool = False  # the student's own seat (their own vote)
     red_line: bool = False  # arguments alone could never move it
-    persuaded_share: int | None = (
-        None  # percent of the argument pressure it needed to accept (None: red line)
-    )
+    # How far the arguments it heard went towards what it needed to accept, in words (None: a red line): a band,
+    # not a percentage, for the pressure model is a teaching device and its decimals mean nothing to a student.
+    persuaded: Literal["far", "partway", "close"] | None = None
     unlocks: list[Unlock] = Field(default_factory=list)
 
 
@@ -65,7 +65,12 @@ class IssueFacts(Fact):
     title: str
     aim: Aim
     proposal: OptionFact
-    supporters: list[str]  # countries that preferred the proposal when the chair made it
+    supporters: list[str]  # countries that preferred the proposal when the chair made it (or, when it set the
+    # leading option aside, said in public they could accept it)
+    # The option with most support the chair set aside for the proposal, and the countries that had said in
+    # public they could not accept the option with most support (tabling.py).
+    set_aside: OptionFact | None = None
+    blockers: list[str] = Field(default_factory=list)
     adopted: bool
     # met: the aim was adopted; failed: the aim was proposed and rejected; blocked: another option was proposed
     # and rejected (no decision); missed: another option was adopted

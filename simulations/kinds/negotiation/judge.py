@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simulations.kinds.negotiation import reading, rules
+from simulations.kinds.negotiation import dialogue, reading, rules
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import Commitment, GameState, IssueState, Stance
 
@@ -252,6 +252,11 @@ def apply_message(
 ) -> list[StanceChange]:
     """Move the stances of AI listeners in place; returns the changes with their reasons."""
     signals = signals if signals is not None else read_signals(scenario, text)
+    convo = state.active_conversation if private else None
+    if convo is not None and speaker in state.humans and dialogue.is_hostile(text):
+        convo.cooled = (
+            True  # relations cool for the rest of the talk: read from the words, never from a model
+        )
     if signals.empty:
         return []
     offers = credible_offers(scenario, speaker, signals)
@@ -323,9 +328,12 @@ def _issue_of(scenario: Scenario, option_id: str) -> str:
 def _consider_trade(
     scenario: Scenario, state: GameState, speaker: str, listener: str, trade: Trade, seq: int
 ) -> list[StanceChange]:
-    """An AI takes a trade when it wants what is promised and can bear what is asked (not a red line)."""
+    """An AI takes a trade when it wants what is promised and can bear what is asked (not a red line), from a
+    partner who has not insulted it in this talk."""
     if not scenario.role(speaker).votes:
         return []  # only a voting country can promise a vote
+    if cooled(state):
+        return []  # an insulted delegation does not bargain for the rest of the talk
     want_issue, promise_issue = _issue_of(scenario, trade.want), _issue_of(scenario, trade.promise)
     if (
         want_issue == promise_issue
@@ -335,7 +343,8 @@ def _consider_trade(
         return []
     wanted = state.stances[listener][promise_issue].preferred == trade.promise
     stance = state.stances[listener][want_issue]
-    if not wanted or trade.want in stance.red_lines:
+    # A red line an offer has since unlocked (its option is now acceptable) no longer stands in the way.
+    if not wanted or (trade.want in stance.red_lines and trade.want not in stance.acceptable):
         return []
     if any(c.by == speaker and c.to == listener and c.in_return == trade.want for c in state.commitments):
         return []  # the same trade twice changes nothing
@@ -351,6 +360,12 @@ def _consider_trade(
     promise_label = scenario.issue(promise_issue).option(trade.promise).label
     reason = f"a trade with {scenario.display_name(speaker)}: {want_label} in return for support for {promise_label}"
     return [StanceChange(listener, want_issue, "acceptable", "", trade.want, reason, seq)]
+
+
+def cooled(state: GameState) -> bool:
+    """Whether the open private talk has cooled (one side insulted the other)."""
+    convo = state.active_conversation
+    return convo is not None and convo.cooled
 
 
 def settle_commitments(

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from simulations.engine import rng
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 from simulations.engine.transitions import Transition as Applied
-from simulations.kinds.negotiation import judge, rules
+from simulations.kinds.negotiation import dialogue, judge, rules, tabling
 from simulations.kinds.negotiation.events import (
     MAX_MESSAGE_CHARS,
     MAX_SUMMARY_CHARS,
@@ -321,7 +321,9 @@ def _present_opening(c: _Ctx) -> None:
     c.chair("round1_call", speaker=c.name(speaker))
     variant = c.scenario.role(speaker).opening(st.round1.openings[speaker])
     c.add(speaker, "opening", variant.text)
-    judge.record_statements(st, speaker, judge.read_signals(c.scenario, variant.text, speaker=speaker))
+    signals = judge.read_signals(c.scenario, variant.text, speaker=speaker)
+    judge.record_statements(st, speaker, signals)
+    tabling.hear(c.scenario, st, speaker, signals)  # the chair hears what is said in public
     st.round1.cursor += 1
 
 
@@ -466,10 +468,15 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
         entry = c.add(speaker, "speech", text)
         signals = c.judge(speaker, text, entry, issue=issue.issue_id)
         judge.record_statements(st, speaker, signals)
+        tabling.hear(c.scenario, st, speaker, signals)  # the chair hears what is said in public
         c.changes += judge.apply_message(
             c.scenario, st, speaker=speaker, listeners=c.scenario.role_ids, text=text, private=False,
             cause_seq=entry.seq, signals=signals,
         )  # fmt: skip
+        # An insult is answered by the chair, in public, before anyone else speaks.
+        if dialogue.is_hostile(text):
+            line = rng.choice(st.seed, "chair", dialogue.CALL_TO_ORDER, "order", st.transcript_seq)
+            c.add(c.scenario.chair.id, "chair", line.format(speaker=c.name(speaker)))
         issue.cursor += 1
 
     return action
@@ -525,13 +532,18 @@ def _finalize_positions(c: _Ctx) -> None:
 def _propose(c: _Ctx) -> None:
     st, issue = c.state, c.state.active_issue
     assert issue is not None
-    proposal, supporters = rules.select_proposal(c.scenario, st, issue.issue_id)
+    tabled = tabling.table(c.scenario, st, issue.issue_id)  # follows the debate: see tabling.py
+    proposal, supporters = tabled.option, tabled.supporters
     issue.proposal, issue.supporters = proposal, supporters
+    issue.set_aside, issue.blockers = (tabled.leading if tabled.moved else None), tabled.blockers
     issue.vote_order = list(c.scenario.voters)
     spec = c.scenario.issue(issue.issue_id)
     label = spec.option(proposal).label
     names = ", ".join(c.name(r) for r in supporters) or "no delegation"
     c.chair("proposal", option_id=proposal, option_label=label, title=spec.title, supporters=names)
+    why = tabling.explain(c.scenario, tabled)
+    if why:
+        c.add(c.scenario.chair.id, "chair", why)
     c.chair("vote_open", option_id=proposal, option_label=label)
 
 

@@ -14,6 +14,16 @@ How it decides, in order:
    with its firmness on the issue, so passive games still differ by seed.
 3. **Say it once.** The facts carry fingerprints of every sentence the seat has already said; a sentence already
    said is not said again (another wording, another argument, or nothing).
+4. **Be a partner in a conversation** (dialogue acts, `dialogue.py`). A greeting or thanks is returned once a
+   talk; an insult is named and cools the talk (no trade, no further asks, no warm close); an off-topic question
+   or remark is declined and the talk steered back; what could not be read is asked about ("Which way does your
+   delegation lean on ...?", "Do we understand that your delegation is offering ...?"); nothing already asked,
+   refused or just offered is asked for again, and a condition is stated once a talk. A concession stands: an
+   option the seat once accepted is opposed only with the reason it no longer holds.
+5. **Content, not connectives** (debate). The previous speaker's reason is engaged, not only its option; the
+   position is joined to one of the seat's own reasons in one sentence, and so is an objection; every
+   concession carries its reason; courtesy is rare. Every such sentence was checked by the judge beforehand
+   (`situation.py`), so it states exactly the position it means.
 
 Other delegations are named only in forms that claim what they backed in their own words (agreement, "we see
 this differently", their offer, their stated needs), and every position is one plain sentence with the option's
@@ -70,6 +80,14 @@ CONDITIONAL = [
     "{me} would be able to accept {opt} if {needs} were offered.",
     "{me} could move to {opt} provided that {needs} is offered.",
 ]
+CONDITIONAL_ON = [
+    "On {title}, {me} could accept {opt} if {needs} were offered.",
+    "{me} could accept {opt} on {title} if {needs} were offered.",
+]
+OPPOSE_ON = [
+    "On {title}, {me} cannot accept {opt}.",
+    "{me} cannot go along with {opt} on {title}.",
+]
 CONDITIONAL_MORE = [
     "{me} could accept {opt} if {needs} were also offered.",
     "If {needs} were offered as well, {me} could accept {opt}.",
@@ -89,9 +107,9 @@ DIFFER = [
     "On this point {me} sees things differently from {them}.",
 ]
 OFFER_FROM = [
-    "{me} welcomes the offer from {them}.",
-    "For {me}, the offer from {them} is a real contribution.",
-    "{me} thanks {them} for its offer.",
+    "{me} welcomes the offer of {offer} from {them}.",
+    "For {me}, the offer of {offer} from {them} is a real contribution.",
+    "{me} thanks {them} for its offer of {offer}.",
 ]
 MAKE_OFFER = [
     "{me} is ready to offer {offer}.",
@@ -99,15 +117,20 @@ MAKE_OFFER = [
     "{me} is prepared to provide {offer}.",
 ]
 NEEDS_HEARD = [
-    "{them} has said what it needs to join a consensus, and {me} has listened.",
-    "{them} has told {me} and the committee what it needs to join.",
-    "{them} has been clear about what would bring it on board, and {me} wants it on board.",
+    "{them} has said what it needs to join a consensus on {title}, and {me} has listened.",
+    "{them} has told {me} and the committee what it needs to join on {title}.",
+    "{them} has been clear about what would bring it on board on {title}, and {me} wants it on board.",
 ]
 COURTESY = [
     "{me} thanks the Chair.",
-    "Thank you, Chair; {me} will be brief.",
-    "Chair, {me} takes the floor briefly.",
+    "Chair, {me} takes the floor on {title}.",
     "Thank you, Chair, for giving {me} the floor.",
+]
+# A concession carries its reason in the same sentence (situation.accept_reasons): why the seat accepts it now.
+CONCEDE_WHY = [
+    "{me} can accept {opt}, since {why}.",
+    "Because {why}, {me} can accept {opt}.",
+    "{me} can accept {opt}: {why}.",
 ]
 # Private talk: answers to the partner.
 TRADE_YES = [
@@ -205,6 +228,69 @@ ASK_SUPPORT = [
     "Can your delegation support {opt}?",
     "Could you support {opt} in the public debate?",
 ]
+# Dialogue acts (dialogue.py): courtesy returned once a talk, hostility named, what was not understood said.
+GREET_BACK = [
+    "Good to talk with you as well.",
+    "Welcome, and thank you for making time for this talk.",
+]
+THANKS_BACK = ["You are welcome.", "Thank you in turn."]
+HOSTILE_REPLY = [
+    "Insults will not move {me}; they only make an agreement between us harder to reach.",
+    "{me} will not answer in kind, but words like these make it much harder for us to find a bargain.",
+    "That language does your delegation no credit, and {me} will remember it when you ask for our support.",
+]
+COOLED_TRADE = [
+    "After what was said in this talk, {me} is not ready to strike a bargain with you.",
+    "The tone of this talk does not leave {me} ready to trade support with you.",
+]
+COOL_CLOSE = [
+    "{me} will weigh the substance of what you said; the tone of this talk it will also remember.",
+    "We will report the substance of this talk to our capital, and the manner of it as well.",
+]
+OFF_TOPIC_Q = [
+    "That question lies outside what this committee is here to settle, so {me} will leave it aside.",
+    "That is not a question for this negotiation; {me} would rather use our time on the issues before us.",
+    "{me} will not take up that question: it is outside the mandate of this talk.",
+    "That question has nothing to do with mercury, and {me} will not spend our few messages on it.",
+    "With respect, that question is outside what we came here to discuss.",
+]
+OFF_TOPIC = [
+    "That is not something this committee is here to negotiate, so {me} has nothing to answer on it.",
+    "{me} does not see what that has to do with the instrument we are negotiating.",
+    "That remark is outside the subject of this talk, and {me} will not comment on it.",
+    "{me} hears no proposal on mercury in that, so there is nothing for us to answer.",
+    "That has nothing to do with the issues before the committee.",
+]
+NOTHING_READ = [
+    "{me} could not find a position or a proposal in that message.",
+    "We are not sure what you are proposing: {me} heard no position and no offer in that message.",
+]
+STEER_BACK = [
+    "Let us come back to the issues before the committee.",
+    "Let us return to what we are here to decide.",
+]
+LEAN_Q = [
+    "Which way does your delegation lean on {title}?",
+    "Where does your delegation stand on {title}?",
+]
+OFFER_Q = [
+    "Are you offering {offer} of your own?",
+    "Do we understand that your delegation is offering {offer}?",
+]
+OFFER_DOUBTFUL_WHY = [
+    "With respect, your delegation cannot deliver {offer}, so that offer cannot count; {who} may be better placed "
+    "to provide it.",
+    "{Offer} is not something your delegation is in a position to provide, so it cannot count here; {who} may be "
+    "better placed.",
+]
+ALREADY_ACCEPT = [
+    "{me} already accepts {opt}; there is nothing to trade for there.",
+    "There is no need to trade for {opt}: {me} already accepts it.",
+]
+WITHDRAWN = [
+    "{me} had said it could accept {opt}, but {why}, so that no longer holds.",
+    "Earlier {me} could accept {opt}; since {why}, it cannot any more.",
+]
 STILL_OPEN = [
     "We remain open to further ideas from your side.",
     "We are ready to keep talking if you have more to put forward.",
@@ -236,6 +322,9 @@ class Composer:
         self.backs: dict[str, str] = {}
         self.conditions: set[str] = set()  # options this message already said it could accept "if ..."
         self.reserved: dict[str, str] = {}  # issue -> the one option this message may back there (debate)
+        self.just_offered: set[str] = (
+            set()
+        )  # offers the partner has just put forward, in any words: never re-asked
         self.me = facts["role"]["name"]
 
     def free(self, ref: Ref) -> bool:
@@ -335,10 +424,46 @@ def _state_position(c: Composer, ref: Ref, *, talk_first: bool = False) -> bool:
         ):
             return True
         return c.one(POSITION, [ref], opt=_opt(ref), title=_title(facts, ref["issue"]))
+    why = facts.get("accept_reasons", {}).get(ref["id"])
+    if why and c.one(CONCEDE_WHY, [ref], opt=_opt(ref), why=why):
+        return True
     if c.one(CONCEDE, [ref], opt=_opt(ref)):
         c.one(NOT_FIRST)
         return True
     return False
+
+
+def _reasoned_position(c: Composer, ref: Ref) -> bool:
+    """The position and one of the seat's own reasons for it in one sentence (debate), when the judge reads the
+    joined sentence right; the argument used is then not said again on its own."""
+    if c.stated(ref):
+        return True
+    kind = (
+        "preferred"
+        if _preferred(c.facts, ref["issue"])["id"] == ref["id"]
+        else "concede"
+        if _acceptable(c.facts, ref)
+        else "oppose"
+    )
+    if kind == "oppose" and ref["id"] in c.facts.get("own_backed", {}).get(ref["issue"], []):
+        return False  # a concession withdrawn is said with its reason (`_withdrawal`), not with an argument
+    found = c.facts["lines"].get("reasoned", {}).get(ref["id"], [])
+    choices = [r for r in found if r["kind"] == kind and fingerprint(r["line"]) not in c.used]
+    c.rng.shuffle(choices)
+    for choice in choices:
+        if c.say(choice["text"], [ref]):
+            c.used.add(fingerprint(choice["line"]))
+            return True
+    return False
+
+
+def _withdrawal(c: Composer, ref: Ref) -> None:
+    """A concession stands unless its reason is given: before opposing an option it once said it could accept,
+    the seat says why that no longer holds."""
+    if ref["id"] not in c.facts.get("own_backed", {}).get(ref["issue"], []):
+        return
+    why = c.facts.get("withdrawn", {}).get(ref["id"]) or "what we were promised for it did not come"
+    c.one(WITHDRAWN, opt=_opt(ref), why=why)
 
 
 def _answer_option(c: Composer, ref: Ref, *, question: bool) -> None:
@@ -357,15 +482,24 @@ def _answer_option(c: Composer, ref: Ref, *, question: bool) -> None:
     elif (cond := _condition_for(facts, ref)) is not None:
         _say_condition(c, ref, _missing(facts, cond))
     else:
+        _withdrawal(c, ref)
         c.one(ANSWER_NO if question else OPPOSE, opt=_opt(ref))
         _argue_against(c, ref)
 
 
-def _say_condition(c: Composer, ref: Ref, offers: list[dict[str, str]], *, more: bool = False) -> bool:
-    """What would move the seat on an option, said once per message."""
+def _say_condition(
+    c: Composer, ref: Ref, offers: list[dict[str, str]], *, more: bool = False, debate: bool = False
+) -> bool:
+    """What would move the seat on an option, said once per message (in debate, also in forms naming the issue,
+    so a long debate does not repeat one sentence shape)."""
     if ref["id"] in c.conditions or c.stated(ref) or not offers:
         return False
-    if c.one(CONDITIONAL_MORE if more else CONDITIONAL, opt=_opt(ref), needs=_needs(offers)):
+    if {o["id"] for o in offers} & c.just_offered:
+        return (
+            False  # the partner has just offered it (perhaps in other words): asking again would not listen
+        )
+    forms = CONDITIONAL_MORE if more else CONDITIONAL + (CONDITIONAL_ON if debate else [])
+    if c.one(forms, opt=_opt(ref), needs=_needs(offers), title=_title(c.facts, ref["issue"])):
         c.conditions.add(ref["id"])
         return True
     return False
@@ -396,7 +530,9 @@ def _answer_trade(c: Composer, trade: dict[str, Any]) -> None:
         if c.free(want) and c.free(promise):
             c.one(TRADE_YES_TERMS, [want, promise], want=_opt(want), promise=_opt(promise))
         return
-    if why == "not_voter":
+    if why == "cooled":
+        c.one(COOLED_TRADE)
+    elif why == "not_voter":
         c.one(TRADE_NOT_VOTER)
         _answer_option(c, want, question=False)
     elif why == "red_line":
@@ -411,6 +547,8 @@ def _answer_trade(c: Composer, trade: dict[str, Any]) -> None:
         _state_position(c, ours)
         if facts.get("partner_votes") and c.free(want) and _acceptable(facts, want):
             c.one(COUNTER, ours=_opt(ours), want=_opt(want))
+    elif why == "already":
+        c.one(ALREADY_ACCEPT, [want], opt=_opt(want))
     else:
         c.one(TRADE_OTHER)
         _answer_option(c, want, question=False)
@@ -424,8 +562,8 @@ def _acknowledge_offers(c: Composer, heard: dict[str, Any] | None, *, debate: bo
     facts = c.facts
     here = facts["issue"]["id"] if debate else None
     met = [ch for ch in facts["changes"] if ch["cause"] == "condition" and here in (None, ch["issue"])]
-    if debate and heard is not None:
-        c.one(OFFER_FROM, them=heard["name"])
+    if debate and heard is not None and (met or _partial(facts, heard, here)):
+        c.one(OFFER_FROM, them=heard["name"], offer=_needs(heard["offers"]))  # thanked where it matters to us
     if met:
         c.one(OFFER_MET if not debate else MEETS_CONDITION if heard is not None else OFFERS_ON_TABLE)
         for change in met:
@@ -434,14 +572,7 @@ def _acknowledge_offers(c: Composer, heard: dict[str, Any] | None, *, debate: bo
         return
     if heard is None:
         return
-    offered = {o["id"] for o in heard["offers"]}
-    partial = []
-    for issue, stance in sorted(facts["stance"].items()):
-        if here not in (None, issue):
-            continue
-        for cond in stance.get("conditions_open", []):
-            if {o["id"] for o in cond["offers"]} & offered:
-                partial.append((cond, _missing(facts, cond)))
+    partial = _partial(facts, heard, here)
     if partial:
         if not debate:
             c.one(OFFER_PARTIAL)
@@ -451,21 +582,84 @@ def _acknowledge_offers(c: Composer, heard: dict[str, Any] | None, *, debate: bo
         c.one(OFFER_NOTED)
 
 
+def _social(c: Composer, heard: dict[str, Any]) -> None:
+    """Hostility named; a greeting or thanks returned, once a talk and never to an insult."""
+    acts, facts = heard.get("acts", {}), c.facts
+    if acts.get("hostile"):
+        c.one(HOSTILE_REPLY)
+        return
+    if acts.get("greeting") and not facts.get("greeted_before"):
+        c.one(GREET_BACK)
+    elif acts.get("thanks") and not facts.get("thanked_before") and not facts.get("cooled"):
+        c.one(THANKS_BACK)
+
+
+def _unclear(c: Composer, heard: dict[str, Any], answered: int) -> None:
+    """Say what was not understood: an issue named with no position, an offer named but not made, or nothing at
+    all that bears on the talks; an off-topic remark is declined and the talk steered back."""
+    facts, acts = c.facts, heard.get("acts", {})
+    for offer in heard.get("unclear_offers", [])[:1]:
+        if offer["id"] in facts.get("partner_can_offer", []) and offer["id"] not in facts["offers_heard"]:
+            c.one(OFFER_Q, offer=offer["label"])
+    stated = facts.get("partner_stated", {})
+    for issue in heard.get("unclear_issues", [])[:1]:
+        if issue not in stated:
+            c.one(LEAN_Q, title=_title(facts, issue))
+    if answered or heard.get("unclear_offers") or heard.get("unclear_issues") or acts.get("hostile"):
+        return
+    if not acts.get("on_topic", True):
+        if not (acts.get("greeting") or acts.get("thanks") or acts.get("farewell")):
+            c.one(OFF_TOPIC) or c.one(OFF_TOPIC_Q)
+            c.one(STEER_BACK)
+    elif not (heard["questions"] or acts.get("greeting") or acts.get("thanks") or acts.get("farewell")):
+        c.one(NOTHING_READ)
+
+
+def _partial(
+    facts: dict[str, Any], heard: dict[str, Any], here: str | None
+) -> list[tuple[dict[str, Any], Any]]:
+    """This seat's open conditions the heard offers go part of the way to meeting, with what is still missing."""
+    offered = {o["id"] for o in heard["offers"]}
+    partial = []
+    for issue, stance in sorted(facts["stance"].items()):
+        if here not in (None, issue):
+            continue
+        for cond in stance.get("conditions_open", []):
+            if {o["id"] for o in cond["offers"]} & offered:
+                partial.append((cond, _missing(facts, cond)))
+    return partial
+
+
 def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
     """Answers the partner's last message; returns how many things it answered."""
     facts = c.facts
     before = len(c.parts)
+    c.just_offered |= {o["id"] for o in heard["offers"] + heard.get("unclear_offers", [])}
     for trade in heard["trades"][:1]:
         _answer_trade(c, trade)
     if heard["offers"] or any(ch["cause"] == "condition" for ch in facts["changes"]):
         _acknowledge_offers(c, heard, debate=False)
     elif heard["offers_doubtful"]:
-        c.one(OFFER_DOUBTFUL)
+        offer = heard["offers_doubtful"][0]
+        who = facts["who_can_offer"].get(offer["id"], [])
+        shown = " or ".join(who[:2])
+        label = offer["label"]
+        if not (
+            who and c.one(OFFER_DOUBTFUL_WHY, offer=label, Offer=label[0].upper() + label[1:], who=shown)
+        ):
+            c.one(OFFER_DOUBTFUL)
     for question in heard["questions"][:2]:
         if question["options"]:
             _answer_option(c, question["options"][0], question=True)
         elif question["offers"]:
             _offer_or_refer(c, question["offers"][0])
+        elif not question.get("on_topic", True):
+            c.one(OFF_TOPIC_Q) or c.one(OFF_TOPIC)
+        elif question.get("issues"):
+            ref = _preferred(facts, question["issues"][0])
+            if c.free(ref) and c.one(ANSWER_PLAIN):
+                _state_position(c, ref)
+                _argue_for(c, ref)
         else:
             c.one(ANSWER_PLAIN)
             _focus_position(c)
@@ -487,6 +681,7 @@ def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
                 _argue_for(c, ref)
         elif not _acceptable(facts, ref):
             c.one(OPPOSE_TOO, opt=_opt(ref))
+    _unclear(c, heard, len(c.parts) - before)
     return len(c.parts) - before
 
 
@@ -520,10 +715,15 @@ def _own_ask(c: Composer, issue: str) -> None:
         missing = [o for o in cond["offers"] if o["id"] not in set(facts["offers_heard"])]
         if (
             missing
+            and cond["accept"]["id"] not in c.conditions
+            and cond["accept"]["id"] not in facts.get("conditioned", [])  # said once in this talk is enough
             and {o["id"] for o in missing} <= partner_offers
+            and not {o["id"] for o in missing} & c.just_offered
             and c.one(CONDITIONAL, opt=_opt(cond["accept"]), needs=_needs(missing))
         ):
             return
+    if facts.get("cooled"):
+        return  # an insulted seat asks for nothing more in this talk
     stated = facts.get("partner_stated", {})
     ours = _preferred(facts, issue)
     proposed = {t.split(">")[0] for t in facts.get("own_trades", [])}
@@ -541,23 +741,27 @@ def _own_ask(c: Composer, issue: str) -> None:
                 return
     if c.lines(facts["lines"].get("asks", [])):
         return
-    if stated.get(issue) != ours["id"]:
+    settled = {*facts.get("asked_before", []), *facts.get("refused", [])}
+    if stated.get(issue) != ours["id"] and ours["id"] not in settled:
         c.one(ASK_SUPPORT, [ours], opt=_opt(ours))
 
 
 def talk(facts: dict[str, Any], rng: random.Random) -> str:
     c = Composer(facts, rng)
     addressed = facts.get("addressed", [])
-    if facts["purpose"] == "talk_open" or not addressed:
-        c.lines(facts["lines"].get("openers", []))
-    else:
+    if addressed:  # the student may have spoken first: the first message answers it too
+        _social(c, addressed[-1])
         _reply_in_talk(c, addressed[-1])
+    if facts["purpose"] == "talk_open" and not c.parts:
+        c.lines(facts["lines"].get("openers", []))
     for change in facts["changes"]:
         if change["cause"] == "argument" and c.free(change["option"]):
             c.say(rng.choice(change["persuaded"]) if change["persuaded"] else "", [change["option"]])
     issue = _focus_position(c) if len(c.parts) < 5 else sorted(facts["stance"])[0]
     if facts["purpose"] == "talk_final":
-        if not c.lines(facts["lines"].get("closers", [])):
+        if facts.get("cooled"):
+            c.one(COOL_CLOSE)  # no warm words about trust after an insult
+        elif not c.lines(facts["lines"].get("closers", [])):
             c.one(STILL_OPEN)
     else:
         _own_ask(c, issue)
@@ -600,17 +804,29 @@ def speech(facts: dict[str, Any], rng: random.Random) -> str:
         return "PASS"  # nothing new to add: the seat passes
     c = Composer(facts, rng)
     c.reserved[issue] = position["id"]
-    if rng.random() < 0.5:
-        c.one(COURTESY)
+    if rng.random() < 0.1:  # courtesy is rare: the floor is for the argument
+        c.one(COURTESY, title=_title(facts, issue))
     addressed = facts.get("addressed", [])
-    heard = next((h for h in reversed(addressed) if h["offers"] or h["stated"].get(issue)), None)
-    offerer = next((h for h in reversed(addressed) if h["offers"]), None)
+    # Agreement and difference only with a speech that itself backed an option here, and never with an insult
+    # (the chair has called its speaker to order; nobody endorses it).
+    civil = [h for h in addressed if not h.get("acts", {}).get("hostile")]
+    heard = next(
+        (
+            h
+            for h in reversed(civil)
+            if any(r["issue"] == issue for r in h["supports"]) and h["stated"].get(issue)
+        ),
+        None,
+    )
+    offerer = next((h for h in reversed(civil) if h["offers"]), None)
     if heard is not None:
+        # Engage the previous speaker's reason, not only its option; a bare "we agree" only now and then.
         theirs = heard["stated"].get(issue)
-        if theirs == position["id"]:
-            c.one(AGREE, them=heard["name"])
-        elif theirs:
-            c.one(DIFFER, them=heard["name"])
+        side = "agree" if theirs == position["id"] else "differ" if theirs else None
+        engage = list(heard.get("engage", {}).get(side or "", []))
+        rng.shuffle(engage)
+        if side and not any(c.say(text) for text in engage) and rng.random() < 0.15:
+            c.one(AGREE if side == "agree" else DIFFER, them=heard["name"])
     if offerer is not None or any(ch["cause"] == "condition" for ch in changes):
         _acknowledge_offers(c, offerer, debate=True)
     for student in (h for h in addressed if h["speaker"] == facts.get("human")):
@@ -625,17 +841,20 @@ def speech(facts: dict[str, Any], rng: random.Random) -> str:
     for change in changes:
         if change["cause"] == "argument" and change["persuaded"] and change["option"]["id"] == position["id"]:
             c.say(rng.choice(change["persuaded"]), [change["option"]])
-    _state_position(c, position)
-    _argue_for(c, position, limit=1 if concede else 2)
-    if leading["id"] != position["id"] and not _acceptable(facts, leading):
-        c.one(OPPOSE, opt=_opt(leading))
+    if not _reasoned_position(c, position):
+        _state_position(c, position)
+    _argue_for(c, position, limit=1)
+    contested = leading["id"] != position["id"] and not _acceptable(facts, leading)
+    if contested and not _reasoned_position(c, leading):
+        _withdrawal(c, leading)
+        c.one(OPPOSE + OPPOSE_ON, opt=_opt(leading), title=_title(facts, issue))
         _argue_against(c, leading)
     if offers and requester:
-        c.one(NEEDS_HEARD, them=requester)
+        c.one(NEEDS_HEARD, them=requester, title=_title(facts, issue))
         c.one(MAKE_OFFER, offer=_needs(offers))
     for cond in _stance(facts, issue).get("conditions_open", []):
         if cond["accept"]["id"] != position["id"] and _say_condition(
-            c, cond["accept"], _missing(facts, cond)
+            c, cond["accept"], _missing(facts, cond), debate=True
         ):
             break
     return c.text() or "PASS"

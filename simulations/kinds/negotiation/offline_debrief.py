@@ -20,6 +20,11 @@ from simulations.kinds.negotiation.debrief_facts import (
 
 MAX_BULLETS = 6
 MAX_HOLDOUTS = 4
+PERSUADED = {
+    "far": "were far from winning it over",
+    "partway": "went part of the way to winning it over",
+    "close": "came close to winning it over, but not close enough",
+}
 WHY = {"offer": " because your offer met its condition", "trade": " thanks to your trade", "arguments": ""}
 
 
@@ -81,6 +86,7 @@ def render(facts: DebriefFacts) -> str:
 def _overview(facts: DebriefFacts) -> str:
     total = len(facts.issues)
     met = [i for i in facts.issues if i.result == "met"]
+    assert len(met) == facts.aims_met  # one count of aims met, here and on the review's summary card
     if not met:
         got = f"None of your aims was adopted on the {plural(total, 'issue')}."
     else:
@@ -96,17 +102,33 @@ def _aim_sentence(issue: IssueFacts) -> str:
     if aim.source == "said":
         return f"You wanted {opt(aim.option)}; you said so: {quoted(aim.quote)}"
     return (
-        f"You wanted {opt(aim.option)}: your brief's preference (you did not state a position on this issue)."
+        f"You wanted {opt(aim.option)}: your brief's preference (you stated no position on this issue in your "
+        "messages or speeches)."
     )
 
 
 def _vote_sentence(facts: DebriefFacts, issue: IssueFacts) -> str:
     backers = listing([the(s) if s != facts.student else "you" for s in issue.supporters]) or "no country"
-    proposed = f"The chair proposed {opt(issue.proposal)}, preferred by {backers}"
+    proposed = f"The chair proposed {opt(issue.proposal)}, backed by {backers}"
     if issue.adopted:
         return f"{proposed}; it was adopted unanimously."
     against = [_seat(h.seat, facts.student) for h in issue.against]
     return f"{proposed}; it was rejected: {listing(against)} voted no."
+
+
+def _tabling_sentence(facts: DebriefFacts, issue: IssueFacts) -> str:
+    """Why the chair tabled what it tabled, when the room had said something against the option with most support."""
+    if not issue.blockers:
+        return ""
+    who = listing([_seat(b, facts.student) for b in issue.blockers])
+    could = "you" in who.split() and len(issue.blockers) == 1
+    said = f"{who} had said in public {'you' if could else ('it' if len(issue.blockers) == 1 else 'they')}"
+    if issue.set_aside is not None:
+        return (
+            f"The chair set aside {opt(issue.set_aside)}, which had the most support, because {said} could not "
+            "accept it."
+        )
+    return f"{said[:1].upper()}{said[1:]} could not accept it, but no other option had been accepted by both sides."
 
 
 def _outcome_sentence(issue: IssueFacts) -> str:
@@ -148,9 +170,7 @@ def _holdout(held: Holdout, option: OptionFact) -> str:
         if ways:
             return f"- {held.seat}: {reason}, but it would have accepted it {listing(ways, 'or')}."
         return f"- {held.seat}: {reason}, and nothing in the talks could have changed that."
-    reason = (
-        f"the arguments it heard for {option.id} went {held.persuaded_share} % of the way to winning it over"
-    )
+    reason = f"the arguments it heard for {option.id} {PERSUADED[held.persuaded or 'far']}"
     if ways:
         return f"- {held.seat}: {reason}; it would also have accepted it {listing(ways, 'or')}."
     return f"- {held.seat}: {reason}."
@@ -158,7 +178,14 @@ def _holdout(held: Holdout, option: OptionFact) -> str:
 
 def _issue(facts: DebriefFacts, issue: IssueFacts) -> str:
     lines = [f"### Issue {issue.number}: {issue.title}", ""]
-    lines.append(f"{_aim_sentence(issue)} {_vote_sentence(facts, issue)} {_outcome_sentence(issue)}")
+    tabling = _tabling_sentence(facts, issue)
+    said = [
+        _aim_sentence(issue),
+        _vote_sentence(facts, issue),
+        *([tabling] if tabling else []),
+        _outcome_sentence(issue),
+    ]
+    lines.append(" ".join(said))
     if issue.result == "failed":
         holdouts, option = [h for h in issue.against if not h.student], issue.aim.option
         if holdouts:
@@ -275,7 +302,33 @@ def _next_time(facts: DebriefFacts) -> str:
         tips.append(
             f"- Meet {asked}: {'it' if len(facts.talks_declined) == 1 else 'they'} asked to talk with you."
         )
-    unique = list(dict.fromkeys(tips))
-    if not unique:
-        unique = ["- Every aim was met. Next time, try a seat whose brief is harder to satisfy."]
+    unique = list(dict.fromkeys(tips)) or _nothing_left_to_try(facts)
     return "\n".join(["### What to try next time", "", *unique[:MAX_BULLETS]])
+
+
+def _nothing_left_to_try(facts: DebriefFacts) -> list[str]:
+    """The last section when no offer, trade, talk or speech was left undone: praise only when every aim was met
+    (never beside an aim that was not), else what stood in the way on each issue lost."""
+    unmet = [i for i in facts.issues if i.result != "met"]
+    if not unmet:
+        return ["- Every aim was met. Next time, try a seat whose brief is harder to satisfy."]
+    tips = []
+    for issue in unmet:
+        held = issue.against if issue.result == "failed" else issue.aim_holdouts
+        red = [the(h.seat) for h in held if not h.student and h.red_line and not h.unlocks]
+        if red:
+            tips.append(
+                f"- Issue {issue.number}: {opt(issue.aim.option)} is a red line for {listing(red)}, and nothing on "
+                "offer here moves it: look early for an option they can accept, and spend your effort where it can pay."
+            )
+        elif facts.votes:
+            tips.append(
+                f"- Issue {issue.number}: say in the debate which option you back and which you cannot accept: the "
+                "chair counts what you say, and tables an option no voting country has refused."
+            )
+        else:
+            tips.append(
+                f"- Issue {issue.number}: argue for {opt(issue.aim.option)} early, in your talks and in the debate: "
+                "your words move the countries that vote."
+            )
+    return tips

@@ -7,8 +7,9 @@ Pure and deterministic. A message is cut into sentences and each sentence into c
   "as China argued", "some delegations want ...") says nothing about the speaker; a question asks the listener and
   states nothing either (offers and asks in it still count);
 - **which options**: by id ("4.1"), label and the scenario's keywords (word stems, so "controlling emissions"
-  matches the keyword "control emissions"); a mention inside a condition ("if emissions come into scope") is
-  not a stance on that option;
+  matches the keyword "control emissions"), and by its cues, the plain words a student may use instead
+  (`cues.py`: "a treaty with real teeth", "keep the power plants out"; offers too: "put new money on the table");
+  a mention inside a condition ("if emissions come into scope") is not a stance on that option;
 - **which way**: an explicit stance verb ("support", "back", "can accept", "could live with", "oppose",
   "reject"), turned round by a negation before it ("cannot accept", "will not support"; "will not oppose" and
   "will not stand in the way of" are concessions, read as support); without one, the clause's evaluation of the
@@ -17,7 +18,13 @@ Pure and deterministic. A message is cut into sentences and each sentence into c
   is conditional; offers named in the condition are asks;
 - **offers and asks**: an offer the speaker commits to ("we are ready to provide financing") is an offer; one it
   asks for, needs, or makes a condition ("without a dedicated fund we cannot ...") is an ask;
-- **trades**: "if you support X, we will support Y" (and its reorderings) is a trade, nothing else.
+- **trades**: "if you support X, we will support Y" (and its reorderings, and "help us on X and we will help you
+  on Y") is a trade, nothing else.
+
+Plain writing is read too: contractions ("we're against"), hedges ("not against", "don't mind", "happy with"),
+"X, not Y", a stance on "that" after the clause that named the option ("you want X, but we cannot accept that"),
+a clause opening on "it" after one that named an option ("X has produced work, but it has not reduced ..."), and
+a cue said plainly at the head of a clause ("Keep the power plants out of this treaty"), which is the speaker's.
 
 An explicit stance outranks an evaluation of the same option, and a clause after "but" the clause it answers; an
 option backed and opposed equally strongly is neither; and backing for one option said outright drops backing for
@@ -30,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from simulations.kinds.negotiation.cues import CueMatcher, compile_cue, stem_of
 from simulations.kinds.negotiation.scenario import Scenario
 
 # --- lexicon --------------------------------------------------------------------------------------------------
@@ -44,18 +52,28 @@ SUPPORT_VERBS = (
     r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
     r"recommend(?:s|ed)?", r"tolerate[sd]?", r"be open to", r"are open to", r"is open to", r"remain open to",
     r"(?:could|would|can|will|might|may) (?:now )?(?:move|shift) to", r"(?:come|came|comes) round to",
+    # plain words
+    r"(?:are|is|am) all for", r"on board with", r"(?:happy|fine|ok|okay|comfortable|content) (?:with|to|for)",
+    r"would (?:much )?rather", r"rel(?:y|ies) on", r"go for", r"says? yes to", r"stick with", r"fight for",
+    r"(?:want|like|love) to see", r"grateful if",
+    r"(?:central |main |first |chief |key |primary |overriding )?(?:aim|goal|objective|priority) (?:is|remains|will be)", r"(?:are|is|am) (?:fully |firmly |squarely |right |all )?behind", r"we (?:really |still |also )?need",
 )  # fmt: skip
 OPPOSE_VERBS = (
     r"oppose[sd]?", r"reject(?:s|ed)?", r"resist(?:s|ed)?", r"object(?:s|ed)? to", r"refuse[sd]? to accept",
     r"block(?:s|ed)?", r"vote against", r"vote no on", r"stand (?:firmly )?against", r"are against",
     r"is against", r"argue against", r"worr(?:y|ies|ied) (?:that|about)", r"fears? that",
     r"(?:is|are|am|remain) (?:concerned|wary|cautious) (?:about|of|that)", r"rule out", r"rules out", r"veto(?:es|ed)?", r"fight(?:s)? against",
+    # plain words
+    r"(?:are|is|am) (?:totally |completely |strongly |firmly )?against", r"says? no to", r"can't stand", r"hate[sd]?",
+    r"dislike[sd]?", r"(?:will|would) never sign", r"won't sign", r"(?:are|is|am) (?:deeply |very )?worried about",
+    r"scrap", r"forget(?: about)?", r"refuse[sd]? to", r"(?:are|is|am) not ready (?:to|for)",
 )  # fmt: skip
 # "will not stand in the way of X": a negated obstruction, i.e. a concession.
 CONCESSIONS = (
     r"(?:will|would|shall|do|does|did) not (?:stand in the way of|block|oppose|object to|resist|fight)",
     r"(?:won't|wouldn't|don't|doesn't) (?:stand in the way of|block|oppose|object to|resist)",
     r"no (?:longer )?(?:objection|opposition) to", r"not (?:be )?(?:an )?obstacle to",
+    r"(?:are|is|am) not (?:against|opposed to)", r"won't object to", r"(?:don't|doesn't|do not|does not) mind",
 )  # fmt: skip
 NEGATIONS = (
     r"not", r"never", r"cannot", r"can't", r"won't", r"wouldn't", r"don't", r"doesn't", r"couldn't",
@@ -106,7 +124,7 @@ NEED = (
     r"need\w*", r"require\w*", r"ask\w*", r"request\w*", r"call\w* for", r"expect\w*", r"insist\w*", r"must",
     r"depend\w* on", r"without", r"unless", r"only with", r"looking for", r"demand\w*", r"urge\w*",
     r"essential", r"cannot do without", r"rel(?:y|ies) on", r"no means to", r"only when", r"matched by",
-    r"matching", r"fair only",
+    r"matching", r"fair only", r"please\b", r"send us", r"give us", r"(?:cannot|can't|not) (?:pay|afford)",
 )  # fmt: skip
 # Evaluations: what a clause says about the option it names (when it takes no explicit side).
 POSITIVE = (
@@ -120,7 +138,7 @@ POSITIVE = (
     r"real results", r"results", r"progress", r"(?:it|what|that) works\b", r"can work", r"help\w*", r"strong", r"effective",
     r"pragmatic", r"first step", r"good", r"gives?\b", r"give us", r"turns?", r"ensures?", r"needed",
     r"necessary", r"urgent\w*", r"predictable", r"easy to implement", r"easier to", r"more honest",
-    r"solid foundation", r"foundation", r"compromise", r"realistic", r"duty", r"responsib\w*", r"worth",
+    r"solid foundation", r"foundation", r"compromise", r"realistic", r"duty", r"responsib\w*", r"worth(?!less)",
     r"tool", r"support", r"obvious candidates", r"cut\w*", r"reduc\w*", r"responsible", r"careful",
     r"acceptable", r"tolerable", r"should(?! not)", r"must(?! not)", r"show\w*", r"room", r"moves? quickly", r"faster",
     r"make sure", r"prepare", r"basis", r"evidence base", r"scientifically", r"makes? sense", r"standard practice",
@@ -160,13 +178,17 @@ STRONG_NEGATIVE = (
     r"delay\w*", r"ignor\w*", r"untouched", r"off the hook", r"poison\w*", r"dump\w*", r"punish\w*",
     r"no affordable", r"no alternative", r"no proven", r"frozen", r"freez\w*", r"unfair\w*", r"burden\w*",
     r"at a disadvantage", r"carry on unchanged", r"still rising", r"keeps? rising", r"not (?:fallen|reduced|reversed)",
-    r"(?:should|must|would|will|could|can|need|does|do) not\b(?! mean)", r"cannot", r"won't", r"struggle\w*", r"risk\w*", r"worr\w*", r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"objects?\b", r"miss\w*",
+    r"(?:should|must|would|will|could|can|need|does|do) not\b(?! mean)", r"cannot", r"won't",
+    r"pointless", r"worthless", r"useless", r"a waste", r"waste (?:of|years|time)", r"mistake", r"disgrace\w*", r"unrealistic",
+    r"nowhere", r"too weak", r"yet again", r"crush\w*", r"last thing", r"unworkable", r"coward\w*", r"shame\w*", r"doubl\w* (?:\w+ )?(?:prices|bills|costs)", r"meaningless", r"a joke", r"shut\w*", r"rush\w*", r"outrageous", r"hurt\w*", r"struggle\w*", r"risk\w*", r"worr\w*", r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"objects?\b", r"miss\w*",
 )  # fmt: skip
 STRONG_POSITIVE = (
     r"only way", r"only answer", r"least we owe", r"essential", r"surest", r"fairest", r"clearest", r"victory",
     r"sound response", r"at least", r"only realistic", r"best placed", r"best managed", r"is how",
+    r"non-negotiable", r"nothing less", r"(?:has|have|had) to be (?:in|included|covered|part of)", r"deserve\w*",
 )  # fmt: skip
 _WORD = re.compile(r"[a-z0-9][a-z0-9.'-]*")
+_NEVER = re.compile(r"(?!)")  # a cue's pattern slot: cues match through their own matcher
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -187,6 +209,8 @@ _STRONG_NEGATIVE_RE = re.compile(rf"\b{_alt(STRONG_NEGATIVE)}")
 _STRONG_POSITIVE_RE = re.compile(rf"\b{_alt(STRONG_POSITIVE)}")
 _OWN_RE = re.compile(rf"^\W*(?:\w+ ){{0,4}}?{_alt(OWN_SUBJECTS)}\b")
 _CLAUSE_SPLIT = re.compile(
+    r",\s+(?=(?:we|i)\b[^,]*\b(?:that|this|it)$)|"
+    r",\s+so\s+(?!that\b)(?=the (?:treaty|convention|agreement|instrument|text)\b)|"
     r"\s*;\s*|:\s+|(?<!common),?\s+\bbut\b\s+(?!only if\b)|,\s+(?:while|whereas|although|though|yet)\s+|\s+\bwhereas\b\s+"
 )
 # "and" starts a new clause when a verb or a subject of its own follows it.
@@ -233,12 +257,13 @@ class _Pattern:
     # Text every match contains (the first word's stem, or the id): a message without it is not scanned. Messages
     # are read clause by clause against every option's patterns, and most patterns match nothing.
     literal: str = ""
+    cue: CueMatcher | None = None  # a plain-word cue (cues.py): matched by its groups, not by `regex`
 
 
 @dataclass(frozen=True)
 class Lexicon:
     options: tuple[_Pattern, ...]
-    offers: tuple[tuple[str, re.Pattern[str]], ...]
+    offers: tuple[tuple[str, re.Pattern[str], tuple[CueMatcher, ...]], ...]  # id, keywords, cues
     names: dict[str, re.Pattern[str]]  # role id -> how it is named
     issue_of: dict[str, str]
     any_name: re.Pattern[str]  # any seat named
@@ -265,13 +290,7 @@ class Lexicon:
         return sentence, speaker, issue
 
 
-def _stem_of(word: str) -> str:
-    if re.fullmatch(r"[\d.]+", word):
-        return word
-    for suffix in ("ing", "ies", "ed", "es", "s", "e", "y"):
-        if len(word) > 4 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+_stem_of = stem_of
 
 
 def _stem(word: str) -> str:
@@ -290,6 +309,23 @@ def _first_literal(phrase: str) -> str:
 _FILLER = (
     r"(?:(?:a|an|the|of|on|for|to|from|air|all|its|their|our|new|mercury|its|any|every|out|these|this)\s+)?"
 )
+
+
+# The endings a cue's word may take: its inflections and a few derivations ("enforce" gives "enforceable"), not any
+# longer word that starts the same ("time" is not "timelines").
+_CUE_ENDINGS = (
+    r"(?:s|es|e|ed|d|ing|ings|er|ers|ies|ied|ying|y|ly|ment|ments|able|eable|ion|ions|ation|ations|al)?"
+)
+
+
+def cue_phrase(phrase: str) -> re.Pattern[str]:
+    """A cue's word or phrase: stems as in keywords, but a short word is only itself ("us" is not "use")."""
+    words = _WORD.findall(phrase.lower())
+    body = (r"\s+" + _FILLER).join(
+        f"(?:{re.escape(w)}|{re.escape(stem_of(w))}){_CUE_ENDINGS}" if len(w) > 3 else re.escape(w)
+        for w in words
+    )
+    return re.compile(rf"(?<![\w.-]){body}(?![\w-])")
 
 
 def phrase_pattern(phrase: str, *, stem: bool = True) -> re.Pattern[str]:
@@ -323,6 +359,8 @@ def lexicon(scenario: Scenario) -> Lexicon:
                         issue.id, option.id, phrase_pattern(keyword), False, literal=_first_literal(keyword)
                     )
                 )
+            for cue in option.cues:
+                options.append(_Pattern(issue.id, option.id, _NEVER, False, cue=compile_cue(cue, cue_phrase)))
             for allusion in option.allusions:
                 options.append(
                     _Pattern(
@@ -335,6 +373,7 @@ def lexicon(scenario: Scenario) -> Lexicon:
             re.compile(
                 "|".join(phrase_pattern(k, stem=False).pattern for k in [offer.label, *offer.keywords])
             ),
+            tuple(compile_cue(cue, cue_phrase) for cue in offer.cues),
         )
         for offer in scenario.offers
     )
@@ -370,12 +409,30 @@ class _Mention:
     start: int
     end: int
     named: bool
+    # Found by a plain-word cue (which names a position, not only a topic): the words of its groups. Only they are
+    # the option's name; the words between them still say something of it ("miners ... cannot wait ... study").
+    parts: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def cue(self) -> bool:
+        return bool(self.parts)
 
 
 def _mentions(lex: Lexicon, text: str, issue: str | None) -> list[_Mention]:
     found: list[_Mention] = []
+    names: list[tuple[int, int]] | None = None
     for pattern in lex.options:
         if (pattern.allusion and pattern.issue != issue) or pattern.literal not in text:
+            continue
+        if pattern.cue is not None:
+            if names is None:  # a seat's name is not a cue's word ("World Coal Power Association")
+                names = [m.span() for m in lex.any_name.finditer(text)]
+            for span in pattern.cue.finditer(text):
+                if any(lo <= a < hi for a, _ in span.parts for lo, hi in names):
+                    continue
+                found.append(
+                    _Mention(pattern.issue, pattern.option, span.start, span.end, pattern.named, span.parts)
+                )
             continue
         for m in pattern.regex.finditer(text):
             found.append(_Mention(pattern.issue, pattern.option, m.start(), m.end(), pattern.named))
@@ -397,10 +454,16 @@ def _mentions(lex: Lexicon, text: str, issue: str | None) -> list[_Mention]:
 
 def _offers_in(lex: Lexicon, text: str) -> list[tuple[str, int]]:
     out = []
-    for offer_id, regex in lex.offers:
+    for offer_id, regex, cues in lex.offers:
         m = regex.search(text)
-        if m:
-            out.append((offer_id, m.start()))
+        starts = [m.start()] if m else []
+        for span in filter(None, (cue.search(text) for cue in cues)):
+            # Where a cue's offer begins is not always where what is said of it ends: "our dentists need an
+            # exception" (the need before its last word), "we will run workshops so that every country" (the
+            # commitment before its first).
+            starts += [span.start, span.last]
+        for start in sorted(set(starts))[:2]:
+            out.append((offer_id, start))
     return out
 
 
@@ -469,8 +532,11 @@ def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str 
         question = sentence.endswith("?")
         said = Reading()
         own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
+        previous = ""
         for clause, after_but in _clauses(sentence):
+            clause = _resolve_that(lex, clause, previous, issue)
             _read_clause(lex, clause, speaker, issue, question, said, own, after_but)
+            previous = clause
         mixed = frozenset((i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own)
         found = _Sentence(
             None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
@@ -481,11 +547,40 @@ def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str 
     return found
 
 
+_CONTRACTED = {"re": "are", "ll": "will", "d": "would", "ve": "have", "m": "am"}
+
+
+_THAT = re.compile(
+    rf"\b(?:{_alt(SUPPORT_VERBS)}|{_alt(OPPOSE_VERBS)}|{_alt(CONCESSIONS)})\s+(?:that|this|it)\s*$"
+)
+
+
+def _resolve_that(lex: Lexicon, clause: str, previous: str, issue: str | None) -> str:
+    """ "You want rules on every coal plant, but we cannot accept that": a stance on "that" is a stance on the one
+    option the clause before named."""
+    found = _THAT.search(clause)
+    # "..., but it has not reduced ...": a clause that opens on "it" speaks of what the clause before named.
+    opening = re.match(r"(?:it|this|that)\s+(?:has|have|is|was|will|would|does|did|can|could)\b", clause)
+    if not (found or opening) or not previous or _mentions(lex, clause, issue):
+        return clause
+    before = _mentions(lex, previous, issue)
+    if len({m.option for m in before}) != 1:
+        return clause
+    named = previous[before[0].start : before[0].end]
+    if opening:
+        return named + clause[opening.start() + len(opening.group(0).split()[0]) :]
+    pronoun = re.search(r"(?:that|this|it)\s*$", clause)
+    assert pronoun is not None
+    return clause[: pronoun.start()] + named
+
+
 def _normalise(raw: str) -> str:
     text = raw.lower().strip()
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     text = re.sub(r"[–—]", ",", text)
     text = re.sub(r"\s+", " ", text)
+    # Plain writing contracts: "we're against", "we'll pay". ("'s" stays: it is also a possessive.)
+    text = re.sub(r"\b(we|you|they|i)'(re|ll|d|ve|m)\b", lambda m: f"{m[1]} {_CONTRACTED[m[2]]}", text)
     return text
 
 
@@ -550,6 +645,8 @@ _LISTENER_STANCE = re.compile(
     r"\b(?:ask|urge|invite|call on|encourage|need|want|expect|hope)s? (?:you|your delegation|your government|"
     r"others|other delegations|all delegations|every delegation|delegations|everyone)\b"
 )
+# "as long as we get X": a condition in the speaker's voice that names what it receives, not what it gives.
+_RECEIVES = re.compile(r"\b(?:we|i) (?:get|receive|are given|are offered|obtain)\b")
 _OWN_CONDITION = (
     r"^\W*(?:if|once|provided(?: that)?|as long as|in return)\s+(?:\w+\s+){0,2}?(?:we|our delegation|i)\b"
 )
@@ -571,6 +668,10 @@ def _split_condition(lex: Lexicon, clause: str) -> tuple[str, str]:
         ):
             condition, main = condition + found.group(0), main[found.end() :]
     tail = _CONDITION_TAIL.search(main)
+    if tail and re.search(r"\b(?:grateful|glad|pleased|appreciate it)\s*$", main[: tail.start()]):
+        tail = None  # "we would be grateful if X": a polite wish for X
+    if tail and re.match(r",?\s*if (?:they|it|you|we) (?:want|wish|like|choose)s?\b", tail.group(0)):
+        tail = None  # "let companies join if they want": a freedom, not a condition
     if tail and re.match(r",?\s*if (?:\S+ ){1,3}(?:is|are) to\b", tail.group(0)):
         tail = None  # "essential if the instrument is to matter": a purpose, not a condition
     if tail and tail.start() > 0:
@@ -606,9 +707,8 @@ def _read_clause(
     )
     own = _own_pattern(lex, speaker)
     # Offers and asks. In a question the speaker proposes its conditions and asks for what it names in the body.
-    own_condition = bool(re.match(_OWN_CONDITION, condition)) or bool(
-        own and re.match(rf"^\W*if\s+{own}", condition)
-    )
+    own_condition = bool(re.match(_OWN_CONDITION, condition)) and not _RECEIVES.search(condition)
+    own_condition = own_condition or bool(own and re.match(rf"^\W*if\s+{own}", condition))
     for offer_id, _ in _offers_in(lex, condition):
         (reading.offers if own_condition or question else reading.asks).add(offer_id)
     if _offers_in(lex, main):
@@ -624,7 +724,11 @@ def _read_clause(
                 other_subject
                 or _LISTENER_STANCE.search(before)
                 or guaranteed
-                or (_NEED_RE.search(before) and not re.search(r"\b(?:must|should|will|would) not\b", before))
+                # (a few words on: "we cannot pay for any of this" is a need said before its offer's words end)
+                or (
+                    _NEED_RE.search(main[: pos + 12])
+                    and not re.search(r"\b(?:must|should|will|would) not\b", before)
+                )
             ):
                 reading.asks.add(offer_id)
             elif (
@@ -744,7 +848,8 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
     # nearest to it (so in "X gives us what Y never have", "never" is about Y), a strong one counting double.
     masked = main
     for other in sorted(mentions, key=lambda m: -m.start):
-        masked = masked[: other.start] + " " * (other.end - other.start) + masked[other.end :]
+        for start, end in other.parts or ((other.start, other.end),):
+            masked = masked[:start] + " " * (end - start) + masked[end:]
     anchors = sorted({(m.start, m.end, m.option) for m in mentions})
     score = 0.0
     for regex, weight in (
@@ -775,6 +880,27 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
     # "only X can" and "no excuse for leaving X out" back X.
     if re.search(r"\bno excuse\b", masked) or re.search(r"\bonly (?:\S+ ){0,2}$", before):
         score += 4.0
+    if (
+        abs(score) < 0.5
+        and contrast
+        and re.match(r",? ?(?:not|and not|but not|rather than|instead of)\b", contrast.group(0).strip())
+        and any(m.start < mention.start and m.option != mention.option for m in mentions)
+    ):
+        return "oppose", 1  # "an agreement with teeth, not another round of promises"
+    if (
+        abs(score) < 0.5
+        and mention.cue
+        and (
+            re.fullmatch(r"\W*(?:\S+\s+){0,4}", before)
+            or re.search(r"\b(?:has to|have to|must|should|needs? to|ought to)\s+(?:\S+\s+)?$", before)
+        )
+    ):
+        # A cue names a position ("keep the power plants out", "a treaty with teeth"): said plainly, in the
+        # speaker's own voice and without a judgement, it is the speaker's when it opens the clause (a cue deep in
+        # a clause is part of a description); "don't <cue>" is the opposite.
+        if re.search(r"(?:\bdon't|\bdo not|\bnever|\bno)\s+$", before):
+            return "oppose", 1
+        return "support", 1
     if abs(score) < 0.5:
         if mention.start < 20 and re.match(
             r"^\S+(?: \S+){0,6} (?:would|could|will|can) ", main[mention.start :]
@@ -855,6 +981,8 @@ def _trade(lex: Lexicon, sentence: str, speaker: str | None) -> tuple[str, str] 
         rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
         rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",
         rf"^\W*{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        # plain words: "help us on X and we will help you on Y"
+        rf"^\W*(?:please\s+)?help us (?:on|with)\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+help you (?:on|with)\b(?P<promise>.+)",
     )
     for pattern in patterns:
         m = re.search(pattern, sentence)

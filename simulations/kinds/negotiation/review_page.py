@@ -19,7 +19,7 @@ from simulations.services.pages import model_markdown
 from simulations.services.pages.fragments import fragment
 from simulations.services.people.access import can_drive, share_link
 
-from . import review_pictures
+from . import review_pictures, unmoved
 from .debrief import debrief_facts
 from .games import scenario_of_version, seated, state_of
 from .presenters import EntryView, transcript
@@ -62,6 +62,7 @@ def review(request: HttpRequest, game: Game) -> HttpResponse:
             "owner": can_drive(request.user, game), "share_url": share_link(request, game), "finished": game.phase == Status.REVIEW,
             "print_transcript": request.GET.get("transcript") == "1", "co_player": game.viewer_seat is not None,
             **(at_a_glance(game) if game.phase == Status.REVIEW else {}),
+            **(moved_nothing(game, data) if game.phase == Status.REVIEW else {}),
         },
     )  # fmt: skip
 
@@ -118,4 +119,23 @@ def at_a_glance(game: Game) -> dict[str, Any]:
         "stance_charts": review_pictures.stance_charts(scenario, state, events),
         "vote_matrix": review_pictures.vote_matrix(scenario, state),
         "network": review_pictures.talk_network(scenario, state, private),
+    }
+
+
+def moved_nothing(game: Game, data: dict[str, Any]) -> dict[str, Any]:
+    """The student's messages that moved no position, and why (unmoved.py), from the export the page shows: the
+    readings the engine applied and the stance changes it recorded, so the review never judges a message again."""
+    scenario, state = scenario_of_version(game.scenario), state_of(game)
+    human = state.human_role
+    said = [
+        unmoved.Said(e["seq"], e["kind"], e["text"], list(e["audience"]), e["issue"])
+        for e in data["transcript"]
+        if e["speaker"] == human and e["kind"] in ("message", "speech")
+    ]
+    readings = {r["seq"]: r for r in data["judge_readings"]}
+    items = unmoved.unmoved(scenario, state, said, readings, data["negotiation"]["stance_changes"])
+    return {
+        "unmoved": items,
+        "unmoved_counts": [(unmoved.WHY_LABELS[w], n) for w, n in unmoved.counts(items).items() if n],
+        "student_lines": len(said),
     }

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from simulations.engine.errors import ScenarioError as BaseScenarioError
+from simulations.kinds.negotiation.cues import canonical, parse_cue
 
 RoleKind = Literal["country", "ngo", "chair"]
 
@@ -39,6 +40,25 @@ class Option(Strict):
     keywords: list[str] = Field(default_factory=list)
     # Words that name this option only while its issue is under discussion ("a list" in the debate on products).
     allusions: list[str] = Field(default_factory=list)
+    # Plain-word vocabularies (cues.py): how a student may name this option without its keywords.
+    cues: list[str] = Field(default_factory=list)
+
+    @field_validator("cues")
+    @classmethod
+    def _cues_parse(cls, cues: list[str]) -> list[str]:
+        return _valid_cues(cues)
+
+
+def _valid_cues(cues: list[str]) -> list[str]:
+    """Each cue parses, and none is written twice (the error names the cue; pydantic names the field)."""
+    seen: dict[frozenset[frozenset[str]], str] = {}
+    for cue in cues:
+        parse_cue(cue)
+        form = canonical(cue)
+        if form in seen:
+            raise ValueError(f"cue {cue!r} repeats cue {seen[form]!r}")
+        seen[form] = cue
+    return cues
 
 
 class Issue(Strict):
@@ -58,6 +78,12 @@ class Offer(Strict):
     id: str
     label: str
     keywords: list[str] = Field(min_length=1)
+    cues: list[str] = Field(default_factory=list)
+
+    @field_validator("cues")
+    @classmethod
+    def _cues_parse(cls, cues: list[str]) -> list[str]:
+        return _valid_cues(cues)
 
 
 class Condition(Strict):
@@ -295,6 +321,7 @@ class Scenario(Strict):
                         raise ValueError(
                             f"{where}: arguments.{issue.id} needs support and oppose lines for {opt.id}"
                         )
+        _distinct_cues(self)
         if not any(r.votes for r in self.roles):
             raise ValueError("a scenario needs at least one voting role")
         return self
@@ -343,6 +370,26 @@ class Scenario(Strict):
         """A stable digest of the content: same content, same version on load."""
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _distinct_cues(scenario: Scenario) -> None:
+    """A cue must not also be a cue or keyword of another option of the same issue (or of another offer): the
+    reader could not tell which one a student meant."""
+
+    def clash(where: str, own: list[str], others: dict[str, list[str]]) -> None:
+        for cue in own:
+            form = canonical(cue)
+            for other, words in others.items():
+                if any(canonical(w) == form for w in words):
+                    raise ValueError(f"{where}.cues: cue {cue!r} is also a cue or keyword of {other}")
+
+    for issue in scenario.issues:
+        for opt in issue.options:
+            rivals = {f"option {o.id}": [*o.keywords, *o.cues] for o in issue.options if o.id != opt.id}
+            clash(f"issues.{issue.id}.options.{opt.id}", opt.cues, rivals)
+    for offer in scenario.offers:
+        rivals = {f"offer {o.id}": [*o.keywords, *o.cues] for o in scenario.offers if o.id != offer.id}
+        clash(f"offers.{offer.id}", offer.cues, rivals)
 
 
 def _read_yaml(path: Path) -> dict[str, object]:

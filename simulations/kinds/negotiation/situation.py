@@ -17,9 +17,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from simulations.kinds.negotiation import judge, reading, rules
+from simulations.kinds.negotiation import dialogue, judge, reading, rules
 from simulations.kinds.negotiation.memory import Seen
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState, Stance
@@ -86,13 +86,15 @@ def _trade_verdict(
         return True, "accepted"
     if not scenario.role(speaker).votes:
         return False, "not_voter"
+    if judge.cooled(state):
+        return False, "cooled"
     want_issue, promise_issue = _issue_of(scenario, want), _issue_of(scenario, promise)
     if want_issue == promise_issue:
         return False, "same_issue"
     if rules.resolved_issue(state, want_issue) or rules.resolved_issue(state, promise_issue):
         return False, "resolved"
     stance = state.stances[role][want_issue]
-    if want in stance.red_lines:
+    if want in stance.red_lines and want not in stance.acceptable:
         return False, "red_line"
     if state.stances[role][promise_issue].preferred != promise:
         return False, "not_wanted"
@@ -110,6 +112,8 @@ def _questions(scenario: Scenario, text: str) -> list[dict[str, Any]]:
             {
                 "options": [option_ref(scenario, o) for o in dict.fromkeys(options)],
                 "offers": [_offer_ref(scenario, o) for o in offers],
+                "issues": dialogue.issues_named(scenario, sentence),  # its subject, when it names no option
+                "on_topic": dialogue.touches(scenario, sentence),
             }
         )
     return out
@@ -149,11 +153,32 @@ def _read_entry(
                 "why": why,
             }
         )
+    acts = dialogue.read_acts(scenario, entry.text)
+    questions = _questions(scenario, entry.text)
+    read_issues = {
+        *signals.support, *signals.oppose, *signals.conditional,
+        *(_issue_of(scenario, o) for t in signals.trades for o in (t.want, t.promise)),
+        *(o["issue"] for q in questions for o in q["options"]),
+    }  # fmt: skip
+    named_issues = [*(_issue_of(scenario, o) for o in acts.options_named), *acts.issues_named]
+    read_offers = {*signals.offers, *signals.asks, *(o["id"] for q in questions for o in q["offers"])}
     return {
         "seq": entry.seq,
         "speaker": entry.speaker,
         "name": scenario.display_name(entry.speaker),
         "kind": entry.kind,
+        # What the message does besides taking positions (dialogue.py), and what it named without saying what
+        # it means: an issue with no position read on it, an offer neither made, asked for nor asked about.
+        "acts": {
+            "greeting": acts.greeting,
+            "thanks": acts.thanks,
+            "farewell": acts.farewell,
+            "hostile": acts.hostile,
+            "off_topic_questions": len(acts.off_topic_questions),
+            "on_topic": acts.on_topic,
+        },
+        "unclear_issues": [i for i in dict.fromkeys(named_issues) if i not in read_issues],
+        "unclear_offers": [_offer_ref(scenario, o) for o in acts.offers_named if o not in read_offers],
         "supports": [option_ref(scenario, o) for o in _flat(signals.support)],
         "opposes": [option_ref(scenario, o) for o in _flat(signals.oppose)],
         "conditional": [option_ref(scenario, o) for o in _flat(signals.conditional)],
@@ -161,7 +186,7 @@ def _read_entry(
         "offers_doubtful": [_offer_ref(scenario, o) for o in signals.offers if o not in credible],
         "asks": [_offer_ref(scenario, o) for o in signals.asks],
         "trades": trades,
-        "questions": _questions(scenario, entry.text),
+        "questions": questions,
         "concedes": _concessions(scenario, entry.text),
         "stated": dict(sorted(stated.get(entry.speaker, {}).items())),
     }
@@ -187,7 +212,98 @@ def _addressed(
     heard.reverse()
     if purpose == "speech":
         heard = heard[-ADDRESSED_KEEP:]
-    return [_read_entry(scenario, state, e, role, stated) for e in heard]
+    out = [_read_entry(scenario, state, e, role, stated) for e in heard]
+    issue = state.active_issue.issue_id if purpose == "speech" and state.active_issue else None
+    for entry, read in zip(heard, out, strict=True):
+        if issue is not None and not read["acts"]["hostile"]:
+            read["engage"] = _engagements(scenario, entry, role, issue)
+    return out
+
+
+_OPTION_REF = re.compile(r"\(\d+\.\d+\)")
+
+
+def _proper_words(scenario: Scenario) -> set[str]:
+    """Words the scenario's lines capitalise in mid-sentence (names such as "Arctic" or "China"): a reason
+    starting with one keeps its capital after "that"; any other first word is lower-cased."""
+    memo = scenario.memo()
+    found = memo.get(("proper-words",))
+    if found is None:
+        words: set[str] = set()
+        for role in scenario.roles:
+            for arguments in role.arguments.values():
+                for lines in (*arguments.support.values(), *arguments.oppose.values()):
+                    for line in lines:
+                        words |= set(re.findall(r"(?<=[a-z,;] )[A-Z][A-Za-z]*", line))
+        found = memo[("proper-words",)] = words
+    assert isinstance(found, set)
+    return found
+
+
+def _lower_first(scenario: Scenario, text: str) -> str:
+    first = text.split()[0]
+    if first in _proper_words(scenario) or (first.isupper() and len(first) > 1):
+        return text
+    return first.lower() + text[len(first) :]
+
+
+_FIRST_PERSON = re.compile(r"\b(we|our|ours|us|i|my)\b", re.IGNORECASE)
+
+
+def _reason_of(scenario: Scenario, text: str) -> str | None:
+    """The reason a speech gives: the first clause of its first sentence that argues rather than states a
+    position (no option reference, no delegation named, no question), lower-cased to follow "that"."""
+    names = [scenario.display_name(r) for r in scenario.role_ids]
+    for sentence in split_sentences(text):
+        if sentence.endswith("?") or _OPTION_REF.search(sentence) or any(n in sentence for n in names):
+            continue
+        clause = dialogue.reason_clause(sentence)
+        if len(clause) < 25 or len(clause) > 160 or _FIRST_PERSON.search(clause):
+            continue  # reported in another's mouth, "we" and "our" would change whom they mean
+        return _lower_first(scenario, clause)
+    return None
+
+
+def _engagements(scenario: Scenario, entry: Seen, role: str, issue: str) -> dict[str, list[str]]:
+    """Sentences this seat may use to engage a debate speech's argument (agreeing or differing), each checked by
+    the judge: agreement may back only what the speaker backed here, difference must back nothing, and neither
+    may name another issue's options."""
+    reason = _reason_of(scenario, entry.text)
+    theirs = judge.shared_signals(scenario, entry.text, speaker=entry.speaker, issue=issue).support.get(
+        issue, []
+    )
+    if reason is None or len(theirs) != 1:
+        return {"agree": [], "differ": []}
+    key = ("engage", role, entry.speaker, issue, entry.text)
+    memo = scenario.memo()
+    if key in memo:
+        kept = cast(dict[str, list[str]], memo[key])
+        return {side: list(texts) for side, texts in kept.items()}
+    me, them = scenario.role(role).name, scenario.display_name(entry.speaker)
+    out: dict[str, list[str]] = {"agree": [], "differ": []}
+    turn = int(
+        fingerprint(reason), 16
+    )  # which frame comes first: varies with the reason, the same every replay
+    for side, frames in (("agree", dialogue.ENGAGE_AGREE), ("differ", dialogue.ENGAGE_DIFFER)):
+        start = turn % len(frames)
+        for frame in frames[start:] + frames[:start]:
+            if out[side]:
+                break  # one checked sentence per side is enough
+            text = frame.format(me=me, them=them, reason=reason)
+            text = text[0].upper() + text[1:]
+            # Read as the engine reads it (this seat speaking) and as a reader who does not know the speaker
+            # (who may take the quoted delegation for the speaker): neither may find anything unintended.
+            readings = [
+                judge.shared_signals(scenario, text, speaker=role),
+                judge.shared_signals(scenario, text),
+            ]
+            named = {_issue_of(scenario, o) for o in reading.named(scenario, text)[0]}
+            backs = {o for r in readings for opts in r.support.values() for o in opts}
+            clean = not any(r.oppose or r.conditional or r.offers or r.asks or r.trades for r in readings)
+            if clean and named <= {issue} and backs <= (set(theirs) if side == "agree" else set()):
+                out[side].append(text)
+    memo[key] = out
+    return {side: list(texts) for side, texts in out.items()}
 
 
 def _requests(
@@ -266,6 +382,51 @@ def _line_backs(
     return backs
 
 
+REASONED = {
+    "preferred": ["{me} supports {opt} because {reason}.", "{me} backs {opt}, since {reason}."],
+    "concede": ["{me} can accept {opt}, since {reason}.", "{me} could live with {opt}, because {reason}."],
+    "oppose": ["{me} cannot accept {opt}, because {reason}.", "{me} opposes {opt}, since {reason}."],
+}
+_OWN_VOICE = re.compile(r"^(our|we|us|i|the delegation|this delegation)\b", re.IGNORECASE)
+
+
+def _reasoned(
+    scenario: Scenario, role_id: str, issue_id: str, option: str, kind: str, lines: list[str]
+) -> list[dict[str, str]]:
+    """The seat's position on `option` (`kind`: preferred, concede or oppose) joined to one of its own reasons
+    ("China backs voluntary measures (1.2), since ..."), one sentence per usable line, kept only when the judge
+    reads it as taking exactly that position. `line` is the argument used, so the seat does not say it again on
+    its own. Memoised per scenario: a seat's lines and stance change rarely, and each check is a judge read."""
+    key = ("reasoned", role_id, option, kind, tuple(lines))
+    memo = scenario.memo()
+    if key in memo:
+        return list(cast(list[dict[str, str]], memo[key]))
+    me = scenario.role(role_id).name
+    label = scenario.issue(issue_id).option(option).label
+    ref = f"{label[0].lower()}{label[1:]} ({option})"
+    frames = REASONED[kind]
+    out = []
+    for n, line in enumerate(lines):
+        if _OWN_VOICE.match(line) or len(split_sentences(line)) != 1:
+            continue
+        reason = _lower_first(scenario, line.strip().rstrip(".!"))
+        for frame in (
+            frames[n % len(frames) :] + frames[: n % len(frames)]
+        ):  # vary the frame from line to line
+            text = frame.format(me=me, opt=ref, reason=reason)
+            signals = judge.shared_signals(scenario, text, speaker=role_id)
+            side, other = (
+                (signals.oppose, signals.support) if kind == "oppose" else (signals.support, signals.oppose)
+            )
+            if side == {issue_id: [option]} and not (
+                other or signals.conditional or signals.offers or signals.asks or signals.trades
+            ):
+                out.append({"text": text, "line": line, "kind": kind})
+                break
+    memo[key] = out
+    return list(out)
+
+
 def _stems(scenario: Scenario, offers: set[str]) -> list[str]:
     """Word stems of offers already made ("financ" from "financing"), to spot a met demand in other words."""
     return sorted({k.lower()[:6] for o in offers for k in scenario.offer(o).keywords if len(k) >= 6})
@@ -305,10 +466,22 @@ def _lines(
                 oppose[option] = _usable(
                     arguments.oppose.get(option, []), issue_only=iss, may_back=set(), **common
                 )
+    if issue_id is not None:  # debate: a position said together with its reason, one sentence of content
+        stance = stances[issue_id]
+        out_reasoned = {
+            option: _reasoned(
+                scenario, role_id, issue_id, option,
+                "preferred" if option == stance.preferred else "concede" if option in support else "oppose",
+                [u["text"] for u in usable],
+            )
+            for option, usable in (*support.items(), *oppose.items())
+        }  # fmt: skip
     heard = set(state.offers_heard.get(role_id, []))
     open_needs = {o for s in stances.values() for c in s.conditions for o in c.if_offered if o not in heard}
     preferred = {s.preferred for s in stances.values()}
     out: dict[str, Any] = {"support": support, "oppose": oppose}
+    if issue_id is not None:
+        out["reasoned"] = out_reasoned
     if purpose.startswith("talk"):
         met = _stems(scenario, heard)
         out["asks"] = _usable(role.talk.asks, may_back=preferred, may_ask=open_needs, met=met, **common)
@@ -423,7 +596,94 @@ def negotiation_facts(
         facts["partner_votes"] = scenario.role(student).votes
         facts["partner_can_offer"] = list(scenario.role(student).can_offer)
         facts["partner_stated"] = dict(sorted(stated.get(student, {}).items()))
+        if purpose.startswith("talk"):
+            facts.update(_talk_memory(scenario, seen, role_id, student))
+            facts["cooled"] = judge.cooled(state)
+    facts["own_backed"] = _own_backed(scenario, seen, role_id)
+    facts["accept_reasons"] = _accept_reasons(scenario, state, role_id)
+    facts["withdrawn"] = {
+        c.in_return: f"{scenario.display_name(c.by)} broke its promise to support the proposal"
+        for c in state.commitments
+        if c.to == role_id and c.status == "broken" and c.added_acceptable
+    }
     return facts
+
+
+def _accept_reasons(scenario: Scenario, state: GameState, role_id: str) -> dict[str, str]:
+    """Why the seat accepts each option it accepts without preferring it, as a clause a concession can carry
+    ("... since {reason}"): a trade struck for it, a condition met, arguments that moved it, or the room's
+    support. Named neither delegations nor other issues' options, so it claims nothing about anyone else."""
+    spec = scenario.role(role_id).stances
+    out: dict[str, str] = {}
+    for issue_id, stance in sorted(state.stances[role_id].items()):
+        initial = spec[issue_id]
+        for option in stance.acceptable:
+            if option == stance.preferred:
+                continue
+            traded = any(
+                c.to == role_id and c.in_return == option and c.status in ("open", "kept")
+                for c in state.commitments
+            )
+            met = any(c.accept == option and c.if_offered for c in initial.conditions) and not any(
+                c.accept == option for c in stance.conditions
+            )
+            backers = sum(
+                1 for r, said in state.stated.items() if r != role_id and said.get(issue_id) == option
+            )
+            if traded:
+                out[option] = "a trade agreed in the private talks gives us what we asked for in return"
+            elif met and option not in initial.acceptable:
+                out[option] = "what we asked for in return has now been put on the table"
+            elif option not in initial.acceptable:
+                out[option] = "the arguments heard in this committee have changed our assessment"
+            elif backers >= 2:
+                out[option] = f"{backers} delegations have spoken for it and a decision needs every country"
+            else:
+                out[option] = "a decision needs every country, and we would rather join one than block it"
+    return out
+
+
+def _own_backed(scenario: Scenario, seen: Sequence[Seen], role: str) -> dict[str, list[str]]:
+    """issue -> the options this seat has said in its own words it backs or can accept, game-wide: a concession
+    made stands, so the writer never contradicts it without giving the reason."""
+    out: dict[str, set[str]] = {}
+    for entry in seen:
+        if entry.speaker == role and entry.kind in SPOKEN_KINDS:
+            for issue_id, options in judge.shared_signals(scenario, entry.text, speaker=role).support.items():
+                out.setdefault(issue_id, set()).update(options)
+    return {i: sorted(o, key=rules.option_sort_key) for i, o in sorted(out.items())}
+
+
+def _talk_memory(scenario: Scenario, seen: Sequence[Seen], role: str, partner: str) -> dict[str, Any]:
+    """What this talk has already settled, so the seat neither asks twice nor greets twice: the partner's earlier
+    greetings and thanks (returned once), what the seat already asked the partner to support, what the partner
+    refused (opposed, or answered by backing another option of the issue after being asked) and the offers the
+    partner made in so many words."""
+    pair = sorted([role, partner])
+    talk = [e for e in seen if e.kind == "message" and sorted(getattr(e, "audience", []) or []) == pair]
+    last_own = max((n for n, e in enumerate(talk) if e.speaker == role), default=-1)
+    earlier = [e for e in talk[: last_own + 1] if e.speaker == partner]
+    asked: set[str] = set()
+    refused: set[str] = set()
+    conditioned: set[str] = set()  # options this seat already said, in this talk, it could accept "if ..."
+    for entry in talk:
+        if entry.speaker == role:
+            asked |= {o["id"] for q in _questions(scenario, entry.text) for o in q["options"]}
+            conditioned |= set(_flat(judge.shared_signals(scenario, entry.text, speaker=role).conditional))
+            continue
+        signals = judge.shared_signals(scenario, entry.text, speaker=partner)
+        refused |= set(_flat(signals.oppose))
+        for issue_id, options in signals.support.items():
+            refused |= {o for o in asked if _issue_of(scenario, o) == issue_id and o not in options}
+    acts = [dialogue.read_acts(scenario, e.text) for e in earlier]
+    return {
+        "greeted_before": any(a.greeting for a in acts),
+        "thanked_before": any(a.thanks for a in acts),
+        "hostile_before": any(a.hostile for a in acts),
+        "asked_before": sorted(asked, key=rules.option_sort_key),
+        "refused": sorted(refused, key=rules.option_sort_key),
+        "conditioned": sorted(conditioned, key=rules.option_sort_key),
+    }
 
 
 def _counterpart(state: GameState) -> str | None:
@@ -442,6 +702,7 @@ _WHY = {
     "same_issue": "both options belong to one issue",
     "resolved": "one of the issues is already decided",
     "red_line": "what they ask for is one of your red lines",
+    "cooled": "they insulted you in this talk: you make no bargain with them for the rest of it",
     "not_wanted": "what they promise is not the option you prefer",
     "already": "you already accept what they ask for",
 }
@@ -465,10 +726,65 @@ def situation_text(facts: dict[str, Any]) -> str:
                 f"proposes a trade (you support {trade['want']['id']}, they support {trade['promise']['id']}): "
                 f"{_WHY[trade['why']]}"
             )
-        if heard["questions"]:
-            said.append(f"asks {len(heard['questions'])} question(s) you should answer")
+        acts = heard.get("acts", {})
+        off_topic = acts.get("off_topic_questions", 0)
+        if len(heard["questions"]) > off_topic:
+            said.append(f"asks {len(heard['questions']) - off_topic} question(s) you should answer")
+        if off_topic:
+            said.append(f"asks {off_topic} question(s) outside the negotiation: decline briefly, steer back")
+        if acts.get("hostile"):
+            said.append(
+                "insults you ("
+                + ", ".join(acts["hostile"])
+                + "): say plainly that this does not help, and do "
+                "not agree with, praise or thank them for it"
+            )
+        elif acts.get("greeting") and not facts.get("greeted_before"):
+            said.append("greets you (return it once, briefly)")
+        elif acts.get("thanks") and not facts.get("thanked_before"):
+            said.append("thanks you (acknowledge it once, briefly)")
+        for issue in heard.get("unclear_issues", []):
+            said.append(f"names issue {issue} without saying where it stands: ask which way it leans")
+        for offer in heard.get("unclear_offers", []):
+            said.append(f"mentions {offer['label']} without clearly offering it: ask whether it does, and do not "
+                        "ask for it again in this message")  # fmt: skip
         if said:
             lines.append(f"- {heard['name']} just said to you: " + "; ".join(said) + ".")
+        elif not str(facts.get("purpose", "")).startswith("talk"):
+            continue  # a debate speech with nothing to answer needs no comment
+        elif not acts.get("on_topic", True):
+            lines.append(
+                f"- {heard['name']} just said something unrelated to the negotiation: say so in a sentence and "
+                "steer back to the issues."
+            )
+        else:
+            lines.append(
+                f"- You could read no position or offer in what {heard['name']} just said: say so, and ask what "
+                "they mean."
+            )
+    if facts.get("cooled"):
+        lines.append("- Relations in this talk have cooled after an insult: stay correct, but make no trade.")
+    settled = [*facts.get("asked_before", []), *facts.get("refused", [])]
+    if settled:
+        lines.append(
+            "- Already asked of your partner in this talk, or refused by them (do not ask again): "
+            + ", ".join(dict.fromkeys(settled))
+            + "."
+        )
+    if facts.get("conditioned"):
+        lines.append(
+            "- You already said in this talk on what terms you could accept "
+            + ", ".join(facts["conditioned"])
+            + ": do not repeat it unless they raise it."
+        )
+    backed = [o for options in facts.get("own_backed", {}).values() for o in options]
+    if backed:
+        lines.append(
+            "- You have said you support or can accept: "
+            + ", ".join(backed)
+            + ". A concession stands: never "
+            "say the opposite without giving the reason."
+        )
     for change in facts["changes"]:
         lines.append(
             f"- Since you last spoke you came to accept {change['option']['id']} ({change['cause']})."

@@ -84,6 +84,8 @@ class Conversation(Model):
     human_final: bool = False
     partner_final: bool = False
     next_speaker: Starter = "human"
+    # Set when one side insulted the other (dialogue.is_hostile): the AI partner trades no more in this talk.
+    cooled: bool = False
 
 
 class Round2(Model):
@@ -101,6 +103,10 @@ class IssueState(Model):
     cursor: int = 0
     proposal: str | None = None
     supporters: list[str] = Field(default_factory=list)
+    # Why the chair tabled `proposal` (tabling.py): the option with most support it set aside, if it did, and
+    # the voting countries that had said in public they could not accept that option.
+    set_aside: str | None = None
+    blockers: list[str] = Field(default_factory=list)
     vote_order: list[str] = Field(default_factory=list)
     ballots: dict[str, Ballot] = Field(default_factory=dict)
     adopted: bool | None = None
@@ -121,6 +127,18 @@ class Commitment(Model):
     made_seq: int
     status: Literal["open", "kept", "broken", "lapsed"] = "open"
     added_acceptable: bool = False  # whether `to` took `in_return` on because of this trade
+
+
+class PublicWord(Model):
+    """What the chair has heard each delegation say in public (openings and debate speeches), per issue: the
+    options it backs or can accept, those it cannot accept, and what it said it needs to accept an option; and
+    the offers made in public by seats able to make them. The chair tables proposals from this and from the
+    count of positions, never from an AI seat's private stance (tabling.py)."""
+
+    allows: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # role -> issue -> option ids
+    refuses: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # role -> issue -> option ids
+    needs: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # role -> option id -> offer ids
+    offered: dict[str, list[str]] = Field(default_factory=dict)  # offer id -> the seats that made it
 
 
 class GameState(Model):
@@ -146,6 +164,7 @@ class GameState(Model):
     # only the two parties know.
     stated: dict[str, dict[str, str]] = Field(default_factory=dict)
     stated_in_talks: dict[str, dict[str, dict[str, str]]] = Field(default_factory=dict)
+    public: PublicWord = Field(default_factory=PublicWord)  # absent from games stored before it: empty
     summary: str | None = None
     summary_requested: bool = False
 

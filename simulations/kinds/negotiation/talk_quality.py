@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,10 +219,15 @@ def reversals(
             if line.kind not in STATED:
                 continue
             issue = line.issue if line.kind == "speech" else None
+            # An acceptance counts only where the message as the game read it backs the option too: a sentence
+            # read alone may lean to an option the whole message settles the other way. A refusal ("we cannot
+            # accept X") is plain in its own sentence.
+            whole = read(line.text, seat, issue)
+            said_for = {o for os in whole.support.values() for o in os}
             for sentence in sentences(line.text):
                 signals = read(sentence, seat, issue)
                 opposed = {o for os in signals.oppose.values() for o in os}
-                backed = {o for os in signals.support.values() for o in os}
+                backed = {o for os in signals.support.values() for o in os} & said_for
                 for option in sorted(opposed):
                     if option in accepted and option not in reasoned and not _REASON.search(sentence):
                         seq, said, conceded = accepted[option]
@@ -282,7 +287,7 @@ def totals(games: Sequence[GameFigures]) -> Totals:
     )
 
 
-def lines_of(entries: Iterable[dict[str, Any]], state: dict[str, Any]) -> list[Line]:
+def lines_of(entries: Iterable[Mapping[str, Any]], state: Mapping[str, Any]) -> list[Line]:
     """A game's lines from its transcript entries (dicts with seq, speaker, kind, text, issue) and its final state
     (each ballot is put at its vote entry)."""
     issues = {i["issue_id"]: i for i in state.get("round3", {}).get("issues", [])}
@@ -300,11 +305,11 @@ def lines_of(entries: Iterable[dict[str, Any]], state: dict[str, Any]) -> list[L
     return out
 
 
-def adopted_of(state: dict[str, Any]) -> tuple[str, ...]:
+def adopted_of(state: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(i["issue_id"] for i in state.get("round3", {}).get("issues", []) if i.get("adopted"))
 
 
-def proposals_of(state: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def proposals_of(state: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(
         (i["issue_id"], i["proposal"]) for i in state.get("round3", {}).get("issues", []) if i.get("proposal")
     )

@@ -183,7 +183,7 @@ def test_influence_counts_who_could_offer_and_grammar(
             if held.student:
                 continue
             # A seat that voted no could not accept the option: it is a red line or short of persuasion.
-            assert held.red_line or (held.persuaded_share is not None and held.persuaded_share < 100)
+            assert held.red_line or held.persuaded in ("far", "partway", "close")
     assert checked > 0
 
 

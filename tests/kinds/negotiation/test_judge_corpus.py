@@ -6,18 +6,22 @@ it gained or lost per kind and per sentence family.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
 import yaml
 
-from simulations.kinds.negotiation import judge, judge_score
+from simulations.kinds.negotiation import judge, judge_score, reading
 from simulations.kinds.negotiation.scenario import Scenario
 from tests.conftest import SCENARIO_DIR
 
 OVERALL = 0.97
-# Each kind a little under what the rules reach today (support 94.7, oppose 97.3, conditional 95.6, offers, asks
-# and trades 100): a judge change that costs one of them several sentences fails here even if the total holds.
+# Plain-word sentences (family `plain`: no keyword of the scenario, the student's own words) are held to the same
+# standard as the whole corpus.
+FAMILY_FLOORS = {"plain": 0.97}
+# Each kind a little under what the rules reach today (support 95.5, oppose 97.1, conditional 96.3, offers 96.4,
+# asks and trades 100): a judge change that costs one of them several sentences fails here even if the total holds.
 FLOORS = {"support": 0.93, "oppose": 0.95, "conditional": 0.93, "offers": 0.96, "asks": 0.96, "trades": 0.99}
 
 
@@ -37,13 +41,18 @@ def test_the_rule_judge_reads_the_corpus(
     scenario: Scenario, corpus: list[judge_score.Item], capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = judge_score.score(corpus, _rules(scenario))
+    plain = judge_score.score([item for item in corpus if item.family == "plain"], _rules(scenario))
     with capsys.disabled():
         print("\n" + judge_score.report(result, title="rule judge on the corpus", misses=len(result.misses)))
+        print(judge_score.report(plain, title="rule judge on the plain-word family alone"))
     assert result.overall >= OVERALL, f"{result.overall:.1%} of the corpus read right, below {OVERALL:.0%}"
     low = {
         k: round(result.kind_accuracy(k), 3) for k, floor in FLOORS.items() if result.kind_accuracy(k) < floor
     }
     assert not low, f"reading kinds below their floor: {low}"
+    families = {f: right / seen for f, (right, seen) in result.families.items()}
+    low_families = {f: round(families[f], 3) for f, floor in FAMILY_FLOORS.items() if families[f] < floor}
+    assert not low_families, f"sentence families below their floor: {low_families}"
 
 
 def test_the_corpus_is_large_and_covers_every_family(corpus: list[judge_score.Item]) -> None:
@@ -52,6 +61,7 @@ def test_the_corpus_is_large_and_covers_every_family(corpus: list[judge_score.It
     for family in ("argument", "talk", "writer", "paraphrase", "negation", "heard", "conditional", "trade",
                    "offer", "ask", "concession", "mixed", "other_issue", "report", "question"):  # fmt: skip
         assert families[family] >= 4, family
+    assert families["plain"] >= 120
     contexts = {(item.text, item.speaker, item.issue) for item in corpus}
     assert len(contexts) == len(corpus), "a sentence appears twice in the same context"
 
@@ -66,6 +76,42 @@ def test_every_argument_line_of_the_scenario_is_in_the_corpus(corpus: list[judge
             for by_option in sides.values():
                 lines |= {(role["id"], str(issue), line) for texts in by_option.values() for line in texts}
     assert lines - labelled == set()
+
+
+def test_plain_sentences_use_none_of_the_scenarios_keywords(
+    scenario: Scenario, corpus: list[judge_score.Item]
+) -> None:
+    """A `plain` sentence must be read by the options' and offers' cues, not by their keywords, labels or ids."""
+    assert_plain(scenario, [item.text for item in corpus if item.family == "plain"])
+
+
+def assert_plain(scenario: Scenario, texts: list[str]) -> None:
+    names = [(o.id, [o.label, *o.keywords]) for i in scenario.issues for o in i.options]
+    names += [(o.id, [o.label, *o.keywords]) for o in scenario.offers]
+    patterns = [(oid, word, reading.phrase_pattern(word)) for oid, words in names for word in words]
+    used = []
+    for text in texts:
+        lowered = text.lower()
+        used += [(text, word) for _, word, pattern in patterns if pattern.search(lowered)]
+        used += [(text, oid) for oid, _ in names if re.search(rf"(?<![\d.]){re.escape(oid)}(?!\d)", lowered)]
+    assert not used, used
+
+
+def test_every_option_and_offer_is_read_in_plain_words(
+    scenario: Scenario, corpus: list[judge_score.Item]
+) -> None:
+    """The `plain` family names every option (backed or opposed) and every offer (offered and asked for)."""
+    plain = [item for item in corpus if item.family == "plain"]
+    options = {
+        o.split(":")[1]
+        for item in plain
+        for k in ("support", "oppose", "conditional")
+        for o in item.expect[k]
+    }
+    assert options == {o.id for i in scenario.issues for o in i.options}
+    for kind in ("offers", "asks"):
+        assert {o for item in plain for o in item.expect[kind]} == {o.id for o in scenario.offers}, kind
+    assert any(item.expect["trades"] for item in plain)
 
 
 def test_no_sentence_is_read_the_wrong_way_round(scenario: Scenario, corpus: list[judge_score.Item]) -> None:

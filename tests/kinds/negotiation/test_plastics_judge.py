@@ -11,6 +11,7 @@ import pytest
 from simulations.kinds.negotiation import judge, judge_score
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from tests.kinds.negotiation.plastics import PLASTICS_DIR
+from tests.kinds.negotiation.test_judge_corpus import assert_plain
 
 CORPUS = Path(__file__).resolve().parent / "plastics_judge_corpus.yaml"
 OVERALL = 0.95
@@ -43,6 +44,16 @@ def test_the_rule_judge_reads_the_plastics_corpus(
     )
     for kind in ("support", "oppose", "conditional", "offers", "asks"):
         assert result.kind_accuracy(kind) >= 0.9, (kind, result.kind_accuracy(kind))
+    right, seen = result.families["plain"]
+    assert right / seen >= 0.95, f"plain-word sentences: {right}/{seen}"
+
+
+def test_plain_sentences_use_none_of_the_scenarios_keywords(
+    plastics: Scenario, corpus: list[judge_score.Item]
+) -> None:
+    plain = [item for item in corpus if item.family == "plain"]
+    assert len(plain) >= 24
+    assert_plain(plastics, [item.text for item in plain])
 
 
 def test_the_corpus_is_large_and_covers_every_argument_line(

@@ -250,13 +250,13 @@ def test_a_scripted_student_gets_an_answer_to_every_move() -> None:
 
     china = _replies(game, "CHN")
     assert len(china) == 6
-    # A trade asking for one of China's red lines: declined, naming it, with what would move China instead.
+    # A trade asking for one of China's red lines: declined, naming it, with what would move China instead (the
+    # reply may go on to China's own ask on another issue, so its asks hold at least these two).
     declined = read(china[0][1], "CHN")
     assert "2.1" in declined.oppose.get("2", []) and "2.1" not in declined.support.get("2", [])
-    assert "2.1" in declined.conditional.get("2", []) and set(declined.asks) == {
-        "financing",
-        "technology_transfer",
-    }
+    assert "2.1" in declined.conditional.get("2", []) and {"financing", "technology_transfer"} <= set(
+        declined.asks
+    )
     # An offer that meets China's condition on 1.1: acknowledged with the option it unlocks ...
     assert read(china[1][1], "CHN").support.get("1") == ["1.1"]
     # ... and the demand is never made again.

@@ -119,3 +119,64 @@ def test_content_hash_is_stable_and_sensitive(tmp_path: Path, scenario: Scenario
     path = folder / "roles" / "CAN.yaml"
     path.write_text(path.read_text().replace("influence: 0.8", "influence: 0.75", 1))
     assert load_scenario_dir(folder).content_hash() != scenario.content_hash()
+
+
+def _with_cues(tmp_path: Path, edit: object) -> Path:
+    folder = _copy(tmp_path)
+    path = folder / "scenario.yaml"
+    data = yaml.safe_load(path.read_text())
+    edit(data)  # type: ignore[operator]
+    path.write_text(yaml.safe_dump(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("cues", "message"),
+    [
+        ([""], r"field issues.1.options.0.cues: Value error, a cue may not be empty"),
+        (["treaty + "], r"field issues.1.options.0.cues: .*empty word choice"),
+        (["treaty|pact|treaty + teeth"], r"field issues.1.options.0.cues: .*repeats a word within one group"),
+        (
+            ["teeth + treaty|pact", "pacts|treaty + teeth"],
+            r"field issues.1.options.0.cues: .*cue 'pacts\|treaty \+ teeth' repeats cue 'teeth \+ treaty\|pact'",
+        ),
+    ],
+)
+def test_a_bad_cue_is_refused_with_its_field(tmp_path: Path, cues: list[str], message: str) -> None:
+    def edit(data: dict) -> None:  # type: ignore[type-arg]
+        data["issues"][1]["options"][0]["cues"] = cues
+
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario_dir(_with_cues(tmp_path, edit))
+
+
+def test_a_cue_that_names_another_option_of_the_issue_is_refused(tmp_path: Path) -> None:
+    """A cue of 2.1 written as a keyword of 2.2 (in other words, by stem) could not tell the two apart."""
+
+    def edit(data: dict) -> None:  # type: ignore[type-arg]
+        data["issues"][1]["options"][0]["cues"] = ["excluding emission"]
+
+    with pytest.raises(
+        ScenarioError,
+        match=r"issues.2.options.2.1.cues: cue 'excluding emission' is also a cue or keyword of option 2.2",
+    ):
+        load_scenario_dir(_with_cues(tmp_path, edit))
+
+
+def test_an_offer_cue_may_not_be_another_offers(tmp_path: Path) -> None:
+    def edit(data: dict) -> None:  # type: ignore[type-arg]
+        data["offers"][1]["cues"] = [data["offers"][0]["cues"][0]]
+
+    with pytest.raises(
+        ScenarioError,
+        match=r"offers.financing.cues: .* is also a cue or keyword of offer technology_transfer",
+    ):
+        load_scenario_dir(_with_cues(tmp_path, edit))
+
+
+def test_every_option_and_offer_of_both_scenarios_has_cues(scenario: Scenario) -> None:
+    from tests.kinds.negotiation.plastics import PLASTICS_DIR
+
+    for each in (scenario, load_scenario_dir(PLASTICS_DIR)):
+        assert all(option.cues for issue in each.issues for option in issue.options), each.slug
+        assert all(offer.cues for offer in each.offers), each.slug

@@ -236,3 +236,20 @@ def test_the_command_plays_offline_games_and_measures_them_again_the_same() -> N
     assert measured["games"][0]["proposals"] == {
         i["issue_id"]: i["proposal"] for i in game.state["round3"]["issues"]
     }
+
+
+def test_a_sentence_read_alone_does_not_overrule_its_message(scenario: Scenario) -> None:
+    """Read alone, "agrees with Brazil that keeping emissions out of scope ..." leans to 2.1; the message as the game
+    read it opposes 2.1. What the message says decides, so this is no contradiction."""
+    text = (
+        "China agrees with Brazil that keeping emissions out of scope avoids asking developing economies to "
+        "retrofit industries they have only just built. We cannot accept emissions in scope (2.1), and China will "
+        "not pretend otherwise."
+    )
+    lines = [Line(1, "CHN", "speech", text, "2")]
+    assert figures(scenario, lines).contradictions == []
+    later = [
+        Line(1, "CHN", "speech", "China supports emissions in scope (2.1).", "2"),
+        Line(2, "CHN", "speech", text, "2"),
+    ]
+    assert [f.option for f in figures(scenario, later).contradictions] == ["2.1"]

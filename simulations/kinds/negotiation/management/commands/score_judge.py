@@ -2,7 +2,8 @@
 
 With a real judge model (MERCURY_JUDGE_MODEL, else MERCURY_MODEL) each sentence goes through the LLM judge exactly as
 in a game (`llm_judge.judge_message`); `--rules` scores the rule judge instead (what offline games use, and what the
-corpus test checks in CI).
+corpus test checks in CI). Either prints the share read right per reading kind and per sentence family; `--family
+plain` scores only the sentences in the student's own words (per kind within them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rules", action="store_true", help="score the rule judge instead of the model")
         parser.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
+        parser.add_argument(
+            "--family",
+            default="",
+            help="score only this sentence family (e.g. plain: the student's own words)",
+        )
         parser.add_argument("--misses", type=int, default=10, help="list this many misreadings")
         parser.add_argument("--corpus", default=str(judge_score.CORPUS))
         parser.add_argument("--scenario", default=str(settings.BASE_DIR / "scenarios" / "mercury"))
@@ -35,6 +41,10 @@ class Command(BaseCommand):
             items = judge_score.load_corpus(judge_score.Path(options["corpus"]))
         except (OSError, ScenarioError) as exc:
             raise CommandError(str(exc)) from exc
+        if options["family"]:
+            items = [item for item in items if item.family == options["family"]]
+            if not items:
+                raise CommandError(f"no sentence of family {options['family']!r} in the corpus")
         if options["limit"]:
             items = items[: options["limit"]]
         spec = model_spec.judge_spec()
