@@ -36,8 +36,9 @@ from .machine import (
     Step,
     round_quorum,
 )
+from .reading_sources import value_sources
 from .scenario import DeliberationScenario, Persona, PersonaRole
-from .state import MAX_ROUNDS, DeliberationState, Finding, Stance
+from .state import MAX_ROUNDS, DeliberationState, Finding, Severity, Stance
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,86 @@ def _experts_view(
     for rnd in reversed(st.rounds[-2:]):
         for seat, ballot in rnd.ballots.items():
             expert = sc.persona(seat)
-            if seat != me.id and fields & set(expert.expertise) and ballot.stance != Stance.ABSTAIN:
+            # A person's argument is answered on its merits (_answer_person), not deferred to.
+            person = seat in st.humans
+            if (
+                seat != me.id
+                and not person
+                and fields & set(expert.expertise)
+                and ballot.stance != Stance.ABSTAIN
+            ):
                 return f"The {expert.title} has read it and {_SAID[ballot.stance]}; I defer to that reading. "
     return ""
 
 
 _LINE_REF = re.compile(r"\bline\s+(\d+)", re.IGNORECASE)
+_WORD = re.compile(r"[a-z_][a-z0-9_]{2,}")
+_PLAIN = {
+    "the", "and", "but", "this", "that", "here", "there", "safe", "fine", "line", "code", "with", "from", "only",
+    "because", "merge", "merged", "not", "for", "are", "our", "its", "it's", "can", "will", "would", "should",
+    "agree", "object", "think", "any", "all", "is", "was", "has", "have", "you", "one", "what", "why", "who",
+}  # fmt: skip
+# What would settle a security finding, by the words of its code, message or line.
+_REMEDIES = [
+    ("shell", "passing the command as a list of arguments, without shell=True"),
+    ("system", "passing the command as a list of arguments to subprocess.run, without a shell"),
+    ("eval", "`ast.literal_eval`, or a table of the operations allowed"),
+    ("exec", "a table of the operations allowed instead of running text"),
+    ("pickle", "a data format that cannot carry code, such as JSON"),
+    ("yaml", "`yaml.safe_load`"),
+    ("sql", "query parameters (`?` placeholders) instead of text spliced into the query"),
+    ("select", "query parameters (`?` placeholders) instead of text spliced into the query"),
+]
+
+
+def _argued(text: str, findings: list[Finding]) -> Finding | None:
+    """The finding a person's words are about: the one sharing most words with its code, message and line."""
+    words = set(_WORD.findall(text.lower())) - _PLAIN
+    scored = [
+        (len(words & set(_WORD.findall(f"{f.code} {f.message} {f.quote}".lower()))), -i, f)
+        for i, f in enumerate(findings)
+    ]
+    best = max(scored, default=None, key=lambda s: (s[0], s[1]))
+    return best[2] if best is not None and best[0] > 0 else None
+
+
+def _remedy(f: Finding) -> str:
+    about = f"{f.code} {f.message} {f.quote}".lower()
+    return next((fix for word, fix in _REMEDIES if word in about), "a fix the house rules accept")
+
+
+def _on_merits(who: str, ballot_stance: Stance, f: Finding, code: str) -> str:
+    """The answer to a person arguing about finding `f`, from what the code shows on its line."""
+    said = _cite_one(f)
+    if ballot_stance in (Stance.OBJECT, Stance.VETO):
+        return f"The {who} objects to line {f.line}, and the code bears that out: {said}. "
+    if f.category != "security":
+        return (
+            f"The {who} would keep line {f.line} as written, but that does not answer the reading: {said}. "
+        )
+    sources = value_sources(code, f.line)
+    fix = _remedy(f)
+    open_ = [v for v in sources if v.kind == "parameter" and v.checked_on is None]
+    checked = [v for v in sources if v.checked_on is not None]
+    if open_:
+        v = open_[0]
+        origin = f"`{v.name}`, built from `{v.via}`," if v.via else f"`{v.name}`"
+        return (f"The {who} holds that line {f.line} is safe, but `{f.quote}` takes {origin} straight from "
+                f"whoever calls `{v.function}`, and nothing checks it before line {f.line}: the caller decides "
+                f"what runs. {fix[0].upper() + fix[1:]} would settle it. ")  # fmt: skip
+    if checked:
+        v = checked[0]
+        return (f"The {who} has a point: `{v.name}` is checked on line {v.checked_on} before it reaches line "
+                f"{f.line}. The house rules still count `{f.quote}` critical; {fix} would remove the doubt. ")  # fmt: skip
+    fixed = ", ".join(f"`{v.name}`" for v in sources) or "nothing from outside"
+    return (f"The {who} is right that line {f.line} runs only what the code fixes itself ({fixed}); the house "
+            f"rules still count it critical, and {fix} costs little. ")  # fmt: skip
 
 
 def _answer_person(sc: DeliberationScenario, st: DeliberationState, me: Persona) -> str:
     """One sentence answering a person in a member's seat (in a class group's game, the first of them who spoke),
-    on the merits: the line it names and its stance against the findings; "" when no person has spoken in this or
-    the last round."""
+    on the merits: the line it names, else the finding its words are about (what the code shows there), else its
+    stance against the findings; "" when no person has spoken in this or the last round."""
     heard = [
         (seat, ballot)
         for seat in st.humans
@@ -135,6 +204,9 @@ def _answer_person(sc: DeliberationScenario, st: DeliberationState, me: Persona)
         if on_line:
             return f"The {who} points at line {n}, and rightly: {_cite_one(on_line[0])}. "
         return f"The {who} points at line {n}, but neither the tools nor my reading find a flaw there. "
+    argued = _argued(ballot.text, findings)
+    if argued is not None and argued.category != "secret":
+        return _on_merits(who, ballot.declared, argued, st.submission.code)
     critical = [f for f in findings if f.critical]
     if ballot.declared == Stance.SYNTHESIS and critical:
         return f"The {who} would merge, but that does not answer {_cite_one(critical[0])}. "
@@ -259,11 +331,20 @@ def _own_opinion(
         return Opinion(seat=persona.id, stance=Stance.OBJECT, confidence=high, text=text,
                        fix_items=[f.as_fix_item() for f in mine])  # fmt: skip
 
-    text = _pick(r, [
-        "Mergeable once fixed: {cite}.",
-        "No blocker, but {count} fix item(s) in my field: {cite}. I agree on that condition.",
-        "I agree to the change with fixes: {cite}.",
-    ], cite=_cite(mine), count=len(mine))  # fmt: skip
+    if any(f.severity == Severity.MAJOR for f in mine):
+        # A major flaw read in the code is a bug a reviewer would not let through: changes are requested, and
+        # the member agrees to the change only on those fixes.
+        text = _pick(r, [
+            "This is wrong as written, so changes first: {cite}. I agree to the change once that is fixed.",
+            "Reading the code I find {count} flaw(s) in my field that must be fixed first: {cite}. On that "
+            "condition I agree.",
+        ], cite=_cite(mine), count=len(mine))  # fmt: skip
+    else:
+        text = _pick(r, [
+            "Mergeable once fixed: {cite}.",
+            "No blocker, but {count} fix item(s) in my field: {cite}. I agree on that condition.",
+            "I agree to the change with fixes: {cite}.",
+        ], cite=_cite(mine), count=len(mine))  # fmt: skip
     return Opinion(seat=persona.id, stance=Stance.SYNTHESIS, confidence=high, text=text,
                    fix_items=[f.as_fix_item() for f in mine])  # fmt: skip
 

@@ -10,7 +10,9 @@
   idea, fit to the audience, proof used well, tone, the call to action; `CRITERIA`) are read from the text, and a
   concept that piles up more proof points than one idea can carry (`FOCUS`), lists keywords or says a sentence
   twice loses marks. Constraints (words against the limit, the title, one ask, forbidden claims) are checked as
-  pass or fail. A critic's lens decides what it leads with, and it quotes the line it means.
+  pass or fail. The score is the criteria and the constraints alone, marked in half points from what any writer
+  can do, never from one method's stock phrases; the verdict draws between finalists level on everything from the
+  seed. A critic's lens decides what it leads with, and it quotes the line it means.
 - Refinement says every sentence once, repairs what breaks the brief, then the two things the direction and the
   critics pressed hardest (cutting a pile down to the points the idea needs), so a concept improves in steps; a
   merge's line the moderator kept is folded in and kept.
@@ -1008,12 +1010,30 @@ def critique(
     return CritiqueSubmitted(persona=persona.id, notes=notes)
 
 
-# The evaluator's criteria, each marked 1 to 5 from the text.
+# The evaluator's criteria, each marked 1 to 5 from the text. Every mark is read from what any writer could do
+# (speak to the reader, name their doubt, put a person or a picture in it, let the sender speak), never from one
+# method's stock phrases: a panel whose judge rewards one writer's habits crowns that writer every time.
 CRITERIA = ("single idea", "audience fit", "proof used well", "tone", "call to action")
-HUMAN = (  # a voice, not a fact sheet: each method has its own
-    r"honest|You might think|Rumour|science|\b(we|us)\b|\?|good company|first step|a trial|Picture|noticed|By the time"
-    r"|Your turn|in one read|Time it takes"
+VOICE = r"\b(we|us|our)\b|\?"  # the sender speaks, or asks the reader something
+LONG_SENTENCE = (
+    25  # words past which a reader loses the thread (19 against 21 words is no difference one sees)
 )
+
+
+def _answers_doubt(kit: Kit, rd: Reading) -> bool:
+    """The audience's doubt named in the copy (two of its words), or a proof point that makes trying it easy or
+    reversible."""
+    named = len(_content(" ".join(rd.draft.units())) & _content(kit.doubt)) >= 2
+    return named or any(f.tags & {"easy", "exit"} for f in rd.used)
+
+
+def _touches(rd: Reading) -> dict[str, bool]:
+    """What makes copy sound like someone wrote it, whatever the method: a person or a picture, and a voice."""
+    units = [u for u in rd.draft.units() if not _is_cta(u)]
+    return {
+        "a person or a picture": bool(rd.person or rd.draft.image),
+        "a voice": bool(re.search(VOICE, " ".join(units), re.I)),
+    }
 
 
 def _in_prose(kit: Kit, rd: Reading) -> list[Fact]:
@@ -1026,21 +1046,21 @@ def _criteria(kit: Kit, rd: Reading) -> dict[str, float]:
     """The evaluator's criteria, 1 to 5 each, read from the text: what it says, not how much of it there is."""
     body = " ".join(rd.draft.units())
     you = bool(re.search(r"\byou(r)?\b", body, re.I))
-    doubt = bool(re.search(r"honest|You might think|Rumour|Fair\.|trial|first step", body)) or any(
-        f.tags & {"easy", "exit"} for f in rd.used
-    )
-    touches = sum(1 for x in (rd.person, rd.draft.image, re.search(HUMAN, body)) if x)
+    touches = sum(_touches(rd).values())
     crit = {
         "single idea": 5 - 0.8 * rd.crowd - bool(rd.stuffed) - 1.5 * len(rd.repeats) - bool(rd.title_over)
-        - 0.08 * max(0, _words(rd.longest) - 18) - 0.5 * (len(rd.ctas) > 1),
-        "audience fit": 2 + you + doubt + 0.35 * min(3, len(rd.keywords)) - 0.5 * len(rd.jargon) - 2 * bool(rd.broken),
+        - 0.5 * (_words(rd.longest) > LONG_SENTENCE) - 0.5 * (_words(rd.longest) > 32) - 0.5 * (len(rd.ctas) > 1),
+        "audience fit": 2 + you + _answers_doubt(kit, rd) + 0.35 * min(3, len(rd.keywords)) - 0.5 * len(rd.jargon)
+        - 2 * bool(rd.broken),
         "proof used well": (2.5 + 0.5 * min(3, len(rd.used)) + 0.5 * (len(_in_prose(kit, rd)) >= len(rd.used) / 2)
                             - 0.7 * rd.crowd - 1.5 * bool(rd.unsupported) - bool(rd.hype)) if rd.used else 1.0,
         "tone": 3.5 + 0.5 * touches - 1.5 * bool(rd.hype) - 2 * bool(rd.broken) - bool(rd.repeats) - bool(rd.stuffed)
         - 0.5 * (rd.sameness > 0.3),
         "call to action": {0: 1.0, 1: 5.0}.get(len(rd.ctas), 2.0),
     }  # fmt: skip
-    return {k: round(max(1.0, min(5.0, v)), 1) for k, v in crit.items()}
+    # Marked in half points, as a reader marks: a sentence of 19 words against one of 21 is no difference a
+    # reader sees, and a finer scale would let such noise (which tracks a writer's habits) pick the winner.
+    return {k: max(1.0, min(5.0, round(v * 2) / 2)) for k, v in crit.items()}
 
 
 def _total(crit: dict[str, float]) -> float:
@@ -1048,13 +1068,17 @@ def _total(crit: dict[str, float]) -> float:
     return 1 + 9 * (sum(crit.values()) / len(crit) - 1) / 4
 
 
-def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], critics: list[float]) -> ScoreNote:
+def _score(crit: dict[str, float], rd: Reading) -> float:
+    """The evaluator's score: its criteria on the 1-10 scale, a point off for each broken constraint, and more the
+    longer a draft runs over. Nothing else: the critics' marks inform the writers, not the score."""
+    return _total(crit) - len(rd.fails) - min(1.5, 0.04 * rd.over)
+
+
+def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown]) -> ScoreNote:
     rd = _read(kit, brief, c.text, [o for o in concepts if o.alias != c.alias])
     crit = _criteria(kit, rd)
     # a broken constraint costs a point, and running long costs more the longer it runs
-    raw = _total(crit) - len(rd.fails) - min(1.5, 0.04 * rd.over)
-    if critics:  # a little weight from the room
-        raw = 0.85 * raw + 0.15 * sum(critics) / len(critics)
+    raw = _score(crit, rd)
     body = " ".join(rd.draft.units())
     placed = len(_in_prose(kit, rd))
     why = {
@@ -1066,8 +1090,7 @@ def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], criti
         + "".join(f", '{k}'" for k in rd.keywords[:2]) + "".join(f", breaks '{r[0][:40]}'" for r in rd.broken[:1]),
         "proof used well": f"{len(rd.used)} of {len(kit.facts)}, {placed} placed in sentences"
         + "".join(f", '{h}' unsupported" for h in rd.hype[:1]) + "".join(f", {n} not in the brief" for n in rd.unsupported[:1]),
-        "tone": ", ".join(x for x in [f"'{rd.hype[0]}'" if rd.hype else "", "a person" if rd.person else "",
-                                      "a voice" if re.search(HUMAN, body) else ""] if x) or "flat",
+        "tone": ", ".join([f"'{h}'" for h in rd.hype[:1]] + [k for k, v in _touches(rd).items() if v]) or "flat",
         "call to action": {0: "no ask", 1: "one ask"}.get(len(rd.ctas), f"{len(rd.ctas)} asks"),
     }  # fmt: skip
     checks = [f"{kit.word_limit} words {'FAIL' if rd.over else 'pass'} ({rd.words})"] * bool(kit.word_limit)
@@ -1084,11 +1107,9 @@ def _evaluate(kit: Kit, brief: Brief, c: Shown, concepts: Sequence[Shown], criti
 
 def evaluation(brief: Brief, evaluator: Persona, *, seed: int, round_number: int, concepts: Sequence[Shown],
                critiques: Sequence[CritiqueSubmitted]) -> EvaluationSubmitted:  # fmt: skip
-    """Scores on the brief's criteria, driven by the text's measurable features plus a little of the critics' view."""
-    kit, heard = _kit(brief), {c.alias: list[float]() for c in concepts}
-    for note in (n for cr in critiques for n in cr.notes if n.alias in heard):
-        heard[note.alias].append(note.score)
-    return EvaluationSubmitted(scores=[_evaluate(kit, brief, c, concepts, heard[c.alias]) for c in concepts])
+    """Scores on the brief's criteria read from each text (the critiques shape the refinements, not the score)."""
+    kit = _kit(brief)
+    return EvaluationSubmitted(scores=[_evaluate(kit, brief, c, concepts) for c in concepts])
 
 
 # --- the moderator ---------------------------------------------------------------------------------------------
@@ -1485,15 +1506,23 @@ def verdict(
     brief: Brief, moderator: Persona, *, seed: int, finalists: Sequence[tuple[str, Shown, float]]
 ) -> VerdictGiven:
     """The best score wins, up to two runners-up; the reasoning says what separated them. Level scores are
-    separated by the evaluator's criteria read from the text as it now stands, and only then by the concept id."""
+    separated by the evaluator's criteria read from the text as it now stands; concepts level on both are equally
+    good by every measure the panel has, and the moderator's pick among them is drawn from the seed (an order by
+    id or by persona would hand every tie to the same writer)."""
     kit = _kit(brief)
     read = {cid: _read(kit, brief, s.text) for cid, s, _ in finalists}
-    ranked = sorted(finalists, key=lambda f: (-f[2], -_total(_criteria(kit, read[f[0]])), f[0]))
+    r = rng.stream(seed, "message_lab:verdict", moderator.id)
+    draw = {cid: r.random() for cid in sorted(read)}
+    merit = {cid: round(_total(_criteria(kit, rd)), 2) for cid, rd in read.items()}
+    ranked = sorted(finalists, key=lambda f: (-f[2], -merit[f[0]], draw[f[0]]))
     reads = [read[cid] for cid, _, _ in ranked]
     (win_id, win, win_score), merits = ranked[0], sorted(_merits(kit, reads[0]), key=lambda m: -m[1])[:2]
     text = (
         f"'{win.name}' wins at {win_score:.1f}: {' and '.join(m[2] for m in merits) or 'it met the brief'}."
     )
+    level = [f for f in ranked[1:] if (f[2], merit[f[0]]) == (win_score, merit[win_id])]
+    if level:
+        text += f" '{level[0][1].name}' stood level with it on every criterion; the moderator's call went this way."
     for (_, s, sc), rd in zip(ranked[1:3], reads[1:3], strict=False):
         fault = max(_faults(kit, rd), key=lambda f: f[1] * (1 if f[0] in HARD else 0.5), default=None)
         text += f" '{s.name}' ({sc:.1f}) came close, but {fault[2] if fault else 'it said less with more'}."

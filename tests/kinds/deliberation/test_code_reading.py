@@ -42,8 +42,8 @@ FLAWED: dict[str, tuple[str, str]] = {
         'query = f"SELECT id FROM orders WHERE customer = {customer}"',
     ),
     "boundary-comparison": (
-        'def is_adult(age: int) -> bool:\n    """Whether a customer may open an account.\n\n    >>> is_adult(30)\n'
-        '    True\n    """\n    return age > 18\n',
+        'def may_open_account(age: int) -> bool:\n    """Customers 18 and over may open an account.\n\n'
+        '    >>> may_open_account(30)\n    True\n    """\n    return age > 18\n',
         "return age > 18",
     ),
     "boundary-range": (
@@ -52,15 +52,67 @@ FLAWED: dict[str, tuple[str, str]] = {
         "    return total / len(values)\n",
         "for i in range(len(values) - 1):",
     ),
+    "boundary-mean": (
+        'def average(values: list[float]) -> float:\n    """The mean.\n\n    >>> average([3.0])\n    3.0\n'
+        '    """\n    return sum(values) / (len(values) - 1)\n',
+        "return sum(values) / (len(values) - 1)",
+    ),
+    "boundary-slice": (
+        'def total(amounts: list[int]) -> int:\n    """Every amount, added.\n\n    >>> total([])\n    0\n'
+        '    """\n    return sum(amounts[:-1])\n',
+        "return sum(amounts[:-1])",
+    ),
     "unused-result": (
         'def label(name: str) -> str:\n    """A label.\n\n    >>> label(" ana ")\n    \'ANA\'\n    """\n'
         "    name.strip()\n    return name.upper()\n",
         "name.strip()",
     ),
-    "untested-function": (
-        "def discount(price: float, rate: float) -> float:\n    return price * (1 - rate)\n",
-        "def discount(price: float, rate: float) -> float:",
+    "unused-result-sorted": (
+        'def first(names: list[str]) -> str:\n    """The first name in order.\n\n    >>> first(["b", "a"])\n'
+        '    \'a\'\n    """\n    sorted(names)\n    return names[0]\n',
+        "sorted(names)",
     ),
+    "unused-result-name": (
+        'def label(name: str) -> str:\n    """A label.\n\n    >>> label(" ana ")\n    \'ANA\'\n    """\n'
+        "    cleaned = name.strip()\n    return name.upper()\n",
+        "cleaned = name.strip()",
+    ),
+    "untested-function": (
+        'def discount(price: float, rate: float) -> float:\n    """The price after a discount.\n\n'
+        '    >>> discount(100.0, 0.25)\n    75.0\n    """\n    return price * (1 - rate)\n\n\n'
+        "def surcharge(price: float) -> float:\n    return price * 1.5\n",
+        "def surcharge(price: float) -> float:",
+    ),
+}
+# The same shapes written right (or for a reason the code states): a reviewer names none of them.
+NOT_FLAWED: dict[str, str] = {
+    "inclusive bound": 'def may_open_account(age: int) -> bool:\n    """18 and over."""\n    return age >= 18\n',
+    "refusing below the bound": "def check(age: int) -> None:\n    if age < 18:\n        raise ValueError('minor')\n",
+    "a strict bound the docstring asks for": 'def busy(n: int) -> bool:\n    """More than 10 open orders."""\n'
+    "    return n > 10\n",
+    "a number with nothing said about it": "def retry(n: int) -> bool:\n    return n > 3\n",
+    "a bound a test pins": 'def is_adult(age: int) -> bool:\n    """Adult?\n\n    >>> is_adult(18)\n    False\n'
+    '    """\n    return age > 18\n',
+    "a loop over every index": "def total(xs: list[int]) -> int:\n    t = 0\n    for i in range(len(xs)):\n"
+    "        t += xs[i]\n    return t\n",
+    "a loop over neighbours": "def rising(xs: list[int]) -> bool:\n    for i in range(len(xs) - 1):\n"
+    "        if xs[i] > xs[i + 1]:\n            return False\n    return True\n",
+    "differences from the second item": "def steps(xs: list[int]) -> list[int]:\n"
+    "    return [xs[i] - xs[i - 1] for i in range(1, len(xs))]\n",
+    "a sample variance's n - 1": "def variance(xs: list[float]) -> float:\n    m = sum(xs) / len(xs)\n"
+    "    return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)\n",
+    "a string's last character cut": "def chomp(line: str) -> str:\n    return line[:-1]\n",
+    "pairs of neighbours": "def gaps(xs: list[int]) -> list[int]:\n"
+    "    return [b - a for a, b in zip(xs[:-1], xs[1:])]\n",
+    "a stripped value kept": "def label(name: str) -> str:\n    x = name.strip()\n    return x.upper()\n",
+    "a list sorted in place": "def top(xs: list[int]) -> int:\n    xs.sort()\n    return xs[0]\n",
+    "a file renamed": "def move(p, q):\n    p.replace(q)\n",
+    "a test named for the function": "def fee(x: int) -> int:\n    return x\n\n\ndef test_fee_is_the_amount():\n"
+    "    pass\n",
+    "a snippet with no tests at all": "def fee(x: int) -> int:\n    return x\n",
+    "a loop that stops at its cap": 'def first(xs: list[int]) -> list[int]:\n    """Up to 10 of them."""\n'
+    "    out = []\n    for x in xs:\n        out.append(x)\n        if len(out) >= 10:\n            break\n"
+    "    return out\n",
 }
 CLEAN = (
     'def discount(price: float, rate: float) -> float:\n    """The price after a discount.\n\n'
@@ -99,8 +151,69 @@ def play(
 def test_the_reader_finds_each_flaw_with_its_line_quoted(flaw: str) -> None:
     code, line = FLAWED[flaw]
     (reading,) = code_reading.read_code(code)
-    assert reading.code == flaw.removesuffix("-comparison").removesuffix("-range")
+    expected = (
+        "boundary" if flaw.startswith("boundary") else flaw.removesuffix("-sorted").removesuffix("-name")
+    )
+    assert reading.code == expected
     assert reading.quote == line and code.splitlines()[reading.line - 1].strip() == line
+
+
+@pytest.mark.parametrize("case", sorted(NOT_FLAWED))
+def test_the_same_shapes_written_right_are_not_named(case: str) -> None:
+    assert code_reading.read_code(NOT_FLAWED[case]) == []
+
+
+def test_a_test_that_expects_the_other_side_of_the_bound_is_named() -> None:
+    code = "def is_adult(age):\n    return age > 18\n\n\ndef test_eighteen_is_adult():\n    assert is_adult(18)\n"
+    (reading,) = code_reading.read_code(code)
+    assert (reading.code, reading.line, reading.quote) == ("boundary", 2, "return age > 18")
+    assert "a test expects `is_adult(18)` to be True" in reading.detail
+
+
+def test_a_bound_named_for_a_minimum_is_itself_allowed() -> None:
+    code = "MIN_LENGTH = 12\n\n\ndef strong(password: str) -> bool:\n    return len(password) > MIN_LENGTH\n"
+    (reading,) = code_reading.read_code(code)
+    assert reading.line == 5 and "Write `len(password) >= MIN_LENGTH`" in reading.detail
+    assert code_reading.read_code(code.replace(">", ">=")) == []
+
+
+@pytest.mark.parametrize(
+    ("flaw", "seat"),
+    [(f, "maintainer") for f in FLAWED if f.startswith(("boundary", "unused"))]
+    + [(f, "security") for f in ("unsafe-eval", "unsafe-deserialisation", "shell-call", "sql-from-strings")]
+    + [("untested-function", "ops_km"), ("untested-function", "maintainer")],
+)
+def test_the_member_whose_field_it_is_raises_it_and_others_do_not_claim_it(
+    scenario: DeliberationScenario, submissions: dict[str, Submission], flaw: str, seat: str
+) -> None:
+    code, line = FLAWED[flaw]
+    st = play(scenario, submissions[flaw])
+    ballots = st.rounds[0].ballots
+    raised = ballots[seat]
+    assert raised.stance != Stance.ABSTAIN and f"`{line}`" in raised.text
+    number = [text.strip() for text in code.splitlines()].index(line) + 1
+    assert any(item.startswith(f"line {number}:") for item in raised.fix_items), raised.fix_items
+    for other, ballot in ballots.items():
+        field = set(scenario.persona(other).expertise)
+        if not field & {f.category for f in submissions[flaw].findings} and other != "business":
+            assert ballot.stance == Stance.ABSTAIN, (other, ballot.text)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_issues_example_is_no_longer_approved(
+    scenario: DeliberationScenario, checked: dict[str, Submission], seed: int
+) -> None:
+    """Issue #68: a file with an off-by-one in `average()` and `age > 18` was APPROVED 4/4."""
+    sub = checked["boundary"]
+    assert {(f.code, f.quote) for f in sub.findings} == {
+        ("boundary", "return sum(values) / (len(values) - 1)"),
+        ("boundary", "return age > 18"),
+    }
+    st = play(scenario, sub, seed=seed)
+    assert st.verdict == Verdict.REQUEST_CHANGES
+    words = st.rounds[0].ballots["maintainer"].text
+    assert "`return sum(values) / (len(values) - 1)`" in words and "`return age > 18`" in words
+    assert any("age >= 18" in item for item in st.fix_items)
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWED))
@@ -283,3 +396,48 @@ def test_an_abstainer_defers_to_the_member_whose_field_it_is(
     assert not ballots["ops_km"].text.startswith(
         "The Security Lead"
     )  # it spoke first, with nothing to defer to
+
+
+def _arguing(text: str, seat: str = "security") -> engine_loop.HumanPolicy:
+    def policy(sc: DeliberationScenario, st: DeliberationState, step: Step) -> Move:
+        return Move(
+            Event.OPINION_GIVEN, Opinion(seat=seat, stance=Stance.SYNTHESIS, confidence=0.9, text=text)
+        )
+
+    return policy
+
+
+def test_a_person_who_argues_a_shell_call_is_safe_is_answered_from_the_code(
+    scenario: DeliberationScenario, checked: dict[str, Submission]
+) -> None:
+    """Issue #68: a student in the security seat who argues that `shell=True` is safe here got no answer."""
+    claim = "shell=True is safe here: the deploy target comes from our own config."
+    st = play(scenario, checked["deadlock"], human_seat="security", human=_arguing(claim))
+    answer = st.rounds[0].ballots["maintainer"].text
+    assert "The Security Lead holds that line 9 is safe" in answer
+    assert "takes `target` straight from whoever calls `deploy`, and nothing checks it" in answer
+    assert "without shell=True" in answer and "I defer" not in answer
+
+    guarded = (
+        "import subprocess\n\nHOSTS = ('staging', 'prod')\n\n\ndef deploy(target: str) -> None:\n"
+        '    """Copy the build.\n\n    >>> deploy("nowhere")  # doctest: +SKIP\n    """\n'
+        "    if target not in HOSTS:\n        raise ValueError(target)\n"
+        '    subprocess.run("rsync -a build/ " + target, shell=True, check=True)\n'
+    )
+    sub = checks.run_checks(scenario, data=guarded, source="paste", filename="deploy.py").submission(
+        source="paste", label="deploy"
+    )
+    st = play(scenario, sub, human_seat="security", human=_arguing(claim))
+    answer = st.rounds[0].ballots["maintainer"].text
+    assert "The Security Lead has a point: `target` is checked on line 11 before it reaches line 13" in answer
+
+
+def test_a_person_who_defends_a_boundary_is_answered_with_the_reading(
+    scenario: DeliberationScenario, checked: dict[str, Submission]
+) -> None:
+    st = play(
+        scenario, checked["boundary"], human_seat="security", human=_arguing("Leave age > 18 as it is.")
+    )
+    answer = st.rounds[0].ballots["maintainer"].text
+    assert answer.startswith("The Security Lead would keep line 16 as written, but that does not answer")
+    assert '"18 and over"' in answer and st.verdict == Verdict.REQUEST_CHANGES

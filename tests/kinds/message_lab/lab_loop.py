@@ -3,7 +3,8 @@ play them (every request of a stage built from the state the stage found, commit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from simulations.kinds.message_lab import machine, prompts
@@ -60,3 +61,17 @@ def play(
                 if on_outcome:
                     on_outcome(o)
     raise AssertionError("the run did not end")
+
+
+def winners(
+    scenario: MessageLabScenario, brief_id: str, seeds: Iterable[int], *, rounds: int = 2
+) -> tuple[Counter[str], list[LabState]]:
+    """Who wins, by persona, over whole runs of one brief (no gates), and the finished states. A panel judging
+    comparably good concepts should not crown the same writer run after run; measure it with
+
+        .venv/bin/python -c "from tests.kinds.message_lab.lab_loop import *; from simulations.kinds.message_lab.\\
+    scenario import load_default_scenario as d; print(winners(d(), 'darning-kit-launch', range(10), rounds=6)[0])"
+    """
+    cfg = config(scenario, brief=scenario.brief(brief_id), rounds=rounds, gates=[])
+    states = [play(scenario, cfg, seed=seed) for seed in seeds]
+    return Counter(st.concept(st.verdict.winner).persona for st in states if st.verdict), states
