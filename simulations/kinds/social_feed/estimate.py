@@ -30,7 +30,7 @@ from simulations.services.play.work_budget import WorkEstimate
 
 from .config import SocialFeedScenario
 from .entities import SEEN
-from .machine import RunConfig
+from .machine import RunConfig, second_config, second_town
 
 ADVICE = "Lower the number of agents or rounds, or checkpoint less often."
 
@@ -64,6 +64,10 @@ ROW_BYTES = (
     2500  # SQLite's own for a checkpoint and its event: rows, index entries, pages' slack (about 2.2 KB)
 )
 DATABASE_OVERHEAD = 1.2  # the SQLite file grew by 1.16 × the compact JSON of the rows written (2,006 × 200)
+# A comparison keeps who read each of the person's posts in each town: a reader is [place, post number] (at most
+# every agent, a post), in every whole state and once more in the change that added it; room for this many posts.
+READER_BYTES = 14
+YOUR_POSTS = 5
 # A real model's call: its row and the words it wrote, which the event carries (not measured: no model answers here).
 MODEL_CALL_BYTES = 1000
 
@@ -122,7 +126,28 @@ def model_calls(scenario: SocialFeedScenario, config: RunConfig) -> float:
 
 def run_estimate(scenario: SocialFeedScenario, config: RunConfig, *, offline: bool) -> WorkEstimate:
     """The whole run's cost: `config` as set up, with the offline model or a real one (which writes the posts and,
-    with the reasoner on, decides the ambiguous agents: one call each)."""
+    with the reasoner on, decides the ambiguous agents: one call each). A comparison costs both towns': each is a
+    run of its own, played and stored beside the other, and the readers of the person's posts are counted."""
+    if config.compare is None:
+        return _one_town(scenario, config, offline=offline)
+    first = _one_town(scenario, config.model_copy(update={"compare": None}), offline=offline)
+    second = _one_town(second_town(scenario, config), second_config(config), offline=offline)
+    readers = (
+        READER_BYTES * 2 * (len(scenario.agents) + config.agents) * YOUR_POSTS * (_whole_states(config) + 1)
+    )
+    return WorkEstimate(
+        seconds=first.seconds + second.seconds,
+        storage_bytes=first.storage_bytes + second.storage_bytes + math.ceil(readers * DATABASE_OVERHEAD),
+        model_calls=first.model_calls + second.model_calls,
+    )
+
+
+def _whole_states(config: RunConfig) -> int:
+    """How many whole states a run stores: the first checkpoint, every KEYFRAME_EVERY-th, the game's row."""
+    return 2 + math.ceil(config.max_rounds / config.checkpoint_frequency) // KEYFRAME_EVERY
+
+
+def _one_town(scenario: SocialFeedScenario, config: RunConfig, *, offline: bool) -> WorkEstimate:
     agents = len(scenario.agents) + config.agents
     rounds, every = config.max_rounds, config.checkpoint_frequency
     reached = [0] + [min(k * every, rounds) for k in range(1, math.ceil(rounds / every) + 1)]

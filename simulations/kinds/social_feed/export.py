@@ -13,9 +13,10 @@ from simulations.models import Game
 from simulations.services.files.export import common_fields
 from simulations.services.files.export_schema import SimulationExport, Strict
 
+from .comparing import TOWNS
 from .entities import AgentState
 from .games import state_of
-from .machine import Event, RoundSummary, RunConfig, RunState
+from .machine import Event, RoundSummary, RunConfig, RunState, town_state
 from .presenters import count, phase_label, state_words
 from .reading import per_round
 from .stored import expand_log
@@ -85,13 +86,22 @@ def rounds_csv(state: RunState) -> str:
     each state after it (in words), and the running totals."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["Round", "Likes", "Replies", "Reshares", "Posts of their own", "Agents who acted",
+    # A comparison's rows say which town they are of (Town A's rounds, then Town B's); a one-town run's do not.
+    towns = (
+        [("", state)]
+        if state.comparison is None
+        else list(zip(TOWNS, (state, town_state(state)), strict=True))
+    )
+    town = ["Town"] if state.comparison is not None else []
+    writer.writerow([*town, "Round", "Likes", "Replies", "Reshares", "Posts of their own", "Agents who acted",
                      *(state_words(s.value) for s in AgentState), "Likes so far", "Replies so far",
                      "Reshares so far", "Posts so far", "Reasoner calls"])  # fmt: skip
-    for row, summary in zip(per_round(state.history), state.history, strict=True):
-        writer.writerow([row.round, row.likes, row.replies, row.reshares, row.composed, row.acted,
-                         *(row.distribution.get(s.value, 0) for s in AgentState), summary.likes, summary.replies,
-                         summary.reshares, summary.posts_created, summary.reasoner_calls])  # fmt: skip
+    for name, run in towns:
+        which = [name] if town else []
+        for row, summary in zip(per_round(run.history), run.history, strict=True):
+            writer.writerow([*which, row.round, row.likes, row.replies, row.reshares, row.composed, row.acted,
+                             *(row.distribution.get(s.value, 0) for s in AgentState), summary.likes,
+                             summary.replies, summary.reshares, summary.posts_created, summary.reasoner_calls])  # fmt: skip
     return out.getvalue()
 
 

@@ -12,8 +12,9 @@ from simulations.services.play.headless import Progress, play_to_end
 
 from .machine import Event, Step
 from .ranking import RANKINGS
+from .twins import MIXES
 
-OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking")
+OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking", "compare")
 
 
 def cli_options(*, role: str | None, human: str | None, options: dict[str, str]) -> dict[str, Any]:
@@ -23,8 +24,20 @@ def cli_options(*, role: str | None, human: str | None, options: dict[str, str])
     if unknown:
         raise ValueError(f"Unknown option(s) {', '.join(sorted(unknown))}: use {', '.join(OPTIONS)}.")
     start: dict[str, Any] = {
-        k: int(v) for k, v in options.items() if k not in ("reasoner_enabled", "ranking")
+        k: int(v) for k, v in options.items() if k not in ("reasoner_enabled", "ranking", "compare")
     }
+    if "compare" in options:  # a second town: another ranking's name, or a population mix's
+        other = options["compare"]
+        if other in RANKINGS:
+            start["compare"] = {"setting": "ranking", "ranking": other}
+        elif other in MIXES:
+            start["compare"] = {"setting": "population", "mix": other}
+        elif other == "correction":
+            start["compare"] = {"setting": "correction"}
+        else:
+            raise ValueError(
+                f"Unknown comparison {other!r}: use one of {', '.join((*RANKINGS, *MIXES, 'correction'))}."
+            )
     if "ranking" in options:
         if options["ranking"] not in RANKINGS:
             raise ValueError(f"Unknown ranking {options['ranking']!r}: use {', '.join(RANKINGS)}.")

@@ -12,13 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from simulations.engine.errors import IllegalEvent, InvalidMove, ResumeError
 
-from . import rounds, stored
+from . import rounds, stored, twins
 from .config import SocialFeedScenario, generated_identity
 from .entities import STUDENT, AgentState, CheckpointData, RoundResult
 from .ranking import DEFAULT as DEFAULT_RANKING
@@ -50,10 +58,13 @@ class Refusal(InvalidMove):
     NOT_A_CANDIDATE = "a choice names a target the guards did not offer"
     TEXT_TAKEN = "a post in this run already says that"
     UNKNOWN_TOPIC = "the post's topic is not one of the scenario's"
+    TOWNS = "a comparison's block carries both towns' choices, a single town's only its own"
+    ONE_TOWN = "only a run comparing a rumour with its correction takes a post into Town B alone"
     STUDENT_SENTENCES = {
         TEXT_TAKEN: "A post in this run already says exactly that: put it your own way.",
         UNKNOWN_TOPIC: "Choose one of the town's topics for your post.",
         InvalidMove.TEXT_TOO_LONG: f"A post is at most {STUDENT_TEXT} characters.",
+        ONE_TOWN: "Posting into Town B alone is for a run set up to compare a rumour with its correction.",
     }
 
 
@@ -67,6 +78,24 @@ class RunConfig(_Doc):
     checkpoint_frequency: int = Field(ge=1, le=50)
     reasoner_enabled: bool = True
     ranking: Ranking = DEFAULT_RANKING  # how the feeds are ordered (ranking.py)
+    compare: twins.Compare | None = None  # a second town, differing in one setting (twins.py)
+
+    @model_validator(mode="after")
+    def _second_differs(self) -> RunConfig:
+        if self.compare is not None:
+            twins.check(self.compare, ranking=self.ranking, agents=self.agents)
+        return self
+
+    # A one-town run's configuration reads as it did before comparisons (its events and exports unchanged).
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _dropped(handler(self), "compare")
+
+
+def _dropped(data: dict[str, Any], key: str) -> dict[str, Any]:
+    if data.get(key, 0) is None:
+        del data[key]
+    return data
 
 
 class RoundSummary(_Doc):
@@ -82,6 +111,25 @@ class RoundSummary(_Doc):
     reasoner_calls: int
 
 
+class Town(_Doc):
+    """The second town of a comparison: its simulation and its rounds, as the run's own (RunState) are kept."""
+
+    sim: StoredSimulation
+    history: list[RoundSummary] = Field(default_factory=list)
+
+
+def _no_readers() -> list[dict[str, list[list[int]]]]:
+    return [{}, {}]
+
+
+class Comparison(_Doc):
+    """A run's second town, and who read each of the person's posts in each town (by town, first then second: the
+    post's id there -> [the reader's place, the number of the post it read: the original or a reshare of it])."""
+
+    town: Town
+    readers: list[dict[str, list[list[int]]]] = Field(default_factory=_no_readers, min_length=2, max_length=2)
+
+
 class RunState(_Doc):
     schema_version: int = SCHEMA_VERSION
     seed: int
@@ -91,6 +139,11 @@ class RunState(_Doc):
     sim: StoredSimulation  # the simulation after the last committed round, compact (stored.py)
     history: list[RoundSummary] = Field(default_factory=list)
     event_seq: int = 0
+    comparison: Comparison | None = None  # the second town, when the run compares two (twins.py)
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _dropped(handler(self), "comparison")  # a one-town run is stored as before comparisons
 
     @property
     def round_number(self) -> int:
@@ -122,6 +175,13 @@ class Choice(_Doc):
     reason: str = Field(default="", max_length=600)
 
 
+class PlayedTown(_Doc):
+    """The second town's part of a block: its reasoner's choices and a real model's words, as for the first."""
+
+    choices: list[Choice] = Field(default_factory=list)
+    texts: dict[str, str] = Field(default_factory=dict)
+
+
 class Played(_Doc):
     rounds: int = Field(ge=1)
     at: str = Field(
@@ -131,6 +191,7 @@ class Played(_Doc):
     # Words a real model wrote for posts, replies and reshares, by "round:agent" (the offline writer's are not
     # carried: replaying the block writes them again, the same).
     texts: dict[str, str] = Field(default_factory=dict)
+    second: PlayedTown | None = None  # the second town's, in a comparison (both towns play every block)
 
 
 class Empty(_Doc):
@@ -142,6 +203,8 @@ class Written(_Doc):
 
     text: str = Field(min_length=1, max_length=STUDENT_TEXT)
     topic: str = Field(min_length=1, max_length=64)
+    # "B": into Town B alone (a correction, in a run comparing one); None: into every town of the run.
+    into: Literal["B"] | None = None
 
 
 PAYLOADS: dict[Event, type[_Doc]] = {
@@ -199,7 +262,33 @@ def start(scenario: SocialFeedScenario, *, seed: int, config: RunConfig, timesta
     sim = rounds.start(scenario_for(scenario, config), seed=seed, agents=config.agents)
     snapshot = _stored(sim, config, timestamp)
     state = RunState(seed=seed, config=config, started_at=timestamp, sim=snapshot, event_seq=1)
-    return Outcome(1, Event.RUN_STARTED, "", Status.RUNNING.value, config.model_dump(), state)
+    if config.compare is not None:  # the second town: the same seed and people, one setting apart
+        other = rounds.start(scenario_for(second_town(scenario, config), second_config(config)), seed=seed,
+                             agents=config.agents)  # fmt: skip
+        state.comparison = Comparison(town=Town(sim=_stored(other, config, timestamp)))
+    return Outcome(1, Event.RUN_STARTED, "", Status.RUNNING.value, config.model_dump(mode="json"), state)
+
+
+def second_config(config: RunConfig) -> RunConfig:
+    """The second town's configuration: the first's with its one setting changed (and nothing to compare)."""
+    assert config.compare is not None
+    ranking = twins.second_ranking(config.compare, config.ranking)
+    return config.model_copy(update={"ranking": ranking, "compare": None})
+
+
+def second_town(scenario: SocialFeedScenario, config: RunConfig) -> SocialFeedScenario:
+    """The scenario as the second town is built from it (a population mix changes the generated agents)."""
+    assert config.compare is not None
+    return twins.second_scenario(scenario, config.compare, agents=config.agents)
+
+
+def town_state(state: RunState) -> RunState:
+    """The second town of a comparison as a run of its own: the first's seed, status and rounds, its own
+    simulation, rounds' summaries and configuration."""
+    assert state.comparison is not None
+    town = state.comparison.town
+    return RunState(seed=state.seed, status=state.status, config=second_config(state.config),
+                    started_at=state.started_at, sim=town.sim, history=town.history, event_seq=state.event_seq)  # fmt: skip
 
 
 def _stored(sim: rounds.Simulation, config: RunConfig, timestamp: str) -> StoredSimulation:
@@ -239,9 +328,10 @@ def play(
     count: int,
     reasoner: rounds.Reasoner | None,
     writer: rounds.Writer | None = None,
+    on_round: Callable[[rounds.Simulation, RoundResult], None] | None = None,
 ) -> tuple[rounds.Simulation, list[RoundResult], list[dict[str, Any]]]:
     """`count` rounds from the stored simulation with `reasoner` (None: the run's reasoner is off) and `writer`
-    (default: the offline writer)."""
+    (default: the offline writer); `on_round` sees the simulation after each."""
     playing = scenario_for(scenario, state.config)
     sim = stored.load(playing, state.sim, seed=state.seed)
     results: list[RoundResult] = []
@@ -249,6 +339,8 @@ def play(
     writer = writer or _writer(playing, state.seed)
     for _ in range(count):
         results.append(rounds.run_round(sim, reasoner=reasoner, writer=writer, log=log.append))
+        if on_round is not None:
+            on_round(sim, results[-1])
     return sim, results, log
 
 
@@ -310,7 +402,8 @@ def apply(
             state.status.value, ev.value, f"{Refusal.BAD_PAYLOAD}: {exc.errors()[0]['msg']}"
         ) from None
     new = state.model_copy(deep=True)
-    out = Outcome(new.event_seq + 1, ev, state.status.value, "", parsed.model_dump(mode="json"), new)
+    payload_doc = parsed.model_dump(mode="json", exclude_none=True)  # a one-town block's reads as before
+    out = Outcome(new.event_seq + 1, ev, state.status.value, "", payload_doc, new)
     if isinstance(parsed, Played):
         if parsed.rounds != block_size(state):
             raise Refusal(
@@ -318,19 +411,19 @@ def apply(
                 ev.value,
                 f"{Refusal.BAD_PAYLOAD}: the block is {block_size(state)} rounds",
             )
-        reasoner = (
-            ReplayReasoner(parsed.choices, state.status.value) if state.config.reasoner_enabled else None
-        )
-        writer = ReplayWriter(parsed.texts, _writer(scenario_for(scenario, state.config), state.seed))
-        sim, results, log = play(scenario, state, parsed.rounds, reasoner, writer)
-        new.sim = _stored(sim, state.config, parsed.at)
-        for r in results:  # cumulative engagement per round, counted from the round's own decisions
-            new.history.append(_summary(r, new.history[-1] if new.history else None))
-        out.decisions = stored.compact_log(results, sim.agents)
+        if (parsed.second is None) != (state.comparison is None):
+            raise Refusal(state.status.value, ev.value, f"{Refusal.BAD_PAYLOAD}: {Refusal.TOWNS}")
+        readers = new.comparison.readers if new.comparison is not None else [None, None]
+        new.sim, new.history, out.decisions = _block(scenario, state, parsed, readers[0], at=parsed.at)
+        if new.comparison is not None and parsed.second is not None:  # the second town plays the same block
+            other = town_state(state)
+            sim, history, _ = _block(second_town(scenario, state.config), other, parsed.second, readers[1],
+                                     at=parsed.at)  # fmt: skip
+            new.comparison.town = Town(sim=sim, history=history)
         if new.round_number >= new.config.max_rounds:
             new.status = Status.FINISHED
     elif isinstance(parsed, Written):
-        new.sim = _written(scenario, state, parsed, ev)
+        new.sim = _written(scenario, state, parsed, ev, new.comparison)
     elif ev is Event.RUN_PAUSED:
         new.status = Status.PAUSED
     elif ev is Event.RUN_RESUMED:
@@ -340,16 +433,56 @@ def apply(
     return out
 
 
-def _written(scenario: SocialFeedScenario, state: RunState, move: Written, ev: Event) -> StoredSimulation:
+def _block(
+    scenario: SocialFeedScenario,
+    state: RunState,
+    played: Played | PlayedTown,
+    readers: dict[str, list[list[int]]] | None,
+    *,
+    at: str,
+) -> tuple[StoredSimulation, list[RoundSummary], list[dict[str, Any]]]:
+    """One town's block (the next `block_size` rounds) replayed with the choices and words `played` carries: its
+    simulation after it, its rounds' summaries and its compact decision log; `readers` (a comparison's) gains who
+    read the person's posts."""
+    reasoner = ReplayReasoner(played.choices, state.status.value) if state.config.reasoner_enabled else None
+    writer = ReplayWriter(played.texts, _writer(scenario_for(scenario, state.config), state.seed))
+    on_round = twins.reading(readers) if readers else None
+    sim, results, _ = play(scenario, state, block_size(state), reasoner, writer, on_round=on_round)
+    history = list(state.history)
+    for r in results:  # cumulative engagement per round, counted from the round's own decisions
+        history.append(_summary(r, history[-1] if history else None))
+    return _stored(sim, state.config, at), history, stored.compact_log(results, sim.agents)
+
+
+def _written(
+    scenario: SocialFeedScenario, state: RunState, move: Written, ev: Event, comparison: Comparison | None
+) -> StoredSimulation:
     """The stored simulation with the person's post added to the round about to be played (the agents see it from
-    the next round's feeds on, as any other post)."""
+    the next round's feeds on, as any other post); in a comparison, the same post joins the second town too."""
     text = move.text.strip()
     if move.topic not in {t.id for t in scenario.topics}:
         raise Refusal(state.status.value, ev.value, f"{Refusal.UNKNOWN_TOPIC}: {move.topic[:40]}")
+    compare = state.config.compare
+    if move.into == "B" and (compare is None or compare.setting != "correction"):
+        raise Refusal(state.status.value, ev.value, Refusal.ONE_TOWN)
     sim = stored.load(scenario_for(scenario, state.config), state.sim, seed=state.seed)
-    if not text or sim.taken(text):
+    towns = [sim]
+    if comparison is not None:
+        other = town_state(state)
+        playing = scenario_for(second_town(scenario, state.config), other.config)
+        towns.append(stored.load(playing, other.sim, seed=state.seed))
+    if not text or any(town.taken(text) for town in towns):
         raise Refusal(state.status.value, ev.value, Refusal.TEXT_TAKEN if text else Refusal.EMPTY_TEXT)
-    rounds.new_post(sim, STUDENT, text, (move.topic,))
+    into = [move.into != "B", True]  # Town A unless the post is for Town B alone; Town B (if any) always
+    for n, town in enumerate(towns):
+        if into[n]:
+            post = rounds.new_post(town, STUDENT, text, (move.topic,))
+            if comparison is not None:
+                comparison.readers[n][post.id] = []
+    if comparison is not None:
+        comparison.town = comparison.town.model_copy(
+            update={"sim": _stored(towns[1], state.config, state.sim.timestamp)}
+        )
     return _stored(sim, state.config, state.sim.timestamp)
 
 
@@ -414,6 +547,12 @@ def config_from_options(scenario: SocialFeedScenario, options: dict[str, Any]) -
             ),
             reasoner_enabled=bool(options.get("reasoner_enabled", scenario.config.reasoner_enabled)),
             ranking=options.get("ranking") or scenario.config.ranking,
+            compare=options.get("compare") or None,
         )
+    except ValidationError as exc:
+        cause = exc.errors()[0].get("ctx", {}).get("error")
+        if isinstance(cause, twins.NotDifferent):  # already a sentence for the person setting up
+            raise twins.NotDifferent(str(cause)) from None
+        raise ValueError(f"The set-up does not fit: {str(exc).splitlines()[-1]}") from None
     except Exception as exc:
         raise ValueError(f"The set-up does not fit: {str(exc).splitlines()[-1]}") from None

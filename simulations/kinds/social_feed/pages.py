@@ -29,6 +29,7 @@ from simulations.services.play.work_budget import (
 from simulations.services.policy.message_text import normalise_message
 from simulations.services.policy.moves import StartRefused, start_from_setup, take_posted_move
 
+from . import comparing
 from .config import SocialFeedScenario
 from .estimate import ADVICE, run_estimate
 from .export import rounds_csv as rounds_table
@@ -37,6 +38,7 @@ from .machine import MAX_AGENTS, STUDENT_TEXT, Event, Refusal, config_from_optio
 from .presenters import context as run_context
 from .presenters import phase_label as phase_label
 from .ranking import EXPLAINED, RANKINGS, WORDS
+from .twins import MIX_EXPLAINED, MIX_WORDS, MIXES, SETTING_WORDS, SETTINGS
 
 PAGE_AGENTS = 2000  # the set-up's largest population: a bigger run is for the command line and the benchmark
 
@@ -56,6 +58,39 @@ class SetupForm(forms.Form):
         widget=forms.RadioSelect,
         help_text="Which posts each agent sees first: it mostly looks at the top of its feed.",
     )
+    compare = forms.ChoiceField(  # twins.py: a second town, the same seed and people, one setting apart
+        required=False,
+        label="Compare with a second town",
+        choices=[("", "No: one town"), *((s, f"Yes, with {SETTING_WORDS[s]}") for s in SETTINGS)],
+        widget=forms.RadioSelect,
+        help_text="Both towns start from the same seed, residents and posts, and your posts go into both: what "
+        "differs between them comes from the one setting you change (or, comparing a correction, from what you "
+        "post into the second town alone). It costs about twice as much.",
+    )
+    second_ranking = forms.ChoiceField(
+        required=False,
+        label="The second town's feed ranking",
+        choices=[("", "—"), *((r, WORDS[r]) for r in RANKINGS)],
+    )
+    second_mix = forms.ChoiceField(
+        required=False,
+        label="The second town's population",
+        choices=[("", "—"), *((m, f"{MIX_WORDS[m]}: {MIX_EXPLAINED[m]}") for m in MIXES)],
+    )
+
+    def clean(self) -> dict[str, Any]:
+        """The second town's setting as the run's option (`compare`), if one is asked for and named."""
+        data = super().clean() or {}
+        setting = data.get("compare") or ""
+        wanted = {"ranking": "second_ranking", "population": "second_mix"}.get(setting)
+        if wanted and not data.get(wanted):
+            self.add_error(wanted, "Choose what the second town does differently.")
+        elif wanted:
+            named = {"ranking": data[wanted]} if setting == "ranking" else {"mix": data[wanted]}
+            data["compare"] = {"setting": setting, **named}
+        elif setting:  # a correction: no setting changes, the person's posts into Town B alone do
+            data["compare"] = {"setting": setting}
+        return data
 
 
 def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model: str | None) -> HttpResponse:
@@ -64,7 +99,7 @@ def new_game(request: HttpRequest, version: ScenarioVersion, *, seed: int, model
     return redirect(f"{url}?model={model}" if model else url)
 
 
-OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking")
+OPTIONS = ("agents", "max_rounds", "checkpoint_frequency", "reasoner_enabled", "ranking", "compare")
 
 
 @login_required
@@ -75,7 +110,8 @@ def setup(request: HttpRequest, version_id: int) -> HttpResponse:
     scenario: SocialFeedScenario = parsed_scenario(version)
     initial = {"model": request.GET.get("model", ""), "agents": scenario.population.count if scenario.population else 0,
                "max_rounds": scenario.config.max_rounds, "checkpoint_frequency": scenario.config.checkpoint_frequency,
-               "reasoner_enabled": scenario.config.reasoner_enabled, "ranking": scenario.config.ranking}  # fmt: skip
+               "reasoner_enabled": scenario.config.reasoner_enabled, "ranking": scenario.config.ranking,
+               "compare": ""}  # fmt: skip
     form = SetupForm(request.POST or None, initial=initial)
     error, status = "", 200
     if request.method == "POST":
@@ -110,9 +146,24 @@ def _cost(scenario: SocialFeedScenario, form: SetupForm) -> str:
     return describe_estimate(estimate=estimate)
 
 
-def _context(game: Game) -> dict[str, Any]:
+def _context(game: Game, *, results: bool = False) -> dict[str, Any]:
+    """What a run's pages show; a comparison's two towns each drawn in a column of their own (`results`: with the
+    results page's parts), on the same scales."""
     scenario = parsed_scenario(game.scenario)
-    return run_context(state_of(game), scenario) | {"game": game, "scenario": scenario}
+    state = state_of(game)
+    context = run_context(state, scenario) | {"game": game, "scenario": scenario}
+    if state.comparison is not None:
+        both = comparing.context(state, scenario)
+        towns = [
+            render_to_string("social_feed/_town.html", town | {"results": results}) for town in both["towns"]
+        ]
+        context |= {
+            "towns": towns,
+            "comparing": both["comparing"],
+            "town_words": comparing.settings_words(state),
+            "correcting": state.config.compare is not None and state.config.compare.setting == "correction",
+        }
+    return context
 
 
 def page(request: HttpRequest, game: Game, *, error: str = "", status: int = 200) -> HttpResponse:
@@ -146,7 +197,8 @@ def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -
         text = normalise_message(fields.get("text", ""))
         if len(text) > STUDENT_TEXT:
             raise Refusal(game.phase, event, Refusal.TEXT_TOO_LONG)
-        return Move(event, {"text": text, "topic": fields.get("topic", "")})
+        into = {"into": "B"} if fields.get("into") == "B" else {}  # a correction, into Town B alone
+        return Move(event, {"text": text, "topic": fields.get("topic", "")} | into)
     return Move(event, {})
 
 
@@ -161,7 +213,7 @@ def move(request: HttpRequest, game: Game) -> HttpResponse:
 
 
 def review(request: HttpRequest, game: Game) -> HttpResponse:
-    context = _context(game) | {
+    context = _context(game, results=True) | {
         "owner": can_drive(request.user, game),
         "share_url": share_link(request, game),
     }

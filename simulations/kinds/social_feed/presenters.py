@@ -79,16 +79,17 @@ def stacked(history: list[RoundSummary]) -> list[dict[str, str]]:
     return bands
 
 
-def lines(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
+def lines(history: list[RoundSummary], peak: int | None = None) -> tuple[list[dict[str, str]], int]:
     if not history:
         return [], 0
-    return _polylines(history, LINES)
+    return _polylines(history, LINES, peak)
 
 
-def _polylines(rows: list[Any], series: Any) -> tuple[list[dict[str, str]], int]:
-    """One polyline a (field, words, colour) of `series` across `rows`, scaled to the highest value of any."""
+def _polylines(rows: list[Any], series: Any, peak: int | None = None) -> tuple[list[dict[str, str]], int]:
+    """One polyline a (field, words, colour) of `series` across `rows`, scaled to `peak` (default: the highest
+    value of any; two towns side by side share theirs, so their charts read on one scale)."""
     n = len(rows)
-    peak = max(1, *(getattr(r, name) for r in rows for name, _, _ in series))
+    peak = peak or max(1, *(getattr(r, name) for r in rows for name, _, _ in series))
     out = []
     for name, words, colour in series:
         pts = " ".join(f"{_x(i, n):.1f},{_y(getattr(r, name) / peak):.1f}" for i, r in enumerate(rows))
@@ -111,12 +112,12 @@ def axes(history: list[RoundSummary], *, y_title: str, y_ticks: list[tuple[float
     }  # fmt: skip
 
 
-def activity(history: list[RoundSummary]) -> tuple[list[dict[str, str]], int]:
+def activity(history: list[RoundSummary], peak: int | None = None) -> tuple[list[dict[str, str]], int]:
     """What the agents did in each round (likes, replies, reshares, posts of their own) as lines, and the peak."""
     rows = per_round(history)
     if not rows:
         return [], 0
-    return _polylines(rows, ACTIVITY)
+    return _polylines(rows, ACTIVITY, peak)
 
 
 def _post(p: dict[str, Any], who: dict[str, str], topics: dict[str, str]) -> dict[str, Any]:
@@ -127,16 +128,24 @@ def _post(p: dict[str, Any], who: dict[str, str], topics: dict[str, str]) -> dic
                 "topic_names": " / ".join(topics.get(t, t) for t in p["topics"])}  # fmt: skip
 
 
-def context(state: RunState, scenario: SocialFeedScenario | None = None) -> dict[str, Any]:
-    """What the run's pages show; with `scenario`, the results' reading too (topic names, what spread, why)."""
+def peaks(history: list[RoundSummary]) -> tuple[int, int]:
+    """The highest value of the engagement chart and of the activity chart (0 before any round)."""
+    return lines(history)[1], activity(history)[1]
+
+
+def context(
+    state: RunState, scenario: SocialFeedScenario | None = None, *, scale: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """What the run's pages show; with `scenario`, the results' reading too (topic names, what spread, why);
+    `scale`: the engagement and activity charts' tops (default: their own peaks)."""
     history = state.history
     decisions = sum(r.decisions for r in history)
     calls = sum(r.reasoner_calls for r in history)
-    engagement, peak = lines(history)
+    engagement, peak = lines(history, scale[0] if scale else None)
     last = history[-1].distribution if history else {}
     everything = state.posts()
     agents, posts = len(state.sim.agents), len(everything)
-    moves, moves_peak = activity(history)
+    moves, moves_peak = activity(history, scale[1] if scale else None)
     topics = {t.id: t.name for t in scenario.topics} if scenario else {}
     who = names(state)
     top = [_post(p, who, topics) for p in top_posts(state)]

@@ -74,8 +74,9 @@ def yours(state: RunState, post: dict[str, Any], posts: list[dict[str, Any]] | N
         parts.append(f"replies from {_listed(list(dict.fromkeys(replied)))}")
     if passed:
         parts.append(f"passed on by {_listed(list(dict.fromkeys(passed)))}")
+    said = "; ".join(parts)  # upper-cased by its first letter only: the names in it keep their capitals
     return {
-        "fate": "; ".join(parts).capitalize() + "." if parts else "Nobody has answered or passed it on yet."
+        "fate": said[:1].upper() + said[1:] + "." if parts else "Nobody has answered or passed it on yet."
     }
 
 

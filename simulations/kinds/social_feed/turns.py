@@ -30,6 +30,7 @@ from simulations.services.play.budget import check_budget
 from simulations.services.play.model_step import CallFailed, ModelRequest, ask, ask_and_read, failed
 
 from . import machine, rounds
+from .config import SocialFeedScenario
 from .entities import AgentState, Ambiguity, Post, SocialAgent
 from .games import scenario_of, state_of
 from .machine import Choice, Event
@@ -166,13 +167,20 @@ def play_ai_step(
         if playing.offline
         else ModelReasoner(playing, state.seed, records, names)
     )
-    recording = Recording(inner)
     count = machine.block_size(state)
     faults.point("before_model_call")
-    writer = (
-        None if playing.offline else ModelWriter(playing, machine.offline_writer(scenario, state), records)
-    )
-    machine.play(scenario, state, count, recording if state.config.reasoner_enabled else None, writer)
+    recording, writer = _play_town(scenario, state, inner, playing, records, count)
+    second: dict[str, object] = {}
+    if state.comparison is not None:  # the second town plays the same block, with a reasoner of its own
+        other, town = machine.town_state(state), machine.second_town(scenario, state.config)
+        again = (
+            OfflineReasoner(state.seed, topics=names)
+            if playing.offline
+            else ModelReasoner(playing, state.seed, records, names)
+        )
+        rec, words = _play_town(town, other, again, playing, records, count)
+        second = {"second": {"choices": [c.model_dump(mode="json") for c in rec.choices],
+                             "texts": words.texts if words else {}}}  # fmt: skip
     if (
         playing.offline and recording.choices
     ):  # a slow model simulated (MERCURY_OFFLINE_CALL_LATENCY): a round's
@@ -181,11 +189,28 @@ def play_ai_step(
         )  # batch of calls costs about one call's latency, as with a real one
     payload = {"rounds": count, "at": timezone.now().isoformat(timespec="seconds"),
                "choices": [c.model_dump(mode="json") for c in recording.choices],
-               "texts": writer.texts if writer else {}}  # fmt: skip
+               "texts": writer.texts if writer else {}} | second  # fmt: skip
     game = commit_event(game_id=game.pk, expected_version=game.version, event=Event.ROUNDS_PLAYED.value,
                         payload=payload, model_calls=tuple(records))  # fmt: skip
     _write_files(game, scenario.config)
     return game
+
+
+def _play_town(
+    scenario: SocialFeedScenario,
+    state: machine.RunState,
+    inner: object,
+    playing: ModelSpec,
+    records: list[ModelCallRecord],
+    count: int,
+) -> tuple[Recording, ModelWriter | None]:
+    """One town's next block played (not stored): the reasoner's choices recorded, and a real model's words."""
+    recording = Recording(inner)
+    writer = (
+        None if playing.offline else ModelWriter(playing, machine.offline_writer(scenario, state), records)
+    )
+    machine.play(scenario, state, count, recording if state.config.reasoner_enabled else None, writer)
+    return recording, writer
 
 
 def _write_files(game: Game, config: object) -> None:

@@ -134,8 +134,15 @@ def _stored_bytes(game: Game) -> int:
         {"agents": 30, "max_rounds": 12, "checkpoint_frequency": 1, "reasoner_enabled": True},
         {"agents": 60, "max_rounds": 16, "checkpoint_frequency": 3, "reasoner_enabled": False},
         {"agents": 10, "max_rounds": 40, "checkpoint_frequency": 40, "reasoner_enabled": True},
+        {
+            "agents": 30,
+            "max_rounds": 12,
+            "checkpoint_frequency": 1,
+            "reasoner_enabled": True,
+            "compare": {"setting": "ranking", "ranking": "hot"},
+        },  # two towns side by side (twins.py)
     ],
-    ids=["every-round", "every-third-no-reasoner", "one-block"],
+    ids=["every-round", "every-third-no-reasoner", "one-block", "two-towns"],
 )
 def test_the_estimate_is_not_below_what_a_run_stores(town: ScenarioVersion, options: dict[str, Any]) -> None:
     game = play_headless(create_game(scenario_version=town, seed=11, options=options))
