@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from simulations.kinds.negotiation.cues import CueMatcher, compile_cue, stem_of
 from simulations.kinds.negotiation.scenario import Scenario
@@ -469,12 +470,19 @@ def _offers_in(lex: Lexicon, text: str) -> list[tuple[str, int]]:
 
 def named(scenario: Scenario, text: str) -> tuple[list[str], list[str]]:
     """The options and offers a text names, in order of appearance, whatever it says of them (a question names
-    what it asks about but backs nothing)."""
-    lex = lexicon(scenario)
-    lowered = _normalise(text)
-    options = [m.option for m in sorted(_mentions(lex, lowered, None), key=lambda m: m.start)]
-    offers = [o for o, _ in sorted(_offers_in(lex, lowered), key=lambda found: found[1])]
-    return list(dict.fromkeys(options)), list(dict.fromkeys(offers))
+    what it asks about but backs nothing). Kept in the scenario's memo: prompts ask it of the same messages again
+    and again (a talk's last lines, each debate speech, the candidate sentences built from them)."""
+    memo = scenario.memo()
+    key = ("named", text)
+    found = memo.get(key)
+    if found is None:
+        lex = lexicon(scenario)
+        lowered = _normalise(text)
+        options = [m.option for m in sorted(_mentions(lex, lowered, None), key=lambda m: m.start)]
+        offers = [o for o, _ in sorted(_offers_in(lex, lowered), key=lambda found: found[1])]
+        found = memo[key] = (tuple(dict.fromkeys(options)), tuple(dict.fromkeys(offers)))
+    options_named, offers_named = cast(tuple[tuple[str, ...], tuple[str, ...]], found)
+    return list(options_named), list(offers_named)
 
 
 def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None) -> Reading:

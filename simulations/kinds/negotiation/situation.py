@@ -268,17 +268,19 @@ def _engagements(scenario: Scenario, entry: Seen, role: str, issue: str) -> dict
     """Sentences this seat may use to engage a debate speech's argument (agreeing or differing), each checked by
     the judge: agreement may back only what the speaker backed here, difference must back nothing, and neither
     may name another issue's options."""
-    reason = _reason_of(scenario, entry.text)
-    theirs = judge.shared_signals(scenario, entry.text, speaker=entry.speaker, issue=issue).support.get(
-        issue, []
-    )
-    if reason is None or len(theirs) != 1:
-        return {"agree": [], "differ": []}
+    # Asked again for the same speech at every later prompt of the debate: kept, found or not.
     key = ("engage", role, entry.speaker, issue, entry.text)
     memo = scenario.memo()
     if key in memo:
         kept = cast(dict[str, list[str]], memo[key])
         return {side: list(texts) for side, texts in kept.items()}
+    reason = _reason_of(scenario, entry.text)
+    theirs = judge.shared_signals(scenario, entry.text, speaker=entry.speaker, issue=issue).support.get(
+        issue, []
+    )
+    if reason is None or len(theirs) != 1:
+        memo[key] = {"agree": [], "differ": []}
+        return {"agree": [], "differ": []}
     me, them = scenario.role(role).name, scenario.display_name(entry.speaker)
     out: dict[str, list[str]] = {"agree": [], "differ": []}
     turn = int(
