@@ -41,7 +41,8 @@ from simulations.services.policy.student_errors import for_student
 
 from .test_report import FORGED_NAME, assert_inert
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 ROOT = Path(__file__).resolve().parents[3]
 PASSWORD = "a-long-test-passphrase-42"
 

@@ -7,7 +7,8 @@ import pytest
 from simulations.models import Game, ModelCall, TranscriptEntry, Vote
 from tests.helpers import played
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 ROLES = ["BRA", "CAN", "CHN", "EU", "TZA", "USA", "AMAP", "MFF", "WCPA"]
 SEED = 8
 outcomes: dict[tuple[str, str], tuple[str | None, ...]] = {}

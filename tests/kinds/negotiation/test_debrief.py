@@ -24,7 +24,8 @@ from simulations.services.files.export import export_game, export_markdown
 from simulations.services.ledger.turns import create_game
 from tests.helpers import mercury_version, played
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 
 # Words that must agree with the number before them ("1 times" was the old debrief's mistake).
 COUNTED = ("time", "issue", "delegation", "change", "message", "proposal", "country")

@@ -18,7 +18,8 @@ from simulations.services.policy import student_errors
 from tests.helpers import played
 from tests.kinds.negotiation.driver import new_pure_game
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 
 
 def test_the_progress_line_follows_a_whole_game(scenario: Scenario) -> None:

@@ -16,7 +16,8 @@ from simulations.services.content.scenarios import load_scenario
 from simulations.services.files.export import export_game
 from tests.kinds.negotiation.plastics import PLASTICS_DIR, PLASTICS_ROLES, plastics_version, played_plastics
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 SEED = 2
 outcomes: dict[tuple[str, str], tuple[bool, ...]] = {}
 

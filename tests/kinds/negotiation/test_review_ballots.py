@@ -18,7 +18,8 @@ from simulations.models import Event, Game
 from tests.helpers import played
 from tests.kinds.negotiation.plastics import played_plastics
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 
 GAMES = [
     ("mercury", "EU", "advocate", 11),  # China comes to prefer 1.1 before issue 1's vote

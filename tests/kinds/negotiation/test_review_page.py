@@ -14,7 +14,8 @@ from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.models import Event, Game, TranscriptEntry
 from tests.helpers import played
 
-pytestmark = pytest.mark.django_db
+# What whole games say and show, the same on any database: the embedded leg only (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.content]
 
 
 def _review(game: Game, query: str = "") -> str:
