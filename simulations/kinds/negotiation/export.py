@@ -169,13 +169,14 @@ def judge_readings(*, game: Game, scenario: Scenario) -> list[ReadingInfo]:
     """How the judge read each message and speech: what it took the speaker to back, oppose, offer, ask for or
     trade, and whether that reading is the rules', a model's (accepted) or the rules' after a refused model
     answer. The engine's own function, given the event's stored payload, so it is the reading that moved stances."""
-    events = game.events.filter(name__in=JUDGED_EVENTS).order_by("seq").values_list("seq", "payload")
+    events = game.events.filter(name__in=JUDGED_EVENTS).order_by("seq").values_list("seq", "payload", "name")
     entries = game.entries.filter(kind__in=("message", "speech")).order_by("seq")
     out: list[ReadingInfo] = []
-    for (event_seq, payload), entry in zip(events, entries, strict=False):
+    for (event_seq, payload, name), entry in zip(events, entries, strict=False):
         judgement = judge.judge_message(
             scenario, speaker=entry.speaker, text=entry.text, payload=payload,
             issue=(entry.issue or None) if entry.kind == "speech" else None,
+            meaning=name.startswith("HUMAN_"),  # a student's words, read as the engine read them
         )  # fmt: skip
         out.append(
             ReadingInfo.model_validate(

@@ -97,26 +97,40 @@ class StanceChange:
 
 
 def read_signals(
-    scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None
+    scenario: Scenario,
+    text: str,
+    *,
+    speaker: str | None = None,
+    issue: str | None = None,
+    meaning: bool = False,
 ) -> Signals:
-    """What a message says for its speaker (memoised per scenario: prompts re-read older entries).
+    """What a message says for its speaker (memoised per scenario: prompts re-read older entries). With `meaning`
+    (for a student's own words only: the AI's are the scenario's, which the rules read), a sentence the rules know
+    no word of is read again by meaning (`reading.read`).
 
     `speaker` lets the reader tell the speaker naming itself ("Canada supports 2.1" from Canada) from a report of
     another delegation; without it, a delegation named as the subject is taken to be the speaker. `issue` limits
     support, opposition and conditional support to the issue under discussion (public debate)."""
-    return _fresh(shared_signals(scenario, text, speaker=speaker, issue=issue))
+    return _fresh(shared_signals(scenario, text, speaker=speaker, issue=issue, meaning=meaning))
 
 
 def shared_signals(
-    scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None
+    scenario: Scenario,
+    text: str,
+    *,
+    speaker: str | None = None,
+    issue: str | None = None,
+    meaning: bool = False,
 ) -> Signals:
     """`read_signals` without the copy: the memo's own object, for callers that only read it (the prompt's facts
     and memory read every older entry again at every turn, some 7,000 reads a game). Never change it."""
     memo = scenario.memo()
-    key = ("signals", text, speaker, issue)
+    key = ("signals", text, speaker, issue, meaning)
     found = memo.get(key)
     if found is None:
-        found = memo[key] = _signals_of(reading.read(scenario, text, speaker=speaker, issue=issue))
+        found = memo[key] = _signals_of(
+            reading.read(scenario, text, speaker=speaker, issue=issue, meaning=meaning)
+        )
     assert isinstance(found, Signals)
     return found
 
@@ -166,13 +180,15 @@ def judge_message(
     text: str,
     issue: str | None,
     payload: dict[str, object],
+    meaning: bool = False,
 ) -> Judgement:
     """The reading of a committed message: a model's signals from the payload when valid, else the rules.
 
     A payload without a "signals" key was judged by the rules (the offline model); "signals": null means the
     model judge failed or answered unusably; signals naming ids outside the scenario are refused here too (never
-    trusted because they passed the service), and the message is read by the rules instead."""
-    ruled = read_signals(scenario, text, speaker=speaker, issue=issue)
+    trusted because they passed the service), and the message is read by the rules instead. `meaning`: the
+    speaker is a student (a human seat), whose words the rules may not know (`read_signals`)."""
+    ruled = read_signals(scenario, text, speaker=speaker, issue=issue, meaning=meaning)
     if "signals" not in payload:
         return Judgement(ruled, "rules")
     raw = payload["signals"]

@@ -139,8 +139,9 @@ class _Ctx:
 
         Invalid signals are refused here and the rules read the message instead; the judgement says so."""
         judgement = judge.judge_message(
-            self.scenario, speaker=speaker, text=text, issue=issue, payload=self.raw
-        )
+            self.scenario, speaker=speaker, text=text, issue=issue, payload=self.raw,
+            meaning=speaker in self.state.humans,  # a student's words may be read by meaning (similarity.py)
+        )  # fmt: skip
         self.judgements.append((entry.seq, judgement))
         return judgement.signals
 

@@ -34,10 +34,13 @@ another option of the same issue that was only implied. The corpus that measures
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import cast
 
+from simulations.kinds.negotiation import similarity
 from simulations.kinds.negotiation.cues import CueMatcher, compile_cue, stem_of
 from simulations.kinds.negotiation.scenario import Scenario
 
@@ -269,9 +272,21 @@ class Lexicon:
     issue_of: dict[str, str]
     any_name: re.Pattern[str]  # any seat named
     allusion_literals: dict[str, tuple[str, ...]]  # issue -> the literals of its options' allusions
+    # A clause's option or offer by meaning (`similarity.match`), asked only where the rules found none in it.
+    by_meaning: Callable[[str], similarity.Match | None] = field(
+        default=lambda text: None, compare=False, hash=False
+    )
+    # Every text of the scenario (briefs, openings, arguments, talk and chair lines), lower case: the scenario's own
+    # words, which the AI delegations speak, are read by the rules alone (the corpus checks them line by line).
+    # (Built on first use: most readings never need it, and the lexicon is rebuilt when the scenario's memo fills.)
+    known: Callable[[], str] = field(default=lambda: "", compare=False, hash=False, repr=False)
     # (sentence, speaker, issue) -> what it says (`_read_sentence`): a third of the sentences read in a game were
     # read before (a message read again without its questions, template sentences, the same words from others).
     sentences: dict[tuple[str, str | None, str | None], _Sentence] = field(
+        default_factory=dict, compare=False, hash=False
+    )
+    # The same, for sentences read again by meaning (a student's words only).
+    meant: dict[tuple[str, str | None, str | None], _Sentence] = field(
         default_factory=dict, compare=False, hash=False
     )
 
@@ -395,7 +410,18 @@ def lexicon(scenario: Scenario) -> Lexicon:
     for pattern in options:
         if pattern.allusion:
             allusion_literals[pattern.issue] = (*allusion_literals.get(pattern.issue, ()), pattern.literal)
-    found = Lexicon(tuple(options), offers, names, issue_of, any_name, allusion_literals)
+    found = Lexicon(
+        tuple(options),
+        offers,
+        names,
+        issue_of,
+        any_name,
+        allusion_literals,
+        by_meaning=lambda text: similarity.match(scenario, text),
+        known=functools.cache(
+            lambda: "\n".join(_normalise(text) for text in _strings(scenario.model_dump()))
+        ),
+    )
     memo[("reading-lexicon",)] = found
     return found
 
@@ -468,6 +494,102 @@ def _offers_in(lex: Lexicon, text: str) -> list[tuple[str, int]]:
     return out
 
 
+# Words that frame what a clause says of an option without naming it: who speaks, modals, stance and offer verbs.
+_FRAME_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "a an the this that these those it its we i you they our us my your their me he she to be been being is are "
+        "am was were will would shall should can could may might must do does did have has had also really very "
+        "fully strongly firmly just only still now then here there so and or please let lets let's",
+    )
+)
+_FRAME_RE = re.compile(
+    rf"\b(?:{_alt(SUPPORT_VERBS)}|{_alt(OPPOSE_VERBS)}|{_alt(CONCESSIONS)}|{_alt(NEGATIONS)}|{_alt(COMMIT)}|"
+    rf"{_alt(NEED)})\b|n't\b"
+)
+# Where the words naming an option end: a verb of the clause, a judgement, a break.
+_PREDICATE = re.compile(
+    r"\b(?:is|are|was|were|would|will|must|should|can|could|cannot|can't|won't|has|have|had|needs?|deserves?|"
+    r"means?|makes?|made)\b|,"
+)
+
+
+def _by_meaning(lex: Lexicon, clause: str) -> tuple[list[tuple[str, int]], list[_Mention]]:
+    """(offers, mentions) of a clause whose words the rules do not know, by meaning (`similarity.py`): at most one
+    option or offer, named by the words after the clause's frame ("we are ready to" | "pay for the schools",
+    "we back" | "fumes from boilers" | "being cut"). Nothing when the model is unsure or absent, and never for the
+    scenario's own words or a clause that names a seat ("X argues that ...", "Y agrees"): those are the AI
+    delegations' lines and connectives, which the rules read, and reading them by meaning would only cost time."""
+    if _scenario_says(lex, clause) or lex.any_name.search(re.sub(r"^[^,]{0,40},\s*", "", clause)):
+        return [], []
+    found = lex.by_meaning(clause)
+    if found is None:
+        return [], []
+    covered = [m.span() for m in _FRAME_RE.finditer(clause)] + [
+        m.span() for m in lex.any_name.finditer(clause)
+    ]
+    start = len(clause)
+    for word in _WORD.finditer(clause):
+        if word.group(0) not in _FRAME_WORDS and not any(lo <= word.start() < hi for lo, hi in covered):
+            start = word.start()
+            break
+    if start == len(clause):
+        return [], []
+    if found.target.kind == "offer":
+        return [(found.target.id, start)], []
+    words = re.match(r"\S+", clause[start:])
+    first = start + (words.end() if words else 0)  # its first word names the option, whatever it is
+    stop = min(
+        (
+            m.start()
+            for regex in (_PREDICATE, _POSITIVE_RE, _NEGATIVE_RE)
+            for m in regex.finditer(clause, first)
+        ),
+        default=len(clause),
+    )
+    end = len(clause[:stop].rstrip())
+    # No cue's parts: words matched by meaning name what the clause is about, never a position said plainly.
+    return [], [_Mention(found.target.issue, found.target.id, start, end, False)]
+
+
+def _scenario_says(lex: Lexicon, clause: str) -> bool:
+    """Whether the clause is the scenario's own words, but for up to six words in front ("Canada argues that ")."""
+    words = clause.split()
+    known = lex.known()
+    return any(" ".join(words[skip:]) in known for skip in range(min(7, len(words) - 3)))
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _meant(lex: Lexicon, words: str, meaning: bool) -> list[_Mention]:
+    """The option `words` name by meaning, when meaning is asked for."""
+    return _by_meaning(lex, words.strip(" ,"))[1] if meaning else []
+
+
+def _meant_offers(lex: Lexicon, condition: str, issue: str | None) -> list[tuple[str, int]]:
+    """The offer a condition names by meaning, where the rules found neither an offer nor an option in it (an
+    option named in a condition is no stance on it, and no offer)."""
+    if not condition.strip() or _mentions(lex, condition, issue):
+        return []
+    body = _CONDITION_LEAD.sub("", condition) if _CONDITION_LEAD.match(condition) else condition
+    body = re.sub(
+        r"^\W*(?:if|provided(?: that)?|providing|as long as|so long as|only if|unless|once|with|without)\b",
+        "",
+        body,
+    )
+    offers, _ = _by_meaning(lex, body.strip(" ,"))
+    return offers
+
+
 def named(scenario: Scenario, text: str) -> tuple[list[str], list[str]]:
     """The options and offers a text names, in order of appearance, whatever it says of them (a question names
     what it asks about but backs nothing). Kept in the scenario's memo: prompts ask it of the same messages again
@@ -485,7 +607,16 @@ def named(scenario: Scenario, text: str) -> tuple[list[str], list[str]]:
     return list(options_named), list(offers_named)
 
 
-def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: str | None = None) -> Reading:
+def read(
+    scenario: Scenario,
+    text: str,
+    *,
+    speaker: str | None = None,
+    issue: str | None = None,
+    meaning: bool = False,
+) -> Reading:
+    """What a message says for its speaker. With `meaning` (a student's own words, never the AI's), a sentence the
+    rules know no word of is read again with its options and offers matched by meaning (`similarity.py`)."""
     lex = lexicon(scenario)
     reading = Reading()
     explicit: dict[tuple[str, str, str], int] = {}  # (kind, issue, option) -> rank: 2 explicit, 1 evaluation
@@ -494,7 +625,7 @@ def read(scenario: Scenario, text: str, *, speaker: str | None = None, issue: st
         sentence = _normalise(raw)
         if not sentence:
             continue
-        said = _read_sentence(lex, sentence, speaker, issue)
+        said = _read_sentence(lex, sentence, speaker, issue, meaning=meaning)
         if said.trade:
             reading.trades.append(said.trade)
             continue
@@ -527,34 +658,58 @@ class _Sentence:
 SENTENCES_KEPT = 20_000  # per scenario; then the memo starts afresh (a game reads about 900)
 
 
-def _read_sentence(lex: Lexicon, sentence: str, speaker: str | None, issue: str | None) -> _Sentence:
+def _read_sentence(
+    lex: Lexicon, sentence: str, speaker: str | None, issue: str | None, *, meaning: bool = False
+) -> _Sentence:
     key = lex.sentence_key(sentence, speaker, issue)
     found = lex.sentences.get(key)
-    if found is not None:
-        return found
-    _, speaker, issue = key
-    trade = _trade(lex, sentence, speaker)
-    if trade:
-        found = _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
-    else:
-        question = sentence.endswith("?")
-        said = Reading()
-        own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
-        previous = ""
-        for clause, after_but in _clauses(sentence):
-            clause = _resolve_that(lex, clause, previous, issue)
-            _read_clause(lex, clause, speaker, issue, question, said, own, after_but)
-            previous = clause
-        mixed = frozenset((i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own)
-        found = _Sentence(
-            None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
-        )
-    if len(lex.sentences) >= SENTENCES_KEPT:
-        lex.sentences.clear()
-    lex.sentences[key] = found
+    if found is None:
+        _, speaker, issue = key
+        found = _read_words(lex, sentence, speaker, issue, meaning=False)
+        if len(lex.sentences) >= SENTENCES_KEPT:
+            lex.sentences.clear()
+        lex.sentences[key] = found
+    if meaning and found == _NOTHING:
+        found = _by_meaning_too(lex, key)
     return found
 
 
+def _by_meaning_too(lex: Lexicon, key: tuple[str, str | None, str | None]) -> _Sentence:
+    """A sentence the rules read nothing in, read again with its options and offers matched by meaning, when the
+    rules know no word of it at all (memoised apart: the rules' reading stays what everyone else reads)."""
+    sentence, speaker, issue = key
+    found = lex.meant.get(key)
+    if found is None:
+        found = _NOTHING
+        if not _mentions(lex, sentence, issue) and not _offers_in(lex, sentence):
+            found = _read_words(lex, sentence, speaker, issue, meaning=True)
+        if len(lex.meant) >= SENTENCES_KEPT:
+            lex.meant.clear()
+        lex.meant[key] = found
+    return found
+
+
+def _read_words(
+    lex: Lexicon, sentence: str, speaker: str | None, issue: str | None, *, meaning: bool
+) -> _Sentence:
+    trade = _trade(lex, sentence, speaker, meaning=meaning)
+    if trade:
+        return _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
+    question = sentence.endswith("?")
+    said = Reading()
+    own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
+    previous = ""
+    for clause, after_but in _clauses(sentence):
+        clause = _resolve_that(lex, clause, previous, issue)
+        _read_clause(lex, clause, speaker, issue, question, said, own, after_but, meaning=meaning)
+        previous = clause
+    mixed = frozenset((i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own)
+    return _Sentence(
+        None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
+    )
+
+
+_NOTHING = _Sentence(None, frozenset(), frozenset(), (), frozenset())
 _CONTRACTED = {"re": "are", "ll": "will", "d": "would", "ve": "have", "m": "am"}
 
 
@@ -698,7 +853,11 @@ def _read_clause(
     reading: Reading,
     ranks: dict[tuple[str, str, str], int],
     after_but: bool,
+    *,
+    meaning: bool = False,
 ) -> None:
+    """What one clause says, into `reading` and `ranks`. With `meaning`, a clause part in which the rules found no
+    option or offer is matched by meaning (`_by_meaning`)."""
     if not question and (_is_reported(lex, clause, speaker) or _subject_is_other(clause)):
         # "We have heard your concerns, and in that spirit we can accept X": what follows the report is the
         # speaker's own again.
@@ -717,11 +876,20 @@ def _read_clause(
     # Offers and asks. In a question the speaker proposes its conditions and asks for what it names in the body.
     own_condition = bool(re.match(_OWN_CONDITION, condition)) and not _RECEIVES.search(condition)
     own_condition = own_condition or bool(own and re.match(rf"^\W*if\s+{own}", condition))
-    for offer_id, _ in _offers_in(lex, condition):
+    condition_offers = _offers_in(lex, condition) or (_meant_offers(lex, condition, issue) if meaning else [])
+    for offer_id, _ in condition_offers:
         (reading.offers if own_condition or question else reading.asks).add(offer_id)
-    if _offers_in(lex, main):
+    main_offers = _offers_in(lex, main)
+    mentions = _mentions(lex, main, issue)
+    judged = main  # what is weighed for a side: for a clause read by meaning, only up to its next comma
+    if meaning and not main_offers and not mentions:
+        main_offers, mentions = _by_meaning(lex, main)
+        if mentions:
+            comma = main.find(",", mentions[0].end)
+            judged = main if comma < 0 else main[:comma]
+    if main_offers:
         other_subject = _subject_is_other(main)
-        for offer_id, pos in _offers_in(lex, main):
+        for offer_id, pos in main_offers:
             before = main[:pos]
             if re.search(r"\b(?:your|the|their|its|\w+'s) offers? of\s+(?:\S+\s+){0,2}$", before):
                 continue  # "we welcome the offer of financing from X": someone else's offer, acknowledged
@@ -750,13 +918,12 @@ def _read_clause(
                 reading.offers.add(offer_id)
     if question or not main.strip() or _subject_is_other(main) or _LISTENER_STANCE.search(main):
         return
-    mentions = _mentions(lex, main, issue)
     conditional = bool(condition.strip()) or guaranteed
-    needs_offer = bool(_offers_in(lex, condition)) or guaranteed or "without" in condition
+    needs_offer = bool(condition_offers) or guaranteed or "without" in condition
     if re.search(r"\bwould (?:allow|enable|let) us\b|\bwould make (?:\S+ ){1,8}possible\b", main):
         conditional = True  # "that would allow us to accept X": backing that waits on something
     for mention in mentions:
-        polarity, rank = _polarity(main, mention, mentions)
+        polarity, rank = _polarity(judged, mention, mentions)
         if polarity is None or (rank == 0 and not conditional):
             continue
         rank = max(rank, 1)
@@ -978,7 +1145,9 @@ def _settle(
         getattr(reading, kind).setdefault(issue, set()).add(option)
 
 
-def _trade(lex: Lexicon, sentence: str, speaker: str | None) -> tuple[str, str] | None:
+def _trade(
+    lex: Lexicon, sentence: str, speaker: str | None, *, meaning: bool = False
+) -> tuple[str, str] | None:
     you = r"(?:you|your delegation|your government|your side)"
     own = _own_pattern(lex, speaker)
     we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
@@ -996,8 +1165,8 @@ def _trade(lex: Lexicon, sentence: str, speaker: str | None) -> tuple[str, str] 
         m = re.search(pattern, sentence)
         if not m:
             continue
-        want = {x.option for x in _mentions(lex, m["want"], None)}
-        promise = {x.option for x in _mentions(lex, m["promise"], None)}
+        want = {x.option for x in _mentions(lex, m["want"], None) or _meant(lex, m["want"], meaning)}
+        promise = {x.option for x in _mentions(lex, m["promise"], None) or _meant(lex, m["promise"], meaning)}
         if len(want) == 1 and len(promise) == 1 and want != promise:
             return next(iter(want)), next(iter(promise))
     return None

@@ -21,7 +21,8 @@ OVERALL = 0.97
 # standard as the whole corpus.
 FAMILY_FLOORS = {"plain": 0.97}
 # Each kind a little under what the rules reach today (support 95.5, oppose 97.1, conditional 96.3, offers 96.4,
-# asks and trades 100): a judge change that costs one of them several sentences fails here even if the total holds.
+# asks and trades 100; the same with the reading by meaning, similarity.py, and without it): a judge change that
+# costs one of them several sentences fails here even if the total holds.
 FLOORS = {"support": 0.93, "oppose": 0.95, "conditional": 0.93, "offers": 0.96, "asks": 0.96, "trades": 0.99}
 
 
@@ -32,7 +33,8 @@ def corpus() -> list[judge_score.Item]:
 
 def _rules(scenario: Scenario) -> judge_score.Callable[[judge_score.Item], judge.Signals | None]:
     def read(item: judge_score.Item) -> judge.Signals | None:
-        return judge.read_signals(scenario, item.text, speaker=item.speaker, issue=item.issue)
+        # Read as a student's words: the rules, then (where they know no word of a sentence) by meaning.
+        return judge.read_signals(scenario, item.text, speaker=item.speaker, issue=item.issue, meaning=True)
 
     return read
 

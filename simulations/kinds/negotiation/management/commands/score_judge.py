@@ -2,18 +2,21 @@
 
 With a real judge model (MERCURY_JUDGE_MODEL, else MERCURY_MODEL) each sentence goes through the LLM judge exactly as
 in a game (`llm_judge.judge_message`); `--rules` scores the rule judge instead (what offline games use, and what the
-corpus test checks in CI). Either prints the share read right per reading kind and per sentence family; `--family
-plain` scores only the sentences in the student's own words (per kind within them).
+corpus test checks in CI): its rules, then, for a sentence they know no word of, the options and offers matched by
+meaning (similarity.py, when `make install` fetched the embedding model); `--no-meaning` scores the rules alone.
+Either prints the share read right per reading kind and per sentence family; `--family plain` scores only the
+sentences in the student's own words (per kind within them).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from simulations.ai import model_spec
+from simulations.ai import embeddings, model_spec
 from simulations.kinds.negotiation import judge, judge_score, llm_judge
 from simulations.kinds.negotiation.scenario import ScenarioError, load_scenario_dir
 
@@ -25,6 +28,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rules", action="store_true", help="score the rule judge instead of the model")
+        parser.add_argument(
+            "--no-meaning",
+            action="store_true",
+            help="with --rules: the rules alone, without the options and offers matched by meaning",
+        )
         parser.add_argument("--limit", type=int, default=0, help="score only the first N sentences")
         parser.add_argument(
             "--family",
@@ -49,10 +57,20 @@ class Command(BaseCommand):
             items = items[: options["limit"]]
         spec = model_spec.judge_spec()
         if options["rules"]:
-            title = "rule judge"
+            if options["no_meaning"]:  # as on a checkout without the model's files
+                os.environ[embeddings.DIRECTORY_ENV] = os.devnull
+                embeddings.reset()
+            meaning = "" if options["no_meaning"] or not embeddings.available() else ", then meaning"
+            title = f"rule judge (rules{meaning})"
 
             def read(item: judge_score.Item) -> judge.Signals | None:
-                return judge.read_signals(scenario, item.text, speaker=item.speaker, issue=item.issue)
+                return judge.read_signals(
+                    scenario,
+                    item.text,
+                    speaker=item.speaker,
+                    issue=item.issue,
+                    meaning=not options["no_meaning"],
+                )
 
         elif spec.offline:
             raise CommandError(

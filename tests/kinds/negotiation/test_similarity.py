@@ -1,0 +1,111 @@
+"""Reading by meaning (simulations/kinds/negotiation/similarity.py, hooked into reading.py): sentences the rules
+know no word of are matched to the scenario's options and offers by a sentence-embedding model, and the rules
+still say which way the speaker leans. These sentences were written for this test in words that are none of the
+scenario's keywords, and its cues read nothing in them either (the last test); the judge's corpus
+(test_judge_corpus.py) checks that nothing the rules read has changed.
+
+Needs the model's files (`make install`, as CI does); without them the reader keeps to its rules, which the last
+test checks on a scenario of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simulations.ai import embeddings
+from simulations.kinds.negotiation import judge, similarity
+from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
+from tests.conftest import SCENARIO_DIR
+from tests.kinds.negotiation.test_judge_corpus import assert_plain
+
+needs_model = pytest.mark.skipif(
+    not all((embeddings.directory() / name).is_file() for name in embeddings.FILES),
+    reason="the embedding model is not installed (make install)",
+)
+
+# (text, what the speaker says): support/oppose name an option, offers/asks an offer.
+READ_BY_MEANING = [
+    ("Governments must answer to a legal body when they break their word.", "support", "1.1"),
+    ("We cannot accept that governments answer to a legal body when they break their word.", "oppose", "1.1"),
+    ("Factories that burn coal must clean up the vapour they release.", "support", "2.1"),
+    ("We back a rule that factories burning coal must clean up the vapour they release.", "support", "2.1"),
+    ("We cannot accept that industrial exhaust be regulated worldwide.", "oppose", "2.1"),
+    ("Airborne pollution should stay with domestic regulators.", "support", "2.2"),
+    ("We are against airborne pollution staying with domestic regulators.", "oppose", "2.2"),
+    ("We will allow a gentler timeline for late starters.", "offers", "transition_period"),
+    ("We ask for a gentler timeline for late starters.", "asks", "transition_period"),
+]
+# The topic alone ("the liquid metal"), the talk, or nothing of the negotiation: no option, no offer.
+NAMES_NOTHING = [
+    "Mercury is a dangerous metal.",
+    "The liquid metal is poisoning our rivers.",
+    "Thank you, Chair, for your patience.",
+    "What is the capital of Australia?",
+    "We have listened carefully to every delegation today.",
+]
+
+
+def test_the_sentences_use_none_of_the_scenarios_words(scenario: Scenario) -> None:
+    assert_plain(scenario, [text for text, _, _ in READ_BY_MEANING] + NAMES_NOTHING)
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "kind", "target"), READ_BY_MEANING)
+def test_a_sentence_in_other_words_is_read_by_meaning(
+    scenario: Scenario, text: str, kind: str, target: str
+) -> None:
+    signals = judge.read_signals(scenario, text, speaker="CAN", meaning=True)
+    if kind in ("offers", "asks"):
+        assert getattr(signals, kind) == [target], signals
+        return
+    issue = target.split(".")[0]
+    said = {k: getattr(signals, k) for k in ("support", "oppose", "conditional") if getattr(signals, k)}
+    assert said == {kind: {issue: [target]}}, signals
+
+
+@needs_model
+@pytest.mark.parametrize("text", NAMES_NOTHING)
+def test_the_topic_or_the_talk_alone_names_no_option(scenario: Scenario, text: str) -> None:
+    assert similarity.match(scenario, text) is None
+    assert judge.read_signals(scenario, text, speaker="CAN", meaning=True).empty
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "kind", "target"), READ_BY_MEANING[:3])
+def test_only_a_students_words_are_read_by_meaning(
+    scenario: Scenario, text: str, kind: str, target: str
+) -> None:
+    """The AI delegations speak the scenario's words, which the rules read: their messages never call the model."""
+    assert judge.read_signals(scenario, text, speaker="CAN").empty
+
+
+@needs_model
+def test_what_the_rules_read_is_never_read_again_by_meaning(scenario: Scenario) -> None:
+    """A sentence with a keyword keeps the rules' reading, whatever its other clauses would match."""
+    text = "We support emissions in scope, and experts should survey the goldfields before anyone acts."
+    signals = judge.read_signals(scenario, text, speaker="CAN", meaning=True)
+    assert signals.support == {"2": ["2.1"]}
+    assert not signals.oppose and not signals.conditional
+
+
+@pytest.fixture
+def no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scenario]:
+    """A fresh scenario (its memo starts empty) read on a checkout without the model's files."""
+    monkeypatch.setenv(embeddings.DIRECTORY_ENV, str(tmp_path))
+    embeddings.reset()
+    yield load_scenario_dir(SCENARIO_DIR)
+    monkeypatch.undo()
+    embeddings.reset()
+
+
+def test_without_the_model_the_rules_read_alone(no_model: Scenario) -> None:
+    for text, _, _ in READ_BY_MEANING:
+        assert similarity.match(no_model, text) is None
+        assert judge.read_signals(no_model, text, speaker="CAN", meaning=True).empty, text
+    plain = judge.read_signals(
+        no_model, "Canada wants a treaty with real teeth.", speaker="CAN", meaning=True
+    )
+    assert plain.support == {"1": ["1.1"]}  # the rules' cues still read
