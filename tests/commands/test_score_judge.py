@@ -14,7 +14,10 @@ def test_the_rule_judge_is_scored_per_kind() -> None:
     call_command("score_judge", "--rules", "--misses", "2", stdout=out)
     text = out.getvalue()
     first = text.splitlines()[0]
-    assert first.startswith(("rule judge (rules): ", "rule judge (rules, then meaning): ")) and "sentences read right" in first
+    assert (
+        first.startswith(("rule judge (rules): ", "rule judge (rules, then meaning): "))
+        and "sentences read right" in first
+    )
     for kind in ("support", "oppose", "conditional", "offers", "asks", "trades"):
         assert f"    {kind} " in text
     assert text.count("  miss [") == 2
