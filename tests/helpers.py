@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.kinds import NextStep
-from simulations.kinds.negotiation.bots import BySeat, make_policy
+from simulations.kinds.negotiation.bots import BySeat, make_policy, own_talks
 from simulations.kinds.negotiation.games import state_of, step_of
 from simulations.kinds.negotiation.headless import play_game, student
 from simulations.kinds.negotiation.human_turns import submit_human_event
@@ -106,15 +106,16 @@ class _GroupStop(Exception):
 
 def play_group_until(game: Game, stop: Callable[[GameState, NextStep], bool]) -> Game:
     """Every seat played by an advocate bot (the AI by the offline model) until `stop` holds before a move; the
-    first student's first talk is with the second student."""
+    first student's first talk is with the second student (in Round 2's lanes, the first move of the round)."""
     bot = student(game, BySeat([make_policy("advocate", seat) for seat in state_of(game).humans]))
 
     def move(played: Game, step: NextStep, failure: BaseException | None) -> Game:
         state = state_of(played)
         if stop(state, step):
             raise _GroupStop
-        if state.status == "ROUND_2_SELECT_CONVO_1" and not state.round2.conversations:
-            partner = {"partner": state.humans[1], "starter": "human"}
+        first, second = state.humans[:2]
+        if step.detail.purpose == "partner" and step.detail.role == first and not own_talks(state, first):
+            partner = {"partner": second, "starter": "human"}
             return submit_human_event(game=played, event="CONVO_1_STARTED", payload=partner)
         return bot(played, step, failure)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .contract import (
     Actor,
     Advance,
+    Aim,
     Bot,
     ChunkSink,
     Kind,
@@ -23,21 +24,27 @@ from .contract import (
     KindExports,
     KindHeadless,
     KindPages,
+    Lane,
     LedgerEntry,
     LedgerEvent,
+    Met,
+    MovingWords,
     NextStep,
+    Outcomes,
     Restart,
     ScenarioBook,
     ScenarioSource,
     Seat,
+    SeatResult,
 )
 
 if TYPE_CHECKING:
     from simulations.models import Game
 
 __all__ = [
-    "Actor", "Advance", "Bot", "ChunkSink", "Kind", "KindAdmin", "KindExports", "KindHeadless", "KindPages",
-    "LedgerEntry", "LedgerEvent", "NextStep", "Restart", "ScenarioBook", "ScenarioSource", "Seat", "UnknownKind",
+    "Actor", "Advance", "Aim", "Bot", "ChunkSink", "Kind", "KindAdmin", "KindExports", "KindHeadless", "KindPages",
+    "Lane", "LedgerEntry", "LedgerEvent", "Met", "MovingWords", "NextStep", "Outcomes", "Restart", "ScenarioBook",
+    "ScenarioSource", "Seat", "SeatResult", "UnknownKind",
     "ai_acts_next", "all_kinds", "get_kind", "kind_names", "kind_of",
 ]  # fmt: skip
 

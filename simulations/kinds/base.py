@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulations.engine.scenario_files import declared_kind
 
-from .contract import Actor, ChunkSink, NextStep, Restart, ScenarioSource
+from .contract import Actor, ChunkSink, NextStep, Outcomes, Restart, ScenarioSource
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -106,6 +106,9 @@ class KindBase:
 
     def stream_view(self, text: str) -> str:
         return text
+
+    def outcomes(self, game: Game) -> Outcomes:
+        return Outcomes()  # no verdict, no aims: a class's results show where the game stands
 
 
 def platform_step(step: Any, speaker: Callable[[], str]) -> NextStep:

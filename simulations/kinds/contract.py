@@ -1,8 +1,9 @@
 """The contract between the platform and a simulation kind: the plain data a kind hands the shared writer (`Advance`
-and its ledger rows), what the driver asks of it (`NextStep`), and the `Kind` protocol with its parts.
+and its ledger rows), what the driver asks of it (`NextStep`), what a game came to for a class's results
+(`Outcomes`), and the `Kind` protocol with its parts.
 
 A kind is its rules and its pages. The `Kind` object answers the machine's questions itself (start, advance,
-restore, who acts next, an AI step, what may stream, the offline model's reply) and hands over four parts, each a
+restore, who acts next, an AI step, what may stream, the offline model's reply, what a game came to) and hands over four parts, each a
 module of the kind's own that mypy checks against its protocol here: `admin` (preview, rehearsal, structured
 editing), `pages` (the set-up, the game page, moves, websocket updates, the review, its own URLs), `exports` (the
 export file's section, the Markdown, downloads) and `headless` (the command line's options and bots). Its scenario
@@ -13,11 +14,12 @@ defaults.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
 
     from django.http import HttpRequest, HttpResponse
@@ -40,6 +42,16 @@ class Actor(StrEnum):
 
 
 @dataclass(frozen=True)
+class Lane:
+    """One student's own line of moves, side by side with the other students' (a game several students share,
+    where its kind runs them so: a negotiation's Round 2 talks)."""
+
+    seat: str
+    moves: bool  # its student has a move to make now
+    doing: str  # what it waits for, in words for the teacher's room ("this student: writing to China")
+
+
+@dataclass(frozen=True)
 class NextStep:
     """What a simulation waits for, in the platform's terms (derived from the kind's table by the kind)."""
 
@@ -51,6 +63,14 @@ class NextStep:
     # The seats whose pages may show this AI step's words as they stream (a private talk's two parties); empty:
     # every reader of the game. A page drawn for another seat never receives them.
     audience: tuple[str, ...] = ()
+    # Side by side: every student's lane (`Lane`). A student whose seat has one moves in it whatever `actor` says,
+    # and their move, like this step when it is taken in a lane (`lane`: the lane's seat), commits on the game as
+    # it is then: the kind's machine, not the game's version, says whether it is out of date
+    # (`services.ledger.turns.commit_event(on_latest=True)`). A lane's streamed words are not tied to a version.
+    lanes: tuple[Lane, ...] = ()
+    lane: str = ""
+    # When `seat` got the floor, for its turn limit (None: at the game's last commit).
+    since: datetime | None = None
 
 
 ChunkSink = Callable[[str], None]
@@ -267,6 +287,62 @@ class Seat:
     say: Callable[[str], Any] = print
 
 
+# --- what a game came to, for a class's results -------------------------------------------------------------------
+
+Met = Literal["met", "not met", "partly"]
+
+
+@dataclass(frozen=True)
+class Aim:
+    """One aim a student's seat had, in plain words, and whether the game met it."""
+
+    words: str  # e.g. "1.1 Binding phase-out by 2030", or a practice conversation's goal
+    met: Met | None = None  # None: not decided yet
+    issue: str = ""  # the issue it is on, by the id the game's votes use; "" for an aim of the whole game
+
+
+@dataclass(frozen=True)
+class MovingWords:
+    """Words the student committed that moved another seat's position: whose, and how."""
+
+    words: str  # an excerpt of the student's own words (never their AI stand-in's)
+    moved: str  # e.g. "China came to accept 1.1 Binding phase-out by 2030"; several joined by "; "
+    where: str = ""  # e.g. "debate on issue 2", "private talk with Brazil"
+    issue: str = ""  # the issue of the positions moved ("" for a kind without issues)
+    private: bool = False  # said in private: the class's anonymised page does not quote it to other students
+
+
+@dataclass(frozen=True)
+class SeatResult:
+    """One student's seat in a game: its aims and whether they were met, the student's words that moved positions."""
+
+    aims: tuple[
+        Aim, ...
+    ] = ()  # none: the kind sets its seats no aim (a committee's), or the game is not over
+    moved: tuple[MovingWords, ...] = ()
+
+    @property
+    def met(self) -> Met | None:
+        """Every aim decided so far met, none met, or some ("partly"); None when none is decided."""
+        decided = [aim.met for aim in self.aims if aim.met is not None]
+        if not decided:
+            return None
+        if all(m == "met" for m in decided):
+            return "met"
+        return "not met" if all(m == "not met" for m in decided) else "partly"
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """What a game came to, as a class's results show it (`Kind.outcomes`)."""
+
+    verdict: str = (
+        ""  # the game's result in one line, where its kind has one (a committee's verdict and vote)
+    )
+    # Each seat a student holds (a game of one student: its `human_role`, "" for a kind without seats).
+    seats: Mapping[str, SeatResult] = field(default_factory=dict)
+
+
 Bot = Callable[["Game", NextStep, BaseException | None], "Game"]
 """Makes the move for `step` (a human or system step), commits it and returns the game as committed; the third
 argument is the model failure that stopped the last drive, when the kind's machine answered it with a step of the
@@ -288,7 +364,7 @@ class KindHeadless(Protocol):
 
 
 class Kind(Protocol):
-    """What the platform needs of a simulation kind: 16 members, the machine's questions answered here and the
+    """What the platform needs of a simulation kind: 17 members, the machine's questions answered here and the
     rest in the parts (see the module's docstring)."""
 
     name: str
@@ -335,6 +411,12 @@ class Kind(Protocol):
         """Precondition: `game` is of this kind. For a kind whose runs advance without the student (its unfinished
         games are the person's background runs): the whole run's estimate from the set-up it stored (`config`, its
         state's "config", read alone). None for a kind the student moves turn by turn."""
+        ...
+
+    def outcomes(self, game: Game) -> Outcomes:
+        """Precondition: `game` is of this kind. What it came to, for its class's results: a one-line verdict where
+        the kind has one, and for each student's seat its aims met or not and the student's words that moved a
+        position, read from what the game recorded (never judged again). Empty where the kind has none."""
         ...
 
     @property

@@ -17,6 +17,8 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -27,6 +29,7 @@ from simulations.services.content.scenarios import latest_version
 from simulations.services.files.export import export_game
 from simulations.services.ledger.snapshot import one_snapshot
 from simulations.services.pages.broadcast import notify_class_changed
+from simulations.services.people import class_results
 from simulations.services.people import class_sessions as sessions
 from simulations.services.policy.rate_limit import RateLimited
 
@@ -204,33 +207,40 @@ def _session_game(session: ClassSession, game_id: int | None) -> Game | None:
 @login_required
 def results(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
-    response = HttpResponse(sessions.results_csv(session), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(class_results.results_csv(session), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="class-{session.code}.csv"'
     return response
 
 
 @login_required
 def results_page(request: HttpRequest, session_id: int) -> HttpResponse:
-    """Every game of the session side by side: each issue's outcome, who played which seat, the model cost; a chart
-    of how many games adopted each issue; the downloads."""
+    """Every game of the session side by side: each issue's outcome, its verdict, the model cost, each student's
+    aims met or not and words that moved positions (their review a click away); a chart of how many games adopted
+    each issue; the downloads."""
     session = _taught(request, session_id)
-    return render(request, "classes/results.html", _results_context(session, sessions.class_results(session)))
+    return render(
+        request, "classes/results.html", _results_context(session, class_results.class_results(session))
+    )
 
 
 @login_required
 def shared_results(request: HttpRequest, session_id: int) -> HttpResponse:
     """The class's results for its students, when the teacher shares them: every game's outcomes, no names (their
-    own game marked, its review a click away)."""
+    own game and seat marked, its review a click away; words others said in private not quoted)."""
     session = _joined(request, session_id)
     if not session.results_shared:
         raise Http404("Your teacher has not shared the class's results.")
-    found = sessions.class_results(session)
-    mine = set(sessions.student_games(session, request.user.pk).values_list("pk", flat=True))
-    context = _results_context(session, found) | {"anonymous": True, "mine": mine}
+    found = class_results.class_results(session)
+    seats = class_results.seats_of(session, request.user.pk)
+    games = {pk for pk, _ in seats}
+    context = _results_context(session, found, mine=seats) | {"anonymous": True, "mine": games}
     return render(request, "classes/results.html", context)
 
 
-def _results_context(session: ClassSession, found: sessions.ClassResults) -> dict[str, Any]:
+def _results_context(
+    session: ClassSession, found: class_results.ClassResults, *, mine: set[tuple[int, str]] | None = None
+) -> dict[str, Any]:
+    """`mine`: the reader's own seats, for the anonymised page (None: the teacher's, with every name)."""
     shares = [
         {"title": title, "adopted": adopted, "voted": voted, "y": CHART_ROW * n + 4,
          "width": round(CHART_WIDTH * adopted / voted) if voted else 0}
@@ -241,12 +251,39 @@ def _results_context(session: ClassSession, found: sessions.ClassResults) -> dic
         for issue, title in found.issues
     ]
     axis_y = CHART_ROW * len(shares) + 8
+    numbers = {issue: n for n, (issue, _) in enumerate(found.issues, start=1)}
+    students = [[_student(g, s, numbers, mine) for s in g.results] for g in found.games]
     return {"session": session, "results": found, "shares": shares, "rows": rows, "axis_y": axis_y,
+            "students": students, "verdicts": any(g.verdict for g in found.games),
             "chart": {"left": CHART_LEFT, "right": CHART_LEFT + CHART_WIDTH, "width": CHART_LEFT + CHART_WIDTH + 90,
                       "height": axis_y + 18}}  # fmt: skip
 
 
 CHART_LEFT, CHART_WIDTH, CHART_ROW = 230, 320, 28  # the adoption chart: labels' room, a bar at 100 %, a row
+
+
+def _student(
+    played: class_results.GameResult,
+    student: class_results.StudentResult,
+    numbers: dict[str, int],
+    mine: set[tuple[int, str]] | None,
+) -> dict[str, Any]:
+    """One student's cell: who (no name on the anonymised page), their aims, the words that moved positions (on the
+    anonymised page, words another student said in private are not quoted), their review's link (there, their own
+    only)."""
+    own = mine is not None and (played.game.pk, student.seat) in mine
+    review = reverse("review", args=[played.game.pk])
+    if mine is None and student.review_seat:  # the teacher reads it from this student's seat
+        review += "?" + urlencode({"seat": student.review_seat})
+    result = student.result
+    return {
+        "who": student.name if mine is None else "You" if own else "A student",
+        "seat": student.seat_name or student.seat, "met": result.met, "own": own,
+        "aims": [{"issue": numbers.get(a.issue), "words": a.words, "met": a.met} for a in result.aims],
+        "moved": [{"words": w.words if mine is None or own or not w.private else "", "moved": w.moved,
+                   "where": w.where} for w in result.moved],
+        "review": review if mine is None or own else "",
+    }  # fmt: skip
 
 
 def _outcome(vote: tuple[str, bool] | None) -> str:
@@ -259,7 +296,9 @@ def _outcome(vote: tuple[str, bool] | None) -> str:
 def results_by_game(request: HttpRequest, session_id: int) -> HttpResponse:
     """One row per game per issue: its students and seats, the option put to the vote, adopted or not."""
     session = _taught(request, session_id)
-    response = HttpResponse(sessions.results_by_game_csv(session), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        class_results.results_by_game_csv(session), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="class-{session.code}-by-game.csv"'
     return response
 
@@ -270,7 +309,7 @@ def games_zip(request: HttpRequest, session_id: int) -> HttpResponse:
     session = _taught(request, session_id)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(f"class-{session.code}.csv", sessions.results_csv(session))
+        archive.writestr(f"class-{session.code}.csv", class_results.results_csv(session))
         for game in sessions.session_games(session).order_by("pk"):
             with one_snapshot():
                 body = json.dumps(export_game(game=game), indent=2, ensure_ascii=False)

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from simulations.kinds import Actor, ai_acts_next, kind_of
+from simulations.kinds import Actor, kind_of
 from simulations.models import Game
 from simulations.services.ledger.seats import seat_of, seen_by
 from simulations.services.ledger.turns import game_with_scenario
@@ -41,16 +41,23 @@ def game_page(request: HttpRequest, game_id: int) -> HttpResponse:
         raise Http404("No such game.")  # not "forbidden": another player's game does not exist for you
     # Without JavaScript (no websocket) the page shows the AI's turns by reloading itself while they are played
     # (base.html: a refresh inside <noscript>); never while the student has the floor and may be typing.
-    waiting = ai_acts_next(game) or _another_students_turn(request, game)
-    request.watch_refresh = WATCH_REFRESH_SECONDS if waiting else 0  # type: ignore[attr-defined]
+    request.watch_refresh = WATCH_REFRESH_SECONDS if _waiting(request, game) else 0  # type: ignore[attr-defined]
     request.game_paused = game.paused and game.finished_at is None  # type: ignore[attr-defined]
     request.class_notice = notice_for(game) if game.finished_at is None else ""  # type: ignore[attr-defined]
     return kind_of(game).pages.page(request, seen_by(game, request.user))
 
 
-def _another_students_turn(request: HttpRequest, game: Game) -> bool:
-    """In a game several students share, another student's seat has the floor: this page waits as for the AI."""
+def _waiting(request: HttpRequest, game: Game) -> bool:
+    """The page waits for someone else: an AI seat, or in a game several students share another student's seat;
+    while their lanes run side by side, for as long as its own student's lane has no move for them."""
     step = kind_of(game).next_step(game)
+    if step.lanes:
+        seat = seat_of(game, request.user)
+        lane = next((lane for lane in step.lanes if lane.seat == seat), None)
+        if lane is not None:
+            return not lane.moves
+    if step.actor is Actor.AI:
+        return not game.paused  # `ai_acts_next`
     return step.actor is Actor.HUMAN and bool(step.seat) and step.seat != seat_of(game, request.user)
 
 

@@ -13,9 +13,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import kind_of
-from simulations.models import Game
+from simulations.models import Game, GameSeat
 from simulations.services.files.export import export_markdown, reader_export
-from simulations.services.ledger.seats import seen_by
+from simulations.services.ledger.seats import seen_by, viewed_as
 from simulations.services.ledger.snapshot import one_snapshot
 from simulations.services.ledger.turns import games_with_scenario
 from simulations.services.people.access import (
@@ -42,7 +42,13 @@ def _may_try(request: HttpRequest, game_id: int) -> bool:
 
 
 def _review(request: HttpRequest, game: Game) -> HttpResponse:
-    return kind_of(game).pages.review(request, seen_by(game, request.user))
+    """The review as its reader sees it; a reader who holds no seat in it and reads it without a share link (the
+    class's teacher, staff) may read it from one student's seat (`?seat=`: the class's results link each student's)."""
+    seen, seat = seen_by(game, request.user), request.GET.get("seat", "")
+    reads_every_seat = seen is game and not can_drive(request.user, game) and can_read(request.user, game)
+    if seat and reads_every_seat and GameSeat.objects.filter(game=game, role=seat).exists():
+        seen = viewed_as(game, seat)
+    return kind_of(game).pages.review(request, seen)
 
 
 def review(request: HttpRequest, game_id: int) -> HttpResponse:

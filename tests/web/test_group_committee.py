@@ -21,7 +21,8 @@ from simulations.kinds import Actor, kind_of
 from simulations.kinds.deliberation.games import state_of
 from simulations.models import ClassSession, Game, GameSeat, ScenarioVersion
 from simulations.services.content.scenarios import load_scenarios
-from simulations.services.people.class_sessions import class_results, session_games
+from simulations.services.people.class_results import class_results
+from simulations.services.people.class_sessions import session_games
 from simulations.services.play.drive import drive_game
 from tests.helpers import logged_in
 

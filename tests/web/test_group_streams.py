@@ -17,6 +17,7 @@ from simulations.kinds.negotiation.games import state_of
 from simulations.kinds.negotiation.human_turns import submit_human_event
 from simulations.kinds.negotiation.state import GameState
 from simulations.models import Game, GameSeat
+from simulations.services.ledger.seats import viewed_as
 from simulations.services.people import class_sessions
 from simulations.services.people.access import TEACHERS
 from simulations.services.play.drive import drive_game
@@ -33,12 +34,10 @@ def _cookie(user: User) -> str:
 
 
 def _talk_with_an_ai(state: GameState, step: Any) -> bool:
-    talks = state.round2.conversations
-    return (
-        state.status == "ROUND_2_CONVERSATION_ACTIVE"
-        and bool(talks)
-        and talks[-1].partner not in state.humans
-        and step.seat == (talks[-1].talker or state.human_role)
+    """A student about to write in their own talk with an AI partner (in Round 2's side-by-side lanes)."""
+    talk = state.lane_talk(step.seat) if state.status == "ROUND_2_TALKS" and step.seat else None
+    return bool(
+        talk and talk.phase != "CLOSED" and talk.partner not in state.humans and talk.talker == step.seat
     )
 
 
@@ -53,9 +52,14 @@ def _group_in_a_talk() -> tuple[Game, dict[str, str], str]:
     for name in ("ada", "bo", "cy"):
         class_sessions.join(user=User.objects.create_user(name), code=session.code)
     (game,) = class_sessions.start(session, seed=6)
-    game = play_group_until(game, _talk_with_an_ai)
-    state = state_of(game)
-    talker = state.round2.conversations[-1].talker or state.human_role or ""
+    talker = ""
+
+    def stop(state: GameState, step: Any) -> bool:
+        nonlocal talker
+        talker = step.seat if _talk_with_an_ai(state, step) else ""
+        return bool(talker)
+
+    game = play_group_until(game, stop)
     cookies = {
         s.role: _cookie(s.student) for s in GameSeat.objects.filter(game=game).select_related("student")
     }
@@ -81,13 +85,14 @@ async def _frames(comm: WebsocketCommunicator) -> list[str]:
 async def test_an_ai_partners_streamed_reply_reaches_only_the_student_it_talks_with(settings: Any) -> None:
     settings.MERCURY_OFFLINE_TOKEN_DELAY = 0
     game, cookies, talker = await database_sync_to_async(_group_in_a_talk)()
-    partner = state_of(game).round2.conversations[-1].partner
+    partner = state_of(game).lane_talk(talker).partner  # type: ignore[union-attr]
     pages = {seat: await _page(game.pk, cookie) for seat, cookie in cookies.items()}
     for comm in pages.values():
         await _frames(comm)  # whatever the connect queued
     await database_sync_to_async(submit_human_event)(
-        game=game, event="HUMAN_MESSAGE_SUBMITTED", payload={"text": "What would move you on emissions?"}
-    )
+        game=viewed_as(game, talker), event="HUMAN_MESSAGE_SUBMITTED",
+        payload={"text": "What would move you on emissions?"},
+    )  # fmt: skip
     await database_sync_to_async(drive_game)(game_id=game.pk, max_steps=1)  # unless the move's own drive did
     reply = await database_sync_to_async(
         lambda: Game.objects.get(pk=game.pk).entries.filter(speaker=partner).order_by("-seq").first()

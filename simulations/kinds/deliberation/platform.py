@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simulations.engine.scenario_files import declared_kind
-from simulations.kinds import Actor, Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Actor,
+    Advance,
+    Kind,
+    LedgerEntry,
+    LedgerEvent,
+    NextStep,
+    Outcomes,
+    ScenarioSource,
+)
 from simulations.kinds.base import KindBase, ScenarioFiles, check_parts
 
 from . import checks, machine, offline, prompts
@@ -196,6 +205,32 @@ class Deliberation(KindBase):
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return offline_answer(messages)
+
+    def outcomes(self, game: Game) -> Outcomes:
+        """The committee's verdict with its last vote; its seats have no aim of their own to be met."""
+        from .games import state_of
+
+        return Outcomes(verdict=verdict_line(state_of(game)))
+
+
+def verdict_line(state: DeliberationState) -> str:
+    """The verdict and the vote that led to it, in a line ("" before the committee concludes)."""
+    from .presenters import VERDICT_WORDS
+    from .report import CAUSES
+
+    if state.verdict is None:
+        return ""
+    line = VERDICT_WORDS[state.verdict.value] + (f" ({CAUSES[state.cause]})" if state.cause else "")
+    last = next(((r.number, r.quorum) for r in reversed(state.rounds) if r.quorum), None)
+    if last is None:
+        return line
+    number, q = last
+    counts = [f"{q.synthesis} of {q.members} members for the change"] + [
+        f"{n} {words}"
+        for n, words in ((q.objections, "objecting"), (q.veto, "vetoing"), (q.abstain, "abstaining"))
+        if n
+    ]
+    return f"{line} — {', '.join(counts)} in round {number}"
 
 
 KIND: Kind = Deliberation()  # mypy checks the class against the contract

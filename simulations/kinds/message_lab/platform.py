@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Advance, Kind, LedgerEntry, LedgerEvent, NextStep
+from simulations.kinds import Advance, Kind, LedgerEntry, LedgerEvent, NextStep, Outcomes
 from simulations.kinds.base import KindBase, ScenarioFiles, check_parts, platform_step
 
 from . import machine, prompts
@@ -103,6 +103,15 @@ class MessageLab(KindBase):
         from .estimate import run_estimate
 
         return run_estimate(Config.model_validate(config), offline=game_specs(game)[0].offline)
+
+    def outcomes(self, game: Game) -> Outcomes:
+        """The winning concept, as the report's first heading names it; the player has no aim to be met."""
+        from .games import state_of
+
+        state = state_of(game)
+        if state.status is not SimulationStatus.OUTPUT_READY or state.verdict is None:
+            return Outcomes()
+        return Outcomes(verdict=f"Winner: {' '.join(state.concept(state.verdict.winner).name.split())}")
 
 
 KIND: Kind = MessageLab()  # mypy checks the class against the contract

@@ -1,7 +1,9 @@
 """Scripted stand-ins for the student, used by the `play` command, tests and benchmarks.
 
 A policy sees the scenario, the state and the step the game waits for, and returns the human event to submit.
-Policies are pure functions of that input (no hidden counters), so a resumed game makes the same decisions.
+Policies are pure functions of that input (no hidden counters), so a resumed game makes the same decisions. In
+Round 2's side-by-side lanes (a game several students share) the state is focused on the step's lane
+(`machine.focused`): its talk is `state.active_conversation`, its student's requests `state.talk_requests`.
 """
 
 from __future__ import annotations
@@ -66,9 +68,19 @@ def own_turns(state: GameState, convo: Conversation, role: str) -> int:
 
 
 def requested_partners(scenario: Scenario, state: GameState, role: str) -> list[str]:
-    """The delegations that asked to talk with `role`, then every other seat, less those it has talked with."""
-    seats = [*state.round2.requests, *scenario.role_ids]
-    return [p for p in dict.fromkeys(seats) if p != role and not talked(state, role, p)]
+    """The delegations that asked to talk with `role`, then every other seat, less those it has talked with and
+    students in a talk just now."""
+    seats = [*state.talk_requests, *scenario.role_ids]
+    return [
+        p for p in dict.fromkeys(seats) if p != role and not talked(state, role, p) and state.free_to_talk(p)
+    ]
+
+
+def current_talk(state: GameState) -> Conversation:
+    """The talk a talk step is about (the open one)."""
+    convo = state.active_conversation
+    assert convo is not None, "no talk is open"
+    return convo
 
 
 class Passive:
@@ -86,7 +98,7 @@ class Passive:
             case "opening":
                 return Event.OPENING_PRESENTED, {}
             case "partner":
-                if state.status == Status.ROUND_2_SELECT_CONVO_1:
+                if state.round2_phase == Status.ROUND_2_SELECT_CONVO_1:
                     partner = requested_partners(scenario, state, self.role)[0]
                     return Event.CONVO_1_STARTED, {"partner": partner, "starter": "partner"}
                 return Event.CONVO_2_SKIPPED, {}
@@ -114,15 +126,16 @@ class Advocate(Passive):
         if step.purpose == "partner":
             convo_count = len(own_talks(state, self.role))
             starter = "human"
-            asked = [p for p in state.round2.requests if p != self.role and not talked(state, self.role, p)]
+            free = requested_partners(scenario, state, self.role)
+            asked = [p for p in state.talk_requests if p in free]
             if convo_count == 0:
-                partner = (asked or requested_partners(scenario, state, self.role))[0]
+                partner = (asked or free)[0]
                 return Event.CONVO_1_STARTED, {"partner": partner, "starter": starter}
-            if len(state.round2.requests) > 1 and asked:
+            if len(state.talk_requests) > 1 and asked:
                 return Event.CONVO_2_STARTED, {"partner": asked[0], "starter": starter}
             return Event.CONVO_2_SKIPPED, {}
         if step.purpose in ("talk", "talk_open", "talk_final"):
-            convo = state.round2.conversations[-1]
+            convo = current_talk(state)
             partner = other_party(state, convo, self.role)
             n = own_turns(state, convo, self.role)
             issue = scenario.issues[n % len(scenario.issues)]
@@ -289,7 +302,7 @@ class Scripted(Passive):
                 event = Event.CONVO_1_STARTED if n == 0 else Event.CONVO_2_STARTED
                 return event, {"partner": talks[n].partner, "starter": talks[n].starter}
         if step.purpose in ("talk", "talk_open", "talk_final"):
-            convo = state.round2.conversations[-1]
+            convo = current_talk(state)
             n = own_turns(state, convo, self.role)
             mine = state.talker_of(convo) == self.role  # a script writes its own talks, not others' with it
             messages = talks[convo.index].messages if mine and convo.index < len(talks) else []

@@ -39,9 +39,9 @@ class Event(StrEnum):
     CONVO_2_CLOSED = "CONVO_2_CLOSED"
     CONVO_2_STARTED = "CONVO_2_STARTED"
     CONVO_2_SKIPPED = "CONVO_2_SKIPPED"
-    ROUND_2_NEXT_STUDENT = (
-        "ROUND_2_NEXT_STUDENT"  # a class group's game: the next student chooses their talks
-    )
+    # A class group's game: every student's talks side by side (stored before them: the next student's talks).
+    ROUND_2_NEXT_STUDENT = "ROUND_2_NEXT_STUDENT"
+    ROUND_2_TALKS_OPENED = "ROUND_2_TALKS_OPENED"
     ROUND_2_COMPLETE = "ROUND_2_COMPLETE"
     ROUND_3_READY = "ROUND_3_READY"
     ISSUE_INTRO_COMPLETE = "ISSUE_INTRO_COMPLETE"
@@ -71,10 +71,13 @@ class Payload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     REASONS: ClassVar[dict[str, str]] = {}
-    # Added by the server, never taken from a form: a judge's reading, and the mark of a student's move made by the
-    # seat's AI stand-in (a class group's game).
-    SERVER_FIELDS: ClassVar[tuple[str, ...]] = ("signals", "stand_in")
+    # Added by the server, never taken from a form: a judge's reading, the mark of a student's move made by the
+    # seat's AI stand-in (a class group's game), and, for an event in one of Round 2's side-by-side lanes, the
+    # student's seat it is in and the last event the move was made after (the page's, or the AI step's).
+    SERVER_FIELDS: ClassVar[tuple[str, ...]] = ("signals", "stand_in", "seat", "seen")
     stand_in: bool = False
+    seat: str | None = None
+    seen: int | None = None
 
     @classmethod
     def student_fields(cls) -> tuple[str, ...]:
@@ -114,7 +117,7 @@ class RoleChoice(Payload):
     REASONS = {
         "role": InvalidMove.UNKNOWN_ROLE, "variant": InvalidMove.UNKNOWN_VARIANT, "others": InvalidMove.UNKNOWN_ROLE,
     }  # fmt: skip
-    SERVER_FIELDS = ("signals", "stand_in", "others")
+    SERVER_FIELDS = ("signals", "stand_in", "seat", "seen", "others")
     role: str
     variant: str | None = None  # None: the role's first opening
     others: list[str] = []

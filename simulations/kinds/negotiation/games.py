@@ -79,11 +79,12 @@ def seated(game: Game) -> Game:
     """`game` as its `viewer_seat` sees it (a class group's student other than the owner: services.ledger.seats),
     for the pages, which render the student's view from `human_role`: a copy in which that seat is the student's
     and the others' are co-players. The game itself as it is for its owner and for readers without a seat."""
-    seat = game.viewer_seat
-    if not seat or seat == game.human_role:
+    seat = game.viewer_seat or game.human_role
+    if not seat:
         return game
     state = state_of(game)
-    if seat not in state.humans:
+    # The owner sees the game as it is, but in Round 2's lanes, where another student may have chosen them too.
+    if seat not in state.humans or (seat == game.human_role and not state.round2.lanes):
         return game
     seen = copy.copy(game)
     seen.human_role = seat
@@ -92,14 +93,16 @@ def seated(game: Game) -> Game:
 
 
 def seen_from(state: GameState, seat: str) -> GameState:
-    """The state with `seat` as the student and the other students as co-players; a talk another student chose
-    with `seat` is turned round, so that `seat` is on its student's side as in a talk of its own. For pages only:
-    the machine never plays this state."""
+    """The state with `seat` as the student and the other students as co-players (in Round 2's lanes, focused on
+    `seat`'s); a talk another student chose with `seat` is turned round, so that `seat` is on its student's side
+    as in a talk of its own. For pages only: the machine never plays this state."""
     current = state.round2_student
     view = state.model_copy(deep=True)
     view.human_role, view.human_variant = seat, state.round1.openings.get(seat)
     view.co_players = [h for h in state.humans if h != seat]
-    if current is not None:
+    if view.round2.lanes:
+        view.round2.focus = seat  # the page is about this seat's lane
+    elif current is not None:
         view.round2.student = view.humans.index(current)
     for convo in view.round2.conversations:
         talker = state.talker_of(convo)

@@ -8,9 +8,11 @@ from typing import Any
 from simulations.kinds import Bot, NextStep, Seat
 from simulations.models import Game
 from simulations.services.ledger.resume import resume_game
+from simulations.services.ledger.seats import viewed_as
 from simulations.services.ledger.turns import games_with_scenario
 from simulations.services.play.headless import Progress, play_to_end
 
+from . import machine
 from .bots import BySeat, Policy, describe_policy, make_policy, policy_from_record, policy_record
 from .games import scenario_of_version, state_of
 from .human_turns import submit_human_event
@@ -64,8 +66,12 @@ def student(game: Game, policy: Policy) -> Bot:
     scenario = scenario_of_version(game.scenario)
 
     def move(game: Game, step: NextStep, failure: BaseException | None) -> Game:
-        assert isinstance(step.detail, Step)
-        event, payload = policy.decide(scenario, state_of(game), step.detail)
+        detail = step.detail
+        assert isinstance(detail, Step)
+        if detail.lane:  # Round 2's lanes: the move of the seat that acts, on the state focused on its lane
+            event, payload = policy.decide(scenario, machine.focused(state_of(game), detail.lane), detail)
+            return submit_human_event(game=viewed_as(game, detail.role), event=event, payload=payload)
+        event, payload = policy.decide(scenario, state_of(game), detail)
         return submit_human_event(game=game, event=event, payload=payload)
 
     return move

@@ -12,7 +12,7 @@ restore from a stored state value, typed refusal of illegal events, and `allowed
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -37,10 +37,12 @@ from simulations.kinds.negotiation.events import (
 )
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import (
+    LANE_PHASES,
     SCHEMA_VERSION,
     Conversation,
     GameState,
     IssueState,
+    Lane,
     PendingCondition,
     Stance,
     Starter,
@@ -81,12 +83,32 @@ class Outcome(Applied[str, GameState]):
 
 @dataclass(frozen=True)
 class Step:
-    """What the game waits for next: exactly one actor at a time."""
+    """What the game waits for next: exactly one actor at a time (in Round 2's side-by-side lanes, one a lane)."""
 
     kind: StepKind
     events: tuple[Event, ...] = ()
     role: str | None = None
     purpose: str | None = None  # talk | talk_final | speech | skip | vote | summary | placement | ...
+    # Round 2's lanes (a game several students share): the student's seat whose lane this step is in (its event
+    # carries it as `seat`), and on the game's step, every lane's step at once, in seat order.
+    lane: str | None = None
+    lanes: tuple[Step, ...] = ()
+
+
+class TalkRefusal(InvalidMove):
+    """A move in Round 2's side-by-side lanes that the lanes refuse (a game several students share)."""
+
+    PARTNER_BUSY = "that delegation is in another private talk"
+    LANE_MOVED = "the talk moved on since the move was made"
+    NO_LANE = "a move in Round 2's talks names its student's seat"
+
+    TURN_REASONS = (InvalidMove.WRONG_ACTOR, PARTNER_BUSY, LANE_MOVED)
+    STUDENT_SENTENCES = {
+        PARTNER_BUSY: "That delegation is in another private talk just now: choose another one, or choose it again "
+        "once its talk has ended.",
+        LANE_MOVED: "Your talk moved on since this page was drawn — here is where it is now. What you typed is kept "
+        "in the box.",
+    }
 
 
 class _Ctx:
@@ -153,7 +175,7 @@ class _Ctx:
 _ROUNDS: dict[str, int] = {
     **dict.fromkeys((Status.ROUND_1_SETUP, Status.ROUND_1_OPENING_STATEMENTS), 1),
     **dict.fromkeys((Status.ROUND_2_SETUP, Status.ROUND_2_SELECT_CONVO_1, Status.ROUND_2_CONVERSATION_ACTIVE,
-                     Status.ROUND_2_SELECT_CONVO_2, Status.ROUND_2_WRAP_UP), 2),
+                     Status.ROUND_2_SELECT_CONVO_2, Status.ROUND_2_WRAP_UP, Status.ROUND_2_TALKS), 2),
     **dict.fromkeys((Status.ROUND_3_SETUP, Status.ISSUE_INTRO, Status.ISSUE_DEBATE_ROUND_1,
                      Status.ISSUE_DEBATE_ROUND_2, Status.ISSUE_POSITION_FINALIZATION, Status.ISSUE_PROPOSAL_SELECTION,
                      Status.ISSUE_VOTE, Status.ISSUE_RESOLUTION, Status.ROUND_3_COMPLETE), 3),
@@ -181,6 +203,9 @@ def _openings_done(st: GameState) -> bool:
 
 
 def _convo(st: GameState) -> Conversation | None:
+    """The talk the Round 2 rows are about: the last one, or with lanes the focused lane's (closed or not)."""
+    if st.round2.lanes:
+        return st.lane_talk(st.round2.focus)
     return st.round2.conversations[-1] if st.round2.conversations else None
 
 
@@ -342,6 +367,8 @@ def _start_convo(c: _Ctx) -> None:
     partner, starter = start.partner, start.starter  # its validators checked the partner against the game
     talker = st.round2_student
     assert talker is not None
+    if not st.free_to_talk(partner):  # a student in a talk of their own, or chosen for another's (lanes)
+        raise TalkRefusal(c.source, c.event, TalkRefusal.PARTNER_BUSY)
     # A game of one student keeps `talker` empty (it is `human_role`), as it stored its talks before.
     convo = Conversation(
         index=sum(1 for t in st.round2.conversations if st.talker_of(t) == talker), partner=partner,
@@ -408,12 +435,34 @@ def _last_talker(st: GameState) -> bool:
 
 
 def _next_talker(c: _Ctx) -> None:
-    """The next student of a class group's game chooses their talks (one student at a time: see the guide)."""
+    """The next student of a class group's game stored before lanes chooses their talks (one at a time)."""
     st = c.state
     st.round2.student += 1
     student = st.round2_student
     assert student is not None
     st.round2.requests = list(c.scenario.role(student).talks_requested_by)
+
+
+def _one_student(st: GameState) -> bool:
+    return not st.co_players
+
+
+def _several_students(st: GameState) -> bool:
+    return bool(st.co_players)
+
+
+def _open_lanes(c: _Ctx) -> None:
+    """Every student's Round 2 at once: a lane each, in seat order, each starting with the choice of a partner."""
+    _round2_intro(c)
+    st = c.state
+    st.round2.lanes = [
+        Lane(seat=seat, requests=list(c.scenario.role(seat).talks_requested_by), since=st.event_seq + 1)
+        for seat in st.humans
+    ]
+
+
+def _lanes_done(st: GameState) -> bool:
+    return all(lane.phase == Status.ROUND_2_WRAP_UP and lane.joined is None for lane in st.round2.lanes)
 
 
 def _announce_issue(c: _Ctx) -> None:
@@ -645,6 +694,16 @@ def consistency_problems(scenario: Scenario, state: GameState) -> list[str]:
         problems.append("no active conversation")
     if s in (Status.ROUND_2_SELECT_CONVO_2, Status.ROUND_2_WRAP_UP) and not state.round2.conversations:
         problems.append("the required first talk is missing")
+    if s == Status.ROUND_2_TALKS:
+        talks = len(state.round2.conversations)
+        if [lane.seat for lane in state.round2.lanes] != state.humans:
+            problems.append("Round 2's lanes are not the students'")
+        elif any(
+            i is not None and not 0 <= i < talks
+            for lane in state.round2.lanes
+            for i in (lane.talk, lane.joined)
+        ):
+            problems.append("a lane's talk is missing")
     if s in _ROUND_3:
         issues = [i.issue_id for i in state.round3.issues]
         if issues != [i.id for i in scenario.issues] or state.active_issue is None:
@@ -730,7 +789,9 @@ TRANSITIONS: list[Transition] = [
                _openings_left, _present_opening, who=_next_opener, purpose="opening"),
     Transition(S.ROUND_1_OPENING_STATEMENTS, E.ROUND_1_COMPLETE, S.ROUND_2_SETUP, "system",
                _openings_done, _round1_close),
-    Transition(S.ROUND_2_SETUP, E.ROUND_2_READY, S.ROUND_2_SELECT_CONVO_1, "system", action=_round2_intro),
+    Transition(S.ROUND_2_SETUP, E.ROUND_2_READY, S.ROUND_2_SELECT_CONVO_1, "system", _one_student, _round2_intro),
+    # Several students: each runs the four Round 2 states below in a lane of its own, side by side (`_apply_in_lane`).
+    Transition(S.ROUND_2_SETUP, E.ROUND_2_TALKS_OPENED, S.ROUND_2_TALKS, "system", _several_students, _open_lanes),
     Transition(S.ROUND_2_SELECT_CONVO_1, E.CONVO_1_STARTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
                action=_start_convo, payload=TalkStart, who=_round2_student, purpose="partner"),
     Transition(S.ROUND_2_CONVERSATION_ACTIVE, E.HUMAN_MESSAGE_SUBMITTED, S.ROUND_2_CONVERSATION_ACTIVE, "human",
@@ -747,6 +808,7 @@ TRANSITIONS: list[Transition] = [
     Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_NEXT_STUDENT, S.ROUND_2_SELECT_CONVO_1, "system", _more_talkers,
                _next_talker),
     Transition(S.ROUND_2_WRAP_UP, E.ROUND_2_COMPLETE, S.ROUND_3_SETUP, "system", _last_talker, _round2_close),
+    Transition(S.ROUND_2_TALKS, E.ROUND_2_COMPLETE, S.ROUND_3_SETUP, "system", _lanes_done, _round2_close),
     Transition(S.ROUND_3_SETUP, E.ROUND_3_READY, S.ISSUE_INTRO, "system", action=_round3_start),
     Transition(S.ISSUE_INTRO, E.ISSUE_INTRO_COMPLETE, S.ISSUE_DEBATE_ROUND_1, "human", action=_set_placement,
                payload=PlacementChoice, who=_student, purpose="placement"),
@@ -795,11 +857,132 @@ STUDENT_EVENTS: dict[str, tuple[str, ...]] = {
     t.event: t.payload.student_fields() for t in TRANSITIONS if t.actor in ("human", "advance")
 }
 DECLINES = frozenset(t.event for t in TRANSITIONS if t.declines)
+# A lane runs the one-student machine's Round 2 rows for its seat (the game's own rows on from its wrap-up, the next
+# student or the round's end, are not a lane's).
+_LANE_ROWS: dict[str, list[Transition]] = {
+    phase: [
+        t for t in _BY_SOURCE[phase] if t.event not in (Event.ROUND_2_NEXT_STUDENT, Event.ROUND_2_COMPLETE)
+    ]
+    for phase in LANE_PHASES
+}
+LANE_EVENTS = frozenset(t.event for rows in _LANE_ROWS.values() for t in rows)
 
 
-def allowed_events(state: GameState) -> list[Event]:
-    """Events whose guard passes now (payload checks aside), in table order."""
+def allowed_events(state: GameState, seat: str | None = None) -> list[Event]:
+    """Events whose guard passes now (payload checks aside), in table order; in Round 2's lanes, those of the lane
+    `seat` is in."""
+    if state.round2.lanes and state.status == Status.ROUND_2_TALKS:
+        step = lane_step(state, seat)
+        return list(step.events) if step is not None else []
     return [t.event for t in _open_rows(state)]
+
+
+# --- Round 2's lanes (a game several students share) -------------------------------------------------------------
+
+
+def focused(state: GameState, seat: str | None) -> GameState:
+    """`state` focused on `seat`'s lane (what `active_conversation`, `round2_student` and the Round 2 rows' guards
+    read): a shallow copy for reading, never changed."""
+    if seat is None or not state.round2.lanes or state.round2.focus == seat:
+        return state
+    return state.model_copy(update={"round2": state.round2.model_copy(update={"focus": seat})})
+
+
+def _owner(state: GameState, lane: Lane) -> Lane:
+    """The lane whose rows move `lane`'s seat now: the lane of the student who chose the talk it was chosen for,
+    else its own."""
+    if lane.joined is None:
+        return lane
+    owner = next((other for other in state.round2.lanes if other.talk == lane.joined), None)
+    assert owner is not None, f"the talk {lane.joined} has no lane"
+    return owner
+
+
+def _lane_rows(state: GameState, lane: Lane) -> tuple[GameState, list[Transition]]:
+    """The lane's open rows, on the state focused on it."""
+    seen = focused(state, lane.seat)
+    return seen, [t for t in _LANE_ROWS[lane.phase] if t.guard(seen)]
+
+
+def _step_in(state: GameState, lane: Lane) -> Step | None:
+    """What `lane` waits for (None: its student's talks are over)."""
+    seen, rows = _lane_rows(state, lane)
+    if not rows:
+        return None
+    first = rows[0]
+    assert all(t.actor == first.actor for t in rows), f"two actors at once in {lane}: {rows}"
+    events = tuple(t.event for t in rows)
+    return Step(first.actor, events, first.who(seen), first.purpose_in(seen), lane=lane.seat)
+
+
+def lane_step(state: GameState, seat: str | None) -> Step | None:
+    """The step of the lane `seat` is in: its own, or the talk another student chose it for (None: no lane, or
+    its student's talks are over and nobody has chosen it)."""
+    lane = state.lane(seat)
+    return _step_in(state, _owner(state, lane)) if lane is not None else None
+
+
+def lane_steps(state: GameState) -> list[Step]:
+    """Every lane's step, in seat order (a talk between two students once, in the lane of the one who chose it)."""
+    steps = (_step_in(state, lane) for lane in state.round2.lanes if lane.joined is None)
+    return [step for step in steps if step is not None]
+
+
+def _apply_in_lane(
+    scenario: Scenario, state: GameState, event: str, raw: dict[str, Any], own: bool
+) -> Outcome:
+    """One of Round 2's events in the lane of the seat it names (`seat`): the one-student machine's row for the
+    lane's state, applied on the state focused on that lane; the lane, not the game, takes the row's target. An
+    event made after an older event than the lane's last (`seen`) is refused: its page or step was out of date."""
+    seat = raw.get("seat")
+    lane = state.lane(seat) if isinstance(seat, str) else None
+    if lane is None:
+        raise TalkRefusal(state.status, event, TalkRefusal.NO_LANE)
+    owner = _owner(state, lane)
+    before, rows = _lane_rows(state, owner)
+    t = next((row for row in rows if row.event == event), None)
+    if t is None:
+        raise IllegalEvent(state.status, event, [row.event for row in rows])
+    if t.actor == "human" and t.who(before) != seat:
+        raise TalkRefusal(state.status, event, InvalidMove.WRONG_ACTOR)
+    seen = raw.get("seen")
+    if isinstance(seen, int) and lane.since > seen:
+        raise TalkRefusal(state.status, event, TalkRefusal.LANE_MOVED)
+    checked = t.payload.read(state.status, t.event, raw, scenario, before)
+    actor = _actor_label(t, before, raw)
+    new = state if own else GameState.model_validate(state.model_dump())
+    new.round2.focus = owner.seat
+    ctx = _Ctx(scenario, new, t.event, checked, raw)
+    t.action(ctx)
+    if checked.stand_in:
+        _mark_stand_in(ctx, t.who(before))
+    new.event_seq += 1
+    _lane_moved(new, owner.seat, t)
+    return Outcome(
+        seq=new.event_seq, event=t.event, actor=actor, source=state.status, target=new.status, payload=raw,
+        state=new, entries=ctx.entries, stance_changes=ctx.changes, vote=ctx.vote, judgements=ctx.judgements,
+    )  # fmt: skip
+
+
+def _lane_moved(st: GameState, seat: str, t: Transition) -> None:
+    """After a lane event: the lane takes the row's state; a talk's start takes in the student partner it chose
+    (their own lane waits meanwhile) and its close lets them go; every lane the event touched changed now."""
+    lane = st.lane(seat)
+    assert lane is not None and t.target is not None
+    if t.event in (Event.CONVO_1_STARTED, Event.CONVO_2_STARTED):
+        lane.talk = len(st.round2.conversations) - 1
+    closing = t.actor == "system"  # a lane's only automatic events close its talk
+    touched = [lane]
+    if lane.talk is not None:
+        other = st.lane(st.round2.conversations[lane.talk].partner)  # a student partner's lane
+        if other is not None:
+            other.joined = None if closing else lane.talk
+            touched.append(other)
+        if closing:
+            lane.talk = None
+    lane.phase = t.target  # type: ignore[assignment]  # a lane row's target is one of the lane's states
+    for each in touched:
+        each.since = st.event_seq
 
 
 def _open_rows(state: GameState) -> list[Transition]:
@@ -825,9 +1008,13 @@ def apply(
 
     `own`: `state` is the caller's private object, which nobody else holds (an outcome's state the caller applies
     the next event to, `platform.run`): it is changed in place, and the earlier outcome's state is this one."""
-    t = transition_for(state, event)
     raw = dict(payload or {})
+    if state.status == Status.ROUND_2_TALKS and event in LANE_EVENTS:
+        return _apply_in_lane(scenario, state, event, raw, own)
+    t = transition_for(state, event)
     checked = t.payload.read(state.status, t.event, raw, scenario, state)
+    if checked.seat is not None or checked.seen is not None:  # a lane's fields, outside Round 2's lanes
+        raise InvalidMove(state.status, t.event, InvalidMove.UNKNOWN_FIELD)
     actor, source = _actor_label(t, state, raw), state.status
     # A dump/validate round trip is a deep copy at a quarter of copy.deepcopy's cost (still a tenth of a turn).
     new = state if own else GameState.model_validate(state.model_dump())
@@ -891,6 +1078,8 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
     """Who acts next, and with which events: the table's rows whose guards pass now (exactly one actor)."""
     if state.status == Status.BOOT:  # a stored game boots through `resume`; a fresh state is a new game
         return Step("system", (Event.NEW_GAME_CREATED,))
+    if state.status == Status.ROUND_2_TALKS:
+        return _lanes_step(state)
     rows = _open_rows(state)
     if not rows:
         assert state.status == Status.REVIEW, f"no way on from {state.status}"
@@ -899,6 +1088,24 @@ def next_step(scenario: Scenario, state: GameState) -> Step:
     assert all(t.actor == first.actor for t in rows), f"two actors at once in {state.status}: {rows}"
     assert first.actor != "system" or len(rows) == 1, f"no unique system event in {state.status}: {rows}"
     return Step(first.actor, tuple(t.event for t in rows), first.who(state), first.purpose_in(state))
+
+
+def _lanes_step(state: GameState) -> Step:
+    """Round 2's lanes as one step for whoever asks who acts next: a lane's own close first (a system step, taken
+    at once), then an AI partner's reply (the driver plays them in turn), then a student's move; the round's end
+    once every lane is over. Every lane's step rides along (`lanes`): the students whose lane waits on them may move
+    whatever this step says."""
+    steps = lane_steps(state)
+    if not steps:
+        (row,) = _open_rows(state)
+        return Step("system", (row.event,))
+    chosen = next(s for kind in ("system", "ai", "human") for s in steps if s.kind == kind)
+    return replace(chosen, lanes=tuple(steps))
+
+
+def step_payload(step: Step) -> dict[str, Any]:
+    """What a step's event carries besides the mover's own choice: the lane's seat, in Round 2's lanes."""
+    return {"seat": step.lane} if step.lane else {}
 
 
 UPGRADABLE_SCHEMAS = (1, 2)

@@ -63,9 +63,12 @@ intents: frozenset[str] = frozenset()
 
 
 def read_move(game: Game, fields: Mapping[str, str], files: Mapping[str, Any]) -> Move:
-    """The student's move: the event and only the payload fields it takes (`human_turns.human_move`)."""
+    """The student's move: the event and only the payload fields it takes (`human_turns.human_move`), made on
+    the page drawn at the form's version (which, in Round 2's lanes, says whether the move is out of date)."""
     event = fields.get("event", "")
-    return human_move(game, event, {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields})
+    chosen = {k: fields[k] for k in PAYLOAD_FIELDS.get(event, ()) if k in fields}
+    version = fields.get("version", "")  # the platform checked it is a number (`read_move_form`)
+    return human_move(game, event, chosen, seen_version=int(version) if version.isdigit() else None)
 
 
 def move(request: HttpRequest, game: Game) -> HttpResponse:

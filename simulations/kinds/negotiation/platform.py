@@ -8,7 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Actor, Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Actor,
+    Advance,
+    Kind,
+    Lane,
+    LedgerEntry,
+    LedgerEvent,
+    NextStep,
+    Outcomes,
+    ScenarioSource,
+)
 from simulations.kinds.base import KindBase, ScenarioFiles, check_parts
 from simulations.kinds.negotiation.machine import Event, Status
 
@@ -53,7 +63,9 @@ def run(
         if step.kind != "system" and not voting_on:
             return outcomes
         # The last outcome's state is this run's own copy, and only the final state leaves the run (`_advance`).
-        outcomes.append(machine.apply(scenario, outcomes[-1].state, step.events[0], own=True))
+        outcomes.append(
+            machine.apply(scenario, outcomes[-1].state, step.events[0], machine.step_payload(step), own=True)
+        )
 
 
 def ledger_events(outcomes: Sequence[Outcome]) -> tuple[LedgerEvent, ...]:
@@ -158,6 +170,8 @@ class Negotiation(KindBase):
         from .games import scenario_of, state_of, step_of
 
         step = step_of(game)
+        if step.lanes and step.kind != "system":  # a stored game never rests on a system step
+            return _lanes_next(game, step)
         actor = _ACTORS[step.kind]
         if actor is Actor.HUMAN and step.role and state_of(game).co_players:
             name = scenario_of(game).display_name(step.role)
@@ -185,19 +199,88 @@ class Negotiation(KindBase):
             return None  # not a negotiation prompt
         return offline_writer.write(facts)
 
+    def outcomes(self, game: Game) -> Outcomes:
+        """Each student's aims per issue and the words that moved positions, from the debrief's facts."""
+        from .outcomes import outcomes
 
-def _private_to(state: GameState, role: str | None) -> tuple[str, ...]:
+        return outcomes(game)
+
+
+def _private_to(state: GameState, role: str | None, lane: str | None = None) -> tuple[str, ...]:
     """Whose pages may see an AI step's words as they stream: a Round 2 talk's two parties, when the step is one
-    of them speaking; the first student alone for the debrief (theirs only); everyone otherwise."""
+    of them speaking (in Round 2's lanes, the talk of the step's lane); the first student alone for the debrief
+    (theirs only); everyone otherwise."""
     if role is None:
         return (state.human_role,) if state.co_players and state.human_role else ()
     talks = state.round2.conversations
-    if state.status.startswith("ROUND_2") and talks and talks[-1].phase != "CLOSED":
-        talk = talks[-1]
-        parties = (talk.talker or state.human_role or "", talk.partner)
+    talk = state.lane_talk(lane) if lane else talks[-1] if talks else None
+    if state.status.startswith("ROUND_2") and talk is not None and talk.phase != "CLOSED":
+        parties = (state.talker_of(talk) or "", talk.partner)
         if role in parties:
             return parties
     return ()
+
+
+def _lanes_next(game: Game, step: machine.Step) -> NextStep:
+    """Round 2's lanes (a game several students share) in the platform's terms: every student's lane (`lanes`),
+    and as the game's one step, the seat's AI stand-in for a student past their turn limit (or whose seat the
+    teacher handed over), else an AI partner's reply, else the student who has had the floor longest (whose turn
+    limit the platform times: `since`)."""
+    from simulations.models import Event as EventRow
+    from simulations.services.ledger.seats import stand_in_due
+
+    from .games import scenario_of, state_of
+
+    scenario, state = scenario_of(game), state_of(game)
+    lanes = tuple(_lane(scenario, state, lane.seat) for lane in state.round2.lanes)
+    waiting = sorted((s for s in step.lanes if s.kind == "human"), key=lambda s: _since(state, s))
+    times = dict(
+        EventRow.objects.filter(game=game, seq__in=[_since(state, s) for s in waiting]).values_list(
+            "seq", "created_at"
+        )
+    )
+    for lane_step in waiting:
+        seat, since = str(lane_step.role), times.get(_since(state, lane_step))
+        if stand_in_due(game, seat, since=since):
+            name = f"{scenario.display_name(seat)} (AI stand-in)"
+            lane = str(lane_step.lane)
+            return NextStep(actor=Actor.AI, speaker=name, detail=lane_step, seat=seat, lane=lane, lanes=lanes)
+    if step.kind == "ai":
+        return NextStep(
+            actor=Actor.AI, speaker=scenario.display_name(str(step.role)), detail=step, lane=str(step.lane),
+            audience=_private_to(state, step.role, step.lane), lanes=lanes,
+        )  # fmt: skip
+    first = waiting[0]
+    seat = str(first.role)
+    return NextStep(
+        actor=Actor.HUMAN, speaker=scenario.display_name(seat), detail=first, seat=seat,
+        since=times.get(_since(state, first)), lanes=lanes,
+    )  # fmt: skip
+
+
+def _since(state: GameState, step: machine.Step) -> int:
+    """The event after which the student who moves in `step` got the floor."""
+    lane = state.lane(step.role)
+    return lane.since if lane is not None else 0
+
+
+def _lane(scenario: Scenario, state: GameState, seat: str) -> Lane:
+    """A student's lane as the teacher's room shows it: whether they have a move, and what it waits for."""
+    step = machine.lane_step(state, seat)
+    if step is None:
+        return Lane(seat, moves=False, doing="the other students' talks (theirs are over)")
+    who = scenario.display_name(str(step.role))
+    if step.kind == "ai":
+        return Lane(seat, moves=False, doing=f"the AI: {who}, in a private talk")
+    if step.role != seat:
+        return Lane(seat, moves=False, doing=f"another student ({who}), in their private talk")
+    if step.purpose == "partner":
+        which = "a partner" if step.events == (Event.CONVO_1_STARTED,) else "a second talk, or none"
+        return Lane(seat, moves=True, doing=f"this student: choosing {which}")
+    talk = state.lane_talk(seat)
+    assert talk is not None
+    other = talk.partner if talk.partner != seat else state.talker_of(talk)
+    return Lane(seat, moves=True, doing=f"this student: writing to {scenario.display_name(str(other))}")
 
 
 KIND: Kind = Negotiation()  # mypy checks the class against the contract

@@ -30,6 +30,7 @@ PHASES: dict[str, str] = {
     Status.ROUND_2_SELECT_CONVO_1: "Round 2 · Private talks",
     Status.ROUND_2_CONVERSATION_ACTIVE: "Round 2 · Private talks",
     Status.ROUND_2_SELECT_CONVO_2: "Round 2 · Private talks",
+    Status.ROUND_2_TALKS: "Round 2 · Private talks",
     Status.ISSUE_INTRO: "Round 3 · Public debate",
     Status.ISSUE_DEBATE_ROUND_1: "Round 3 · Public debate",
     Status.ISSUE_DEBATE_ROUND_2: "Round 3 · Public debate",
@@ -124,9 +125,12 @@ def _talk(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
     if convo is None or state.human_role is None or state.talker_of(convo) != state.human_role:
         return None  # no talk, or another student's (a class group's game)
     each = scenario.talk_messages_each
+    lane = state.lane(state.human_role)
     return {
         "number": convo.index + 1,
         "partner": scenario.display_name(convo.partner),
+        # Round 2's lanes: another student chose this talk with the student, whose own choice waits until it ends.
+        "chosen_by": scenario.display_name(convo.partner) if lane and lane.joined is not None else "",
         "you_left": max(0, each - convo.human_turns) if convo.phase == "OPEN" else int(not convo.human_final),
         "partner_left": max(0, each - convo.partner_turns)
         if convo.phase == "OPEN"
@@ -167,9 +171,12 @@ def _issue(scenario: Scenario, state: GameState) -> dict[str, Any] | None:
     }
 
 
-def _action(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str, Any]:
+def _action(scenario: Scenario, state: GameState, step: machine.Step | None) -> dict[str, Any]:
     """The move panel: which kind of form, and the events its buttons send (the step's events, from the table:
-    `event` is the move, `skip` the one that declines it, when the step offers one)."""
+    `event` is the move, `skip` the one that declines it, when the step offers one). No step: the student's own
+    Round 2 lane is over while other students still talk."""
+    if step is None:
+        return {"kind": "talks_over"}
     action = _panel(scenario, state, step)
     if step.kind in ("human", "advance"):
         action["event"] = next(e for e in step.events if e not in machine.DECLINES)
@@ -192,13 +199,21 @@ def _panel(scenario: Scenario, state: GameState, step: machine.Step) -> dict[str
     if purpose == "role":
         return {"kind": "roles"}
     if purpose == "partner":
-        taken = {c.partner for c in state.round2.conversations if state.talker_of(c) == human}
-        requests = [r for r in state.round2.requests if r not in taken]
+        taken = {
+            seat for c in state.round2.conversations if human in (state.talker_of(c), c.partner)
+            for seat in (state.talker_of(c), c.partner)
+        }  # fmt: skip
+        requests = [r for r in state.talk_requests if r not in taken]
         others = [r for r in scenario.role_ids if r not in requests and r not in taken and r != human]
+
+        # A student in a talk just now cannot be chosen (Round 2's lanes).
+        def choice(seat: str) -> dict[str, Any]:
+            return {"id": seat, "name": scenario.display_name(seat), "busy": not state.free_to_talk(seat)}
+
         return {
             "kind": "partner",
-            "requests": [{"id": r, "name": scenario.display_name(r)} for r in requests],
-            "others": [{"id": r, "name": scenario.display_name(r)} for r in others],
+            "requests": [choice(r) for r in requests],
+            "others": [choice(r) for r in others],
         }
     if purpose in ("talk", "talk_final", "talk_open"):
         return {"kind": "talk", "final": purpose == "talk_final", "limit": machine.MAX_MESSAGE_CHARS}
@@ -234,6 +249,10 @@ def orientation(scenario: Scenario, state: GameState) -> str:
         parts.append(
             f"Opening statement {min(state.round1.cursor + 1, len(state.round1.speaker_order))} of {len(state.round1.speaker_order)}"
         )
+    elif number == 2 and state.round2.lanes:  # side by side: the student's talks, chosen or chosen for
+        mine = [c for c in state.round2.conversations if state.human_role in (state.talker_of(c), c.partner)]
+        if mine:
+            parts.append(f"Private talk {len(mine)}")
     elif number == 2 and state.round2.conversations:
         parts.append(f"Private talk {len(state.round2.conversations)} of 2")
     elif number == 3 and state.active_issue is not None:
@@ -289,6 +308,8 @@ def draft_key(state: GameState) -> str:
     convo = state.active_conversation
     if state.status == Status.ROUND_2_CONVERSATION_ACTIVE and convo is not None:
         return f"talk-{convo.index + 1}"
+    if state.status == Status.ROUND_2_TALKS and convo is not None:  # several students: the game's nth talk
+        return f"talk-{state.round2.conversations.index(convo) + 1}"
     if state.active_issue is not None and state.status.startswith("ISSUE_DEBATE"):
         return f"speech-{state.active_issue.issue_id}-{state.active_issue.debate_round}"
     return state.status.lower()
@@ -331,9 +352,33 @@ _rendered_talks: dict[tuple[object, ...], SafeString] = {}
 _rendered_talks_lock = threading.Lock()
 
 
+def lanes_seen(scenario: Scenario, state: GameState) -> list[str]:
+    """The other students' Round 2 lanes, as a student may see them: only whether each is in a private talk,
+    choosing one, or done (never with whom, nor a word of it); the one talking with the student is in the talk's
+    own line."""
+    human, lines = state.human_role, []
+    for lane in state.round2.lanes if state.status == Status.ROUND_2_TALKS else ():
+        if lane.seat == human:
+            continue
+        name, talk = scenario.display_name(lane.seat), state.lane_talk(lane.seat)
+        if talk is not None and talk.phase != "CLOSED" and human in (state.talker_of(talk), talk.partner):
+            continue
+        if talk is not None:
+            lines.append(f"{name} is in a private talk.")
+        elif lane.phase == Status.ROUND_2_WRAP_UP:
+            lines.append(f"{name}'s private talks are over.")
+        else:
+            lines.append(f"{name} is choosing a partner for a private talk.")
+    return lines
+
+
 def game_context(game: Game) -> dict[str, Any]:
     scenario, state = scenario_of_version(game.scenario), state_of(game)
-    step = machine.next_step(scenario, state)
+    if state.status == Status.ROUND_2_TALKS:  # side by side: the page shows its own student's lane
+        state = machine.focused(state, state.human_role)
+        step: machine.Step | None = machine.lane_step(state, state.human_role)
+    else:
+        step = machine.next_step(scenario, state)
     human = state.human_role
     rows = outcomes(scenario, state)
     action, issue = _action(scenario, state, step), _issue(scenario, state)
@@ -350,6 +395,7 @@ def game_context(game: Game) -> dict[str, Any]:
         "step": step,
         "action": action,
         "talk": _talk(scenario, state),
+        "lanes": lanes_seen(scenario, state),
         "issue": issue,
         # What the progress card and the issue's dialog read of those two (services/pages/region_memo.py keeps a region's
         # render while what it read is unchanged): `action` changes at every turn and `issue` with every stance

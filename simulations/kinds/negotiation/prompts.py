@@ -108,7 +108,7 @@ def build_prompt(
     role_id, purpose = step.role, step.purpose
     assert role_id is not None and purpose in TASKS
     role = scenario.role(role_id)
-    seen = [e for e in entries if visible_to(e, role_id)]
+    seen = _one_talk_at_a_time(state, role_id, [e for e in entries if visible_to(e, role_id)])
     memory = build_memory(scenario, seen, role_id)
     variant = role.opening(state.round1.openings[role_id])
     facts: dict[str, Any] = {
@@ -121,7 +121,8 @@ def build_prompt(
     values: dict[str, object] = {}
     issue_id: str | None = None
     if purpose.startswith("talk"):
-        convo = state.round2.conversations[-1]
+        convo = state.active_conversation  # in Round 2's lanes, the state is focused on the step's lane
+        assert convo is not None
         student = state.talker_of(convo)
         assert student is not None
         partner = scenario.display_name(student)
@@ -170,6 +171,23 @@ def build_prompt(
         facts=facts,
         version=prompt_version(),
     )
+
+
+def _one_talk_at_a_time(state: GameState, role_id: str, seen: list[SeenEntry]) -> list[SeenEntry]:
+    """In Round 2's lanes (a game several students share) a delegation may be in two talks at once: it answers each
+    from that talk alone, the other open talk's lines left out until that talk has closed, so that nothing said in
+    one can reach the other while both run (a pair of parties has one talk: its audience names it)."""
+    if not state.round2.lanes:
+        return seen
+    talk = state.active_conversation  # the state is focused on the step's lane
+    others = [
+        {state.talker_of(c), c.partner}
+        for c in state.round2.conversations
+        if c is not talk and c.phase != "CLOSED" and role_id in (state.talker_of(c), c.partner)
+    ]
+    if not others:
+        return seen
+    return [e for e in seen if e.visibility != "private" or set(e.audience) not in others]
 
 
 def _system_text(scenario: Scenario, state: GameState, role_id: str, digest: list[str], task: str) -> str:

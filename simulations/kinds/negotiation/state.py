@@ -9,9 +9,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
-SCHEMA_VERSION = 3  # 2: `stated` and `stated_in_talks`; 3: several students (`co_players`, talks' `talker`)
+# 2: `stated` and `stated_in_talks`; 3: several students (`co_players`, talks' `talker`; Round 2's lanes came
+# later, stored only where used, so a version 3 state without them reads as before).
+SCHEMA_VERSION = 3
 
 
 class Status(StrEnum):
@@ -27,6 +36,9 @@ class Status(StrEnum):
     ROUND_2_CONVERSATION_ACTIVE = "ROUND_2_CONVERSATION_ACTIVE"
     ROUND_2_SELECT_CONVO_2 = "ROUND_2_SELECT_CONVO_2"
     ROUND_2_WRAP_UP = "ROUND_2_WRAP_UP"
+    # A game several students share: every student's Round 2 at once, each a lane (`Round2.lanes`) that runs the
+    # four states above for its seat.
+    ROUND_2_TALKS = "ROUND_2_TALKS"
     ROUND_3_SETUP = "ROUND_3_SETUP"
     ISSUE_INTRO = "ISSUE_INTRO"
     ISSUE_DEBATE_ROUND_1 = "ISSUE_DEBATE_ROUND_1"
@@ -88,10 +100,50 @@ class Conversation(Model):
     cooled: bool = False
 
 
+# A lane's own state: one of the one-student machine's Round 2 states (docs/kinds/negotiation.md, "Several
+# students in one game").
+LanePhase = Literal[
+    "ROUND_2_SELECT_CONVO_1", "ROUND_2_CONVERSATION_ACTIVE", "ROUND_2_SELECT_CONVO_2", "ROUND_2_WRAP_UP"
+]
+LANE_PHASES: tuple[str, ...] = LanePhase.__args__  # type: ignore[attr-defined]
+
+
+class Lane(Model):
+    """One student's Round 2 in a game several students share, side by side with the others': the one-student
+    machine's Round 2 states, run for this seat (`phase`)."""
+
+    seat: str
+    phase: LanePhase = "ROUND_2_SELECT_CONVO_1"
+    requests: list[str] = Field(default_factory=list)  # the delegations that asked to talk with this seat
+    talk: int | None = None  # this seat's own talk (in `Round2.conversations`) from its start to its close
+    # Another student's talk this seat was chosen for: it writes that talk's partner side, and its own `phase`
+    # waits until the talk ends.
+    joined: int | None = None
+    # The event after which this lane last changed (its student's floor, or a talk it is in): a move made on a
+    # page drawn before that is stale, and a turn limit counts from that event.
+    since: int = 0
+
+
 class Round2(Model):
     requests: list[str] = Field(default_factory=list)  # the delegations that asked to talk with `student`
     conversations: list[Conversation] = Field(default_factory=list)
     student: int = 0  # which student (in `GameState.humans`) chooses their talks now
+    # Several students' talks side by side (status ROUND_2_TALKS): one lane a student, in seat order. Empty in a
+    # game of one student (and in a group game stored before lanes, whose Round 2 is one student at a time).
+    lanes: list[Lane] = Field(default_factory=list)
+    # The lane the last lane event moved, which `GameState.active_conversation` and `round2_student` read (the
+    # machine focuses a copy of the state on the lane a step or a page is about: `machine.focused`).
+    focus: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_lanes(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A game of one student stores its Round 2 exactly as before lanes existed (its checkpoints and exports
+        byte for byte the same): the lanes' fields are left out while there are none."""
+        data: dict[str, object] = handler(self)
+        if not self.lanes:
+            data.pop("lanes", None)
+            data.pop("focus", None)
+        return data
 
 
 class IssueState(Model):
@@ -175,19 +227,53 @@ class GameState(Model):
 
     @property
     def round2_student(self) -> str | None:
-        """The student whose Round 2 talks are under way (or about to be chosen)."""
+        """The student whose Round 2 talks are under way (or about to be chosen); with lanes, the focused lane's."""
+        if self.round2.lanes:
+            return self.round2.focus
         humans = self.humans
         return humans[self.round2.student] if self.round2.student < len(humans) else None
 
     def talker_of(self, convo: Conversation) -> str | None:
         return convo.talker or self.human_role
 
+    def lane(self, seat: str | None) -> Lane | None:
+        return next((lane for lane in self.round2.lanes if lane.seat == seat), None)
+
+    def lane_talk(self, seat: str | None) -> Conversation | None:
+        """The talk `seat`'s lane is in (its own, or another student's it was chosen for), closed or not."""
+        lane = self.lane(seat)
+        if lane is None:
+            return None
+        index = lane.joined if lane.joined is not None else lane.talk
+        return self.round2.conversations[index] if index is not None else None
+
     @property
     def active_conversation(self) -> Conversation | None:
+        """The open talk: the last one; with lanes, the focused lane's."""
+        if self.round2.lanes:
+            convo = self.lane_talk(self.round2.focus)
+            return convo if convo is not None and convo.phase != "CLOSED" else None
         convos = self.round2.conversations
         if convos and convos[-1].phase != "CLOSED":
             return convos[-1]
         return None
+
+    @property
+    def round2_phase(self) -> str:
+        """Where Round 2 stands for the student choosing or talking: the game's status, or the focused lane's."""
+        lane = self.lane(self.round2.focus) if self.round2.lanes else None
+        return lane.phase if lane is not None else self.status
+
+    @property
+    def talk_requests(self) -> list[str]:
+        """The delegations that asked to talk with the student choosing (with lanes, the focused lane's)."""
+        lane = self.lane(self.round2.focus) if self.round2.lanes else None
+        return lane.requests if lane is not None else self.round2.requests
+
+    def free_to_talk(self, seat: str) -> bool:
+        """`seat` may be chosen for a talk now: a delegation, or a student not in a talk (lanes only)."""
+        lane = self.lane(seat)
+        return lane is None or (lane.talk is None and lane.joined is None)
 
     @property
     def active_issue(self) -> IssueState | None:

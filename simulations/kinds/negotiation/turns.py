@@ -22,6 +22,7 @@ from simulations.kinds.negotiation.entries import kept_entries
 from simulations.kinds.negotiation.games import scenario_of_version, state_of
 from simulations.kinds.negotiation.machine import Step
 from simulations.kinds.negotiation.scenario import Scenario
+from simulations.kinds.negotiation.state import GameState
 from simulations.models import Event, Game
 from simulations.services.content.model_choice import game_specs
 from simulations.services.ledger.appended import AppendedRows
@@ -46,7 +47,7 @@ def play_ai_step(
         return commit_event(
             game_id=game.pk, expected_version=game.version, event=machine.Event.AI_VOTE_COMMITTED, known=game
         )
-    scenario, state = scenario_of_version(game.scenario), state_of(game)
+    scenario, state = scenario_of_version(game.scenario), machine.focused(state_of(game), step.lane)
     if on_chunk is not None and step.role is not None:  # every relay (page or background driver) is screened
         on_chunk, on_restart = _screened(scenario, step.role, on_chunk, on_restart)
     judging = game_specs(game)[1]
@@ -74,7 +75,9 @@ def play_ai_step(
         )
         if step.purpose == "speech" and is_pass(text):
             return Move(machine.Event.AI_TURN_SKIPPED, {})
-        event, payload = step.events[0], {"text": text}
+        # In Round 2's lanes: the lane it answers in, and the last event its prompt saw (`machine.apply` refuses
+        # it if that lane moved meanwhile; another lane's commits do not count: `on_latest` below).
+        event, payload = step.events[0], {"text": text, **_in_lane(state, step)}
         if step.purpose == "summary" or judging.offline:
             return Move(event, payload)
         payload["signals"], judge_call = judge_text(
@@ -82,7 +85,14 @@ def play_ai_step(
         )
         return Move(event, payload, tuple(judge_call))
 
-    return play_model_step(game, build, read, on_chunk=on_chunk, on_restart=on_restart)
+    return play_model_step(
+        game, build, read, on_chunk=on_chunk, on_restart=on_restart, on_latest=step.lane is not None
+    )
+
+
+def _in_lane(state: GameState, step: Step) -> dict[str, Any]:
+    """What a step taken in one of Round 2's lanes carries: its lane's seat and the last event it was built on."""
+    return {**machine.step_payload(step), "seen": state.event_seq} if step.lane else {}
 
 
 def _screened(
@@ -102,10 +112,14 @@ def _screened(
 def _stand_in(game: Game, step: Step) -> Game:
     """A student's move made for them by the seat's stand-in (a bot that argues the seat's brief: no model call),
     marked as the stand-in's in the ledger and the transcript. Raises StaleTurn if the student moved first."""
-    event, payload = StandIn(str(step.role)).decide(scenario_of_version(game.scenario), state_of(game), step)
+    state = machine.focused(state_of(game), step.lane)
+    event, payload = StandIn(str(step.role)).decide(scenario_of_version(game.scenario), state, step)
+    if step.lane:  # Round 2's lanes: the move of the seat it stands in for, in that seat's lane
+        payload |= {"seat": step.role, "seen": state.event_seq}
     return commit_event(
-        game_id=game.pk, expected_version=game.version, event=event, payload=payload, known=game
-    )
+        game_id=game.pk, expected_version=game.version, event=event, payload=payload, known=game,
+        on_latest=step.lane is not None,
+    )  # fmt: skip
 
 
 def judge_text(game: Game, speaker: str, text: str, seq: int) -> tuple[Any, list[ModelCallRecord]]:

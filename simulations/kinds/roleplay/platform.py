@@ -8,7 +8,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Advance, Kind, LedgerEntry, LedgerEvent, NextStep, ScenarioSource
+from simulations.kinds import (
+    Advance,
+    Aim,
+    Kind,
+    LedgerEntry,
+    LedgerEvent,
+    Met,
+    MovingWords,
+    NextStep,
+    Outcomes,
+    ScenarioSource,
+    SeatResult,
+)
 from simulations.kinds.base import KindBase, ScenarioFiles, check_parts, content_hash, platform_step
 
 from . import machine, prompts
@@ -98,6 +110,42 @@ class Roleplay(KindBase):
 
     def offline_reply(self, messages: Sequence[dict[str, Any]]) -> str | None:
         return prompts.offline_answer(messages)
+
+    def outcomes(self, game: Game) -> Outcomes:
+        """The goal reached or not, and the student's messages that took the conversation a step (the judge's
+        transitions the report lists), each said in private to the character."""
+        from .games import scenario_of, state_of
+        from .report import steps_by_message
+        from .scenario import fill
+        from .wording import FIXED, outcome_words, plain
+
+        scenario, state = scenario_of(game), state_of(game)
+        goal = plain(fill(scenario.goal, username=state.username, botname=scenario.botname), scenario)
+        ended = state.status is Status.ENDED
+        met: Met | None = "met" if state.outcome == "SUCCESS" else "not met" if ended else None
+        mine = [m.text for m in state.messages if m.role == "student"]
+        moved = tuple(
+            MovingWords(words=_excerpt(mine[n - 1]), private=True,
+                        moved="; ".join(f"{scenario.botname} reached “{step}”" for step in steps))
+            for n, steps in sorted(steps_by_message(scenario, state).items())
+            if 0 < n <= len(mine)
+        )  # fmt: skip
+        verdict = ""
+        if ended:
+            verdict = FIXED[state.outcome or "FAIL"]
+            if words := outcome_words(scenario, state):
+                verdict += f": {words}"
+        seat = SeatResult(aims=(Aim(words=goal, met=met),), moved=moved)
+        return Outcomes(verdict=verdict, seats={game.human_role or "student": seat})
+
+
+EXCERPT_CHARS = 140
+
+
+def _excerpt(text: str) -> str:
+    """A message on one line, at most EXCERPT_CHARS long (cut at a word)."""
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 KIND: Kind = Roleplay()  # mypy checks the class against the contract

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from simulations.kinds import Actor, Advance, Kind, LedgerEvent, NextStep
+from simulations.kinds import Actor, Advance, Kind, LedgerEvent, NextStep, Outcomes
 from simulations.kinds.base import KindBase, ScenarioFiles, check_parts
 
 from . import machine
@@ -78,6 +78,21 @@ class SocialFeed(KindBase):
         return run_estimate(
             scenario_of(game), RunConfig.model_validate(config), offline=game_specs(game)[0].offline
         )
+
+    def outcomes(self, game: Game) -> Outcomes:
+        """The run's totals after its last round, as its Markdown's first lines give them."""
+        from .games import state_of
+        from .reading import count
+
+        state = state_of(game)
+        if state.status is not Status.FINISHED:
+            return Outcomes()
+        line = f"{count(state.round_number, 'round')} played"
+        if state.history:
+            last = state.history[-1]
+            totals = (("likes", "like"), ("replies", "reply"), ("reshares", "reshare"))
+            line += "; " + ", ".join(count(getattr(last, name), noun) for name, noun in totals)
+        return Outcomes(verdict=line)
 
 
 KIND: Kind = SocialFeed()  # mypy checks the class against the contract

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulations.models import ClassSession
-from simulations.services.people import class_sessions
+from simulations.services.people import class_results, class_sessions
 
 
 class Command(BaseCommand):
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         if session is None:
             raise CommandError(f"No class session {options['session_id']}.")
         if options["format"] == "csv":
-            self.stdout.write(class_sessions.results_csv(session), ending="")
+            self.stdout.write(class_results.results_csv(session), ending="")
             return
         rows = [
             {"student": row.name, "joined_at": row.joined_at, "game_id": row.game.pk if row.game else None,

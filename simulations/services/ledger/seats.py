@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from datetime import datetime
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
@@ -34,9 +35,10 @@ def give_seats(
     )
 
 
-def _turn(game: Game, seat: str) -> tuple[bool, float | None] | None:
+def _turn(game: Game, seat: str, since: datetime | None = None) -> tuple[bool, float | None] | None:
     """(handed to the AI, seconds left of the student's turn or None without a limit) for a student's seat; None
-    for a seat no student holds."""
+    for a seat no student holds. `since`: when the seat got the floor (None: at the game's last commit; a lane of
+    a kind's side-by-side moves has its own, `NextStep.since`)."""
     if not seat:
         return None
     row = GameSeat.objects.filter(game=game, role=seat).select_related("session").first()
@@ -45,19 +47,19 @@ def _turn(game: Game, seat: str) -> tuple[bool, float | None] | None:
     limit = row.session.turn_seconds if row.session is not None else None
     if row.stand_in or not limit:
         return row.stand_in, None
-    return False, limit - (timezone.now() - game.updated_at).total_seconds()
+    return False, limit - (timezone.now() - (since or game.updated_at)).total_seconds()
 
 
-def stand_in_due(game: Game, seat: str) -> bool:
+def stand_in_due(game: Game, seat: str, *, since: datetime | None = None) -> bool:
     """The AI's stand-in plays `seat`'s turn now: the teacher handed the seat to the AI, or its student has let the
     session's turn limit pass since the seat got the floor (that turn only; the next is theirs again)."""
-    turn = _turn(game, seat)
+    turn = _turn(game, seat, since)
     return turn is not None and (turn[0] or (turn[1] is not None and turn[1] <= 0))
 
 
-def turn_left(game: Game, seat: str) -> float | None:
+def turn_left(game: Game, seat: str, *, since: datetime | None = None) -> float | None:
     """Seconds before `seat`'s stand-in takes its turn (None: no limit, or no student's seat)."""
-    turn = _turn(game, seat)
+    turn = _turn(game, seat, since)
     return None if turn is None or turn[0] or turn[1] is None else max(0.0, turn[1])
 
 
@@ -70,12 +72,15 @@ def hand_to_ai(game: Game, seat: str, *, to_ai: bool) -> bool:
 def seat_of(game: Game, user: User | AnonymousUser) -> str | None:
     """The seat `user` holds in `game`: their seat row's, the owner's `human_role` in a game of one student, None
     for anyone else."""
-    if not user.is_authenticated:
-        return None
-    held = GameSeat.objects.filter(game=game, student_id=user.pk).values_list("role", flat=True).first()
+    return seat_held(game, user.pk) if user.is_authenticated else None
+
+
+def seat_held(game: Game, user_id: int) -> str | None:
+    """`seat_of` by the user's id (a move's pipeline knows no more of its sender)."""
+    held = GameSeat.objects.filter(game=game, student_id=user_id).values_list("role", flat=True).first()
     if held is not None:
         return held
-    return game.human_role if game.owner_id == user.pk else None
+    return game.human_role if game.owner_id == user_id else None
 
 
 def holds_a_seat(game: Game, user_id: int | None) -> bool:

@@ -229,19 +229,32 @@ def commit_event(
     model_calls: tuple[ModelCallRecord, ...] = (),
     idempotency_key: str | None = None,
     known: Game | None = None,
+    on_latest: bool = False,
 ) -> Game:
     """Apply `event` to the game at `expected_version` and commit it with its automatic follow-ups.
 
     With an idempotency key, the same key commits at most once (a double click, a re-sent form). `known`: the
     game as the caller read it; when it is at `expected_version` the commit locks the row without reading it
     again (a version names one state, so the row holds exactly what `known` holds); `known` itself is left as it
-    was, whether the commit succeeds or not."""
-    try:
-        game = _commit(game_id, expected_version, event, payload, model_calls, idempotency_key, known)
-    except IntegrityError as exc:  # two processes raced with the same key: the loser played nothing
-        raise StaleTurn() from exc
-    faults.point("after_commit")
-    return game
+    was, whether the commit succeeds or not. `on_latest`: a move in a lane of side-by-side moves (`NextStep.lanes`)
+    that another lane's commit overtook is applied to the game as it is now (a few times at most): the kind's
+    machine, which the move tells what it was made after, refuses it if its own lane has moved."""
+    for attempt in range(LATEST_ATTEMPTS if on_latest else 1):
+        try:
+            game = _commit(game_id, expected_version, event, payload, model_calls, idempotency_key, known)
+        except (StaleTurn, IntegrityError) as exc:  # IntegrityError: two processes raced with the same key
+            latest = stored_version(game_id) if on_latest and attempt + 1 < LATEST_ATTEMPTS else None
+            used = idempotency_key and count_rows(Submission, game=game_id, key=idempotency_key[:64])
+            if latest is None or latest == expected_version or used:
+                raise StaleTurn() from exc  # the loser played nothing
+            expected_version, known = latest, None
+            continue
+        faults.point("after_commit")
+        return game
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+LATEST_ATTEMPTS = 5  # a lane's move overtaken this often in a row is told to look again (StaleTurn)
 
 
 def _commit(

@@ -1,5 +1,6 @@
 """Class sessions: a teacher opens one on a scenario version, students join with its short code, the teacher
-starts it, each student plays their own game of it, the teacher watches every game and reads the class's results.
+starts it, each student plays their own game of it, the teacher watches every game and reads the class's results
+(class_results.py).
 
 A session's games are found, not linked: its members' games of its scenario version made while it ran. So every
 kind's own start (a negotiation's seat choice, a deliberation's or Message Lab's set-up form) serves a class
@@ -12,29 +13,24 @@ each student in a seat drawn at random, the AI in the rest. The first of a group
 
 from __future__ import annotations
 
-import csv
-import io
 import random
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from simulations.kinds import Actor, get_kind
+from simulations.kinds import Actor, NextStep, get_kind
 from simulations.models import (
     ClassGuest,
     ClassMember,
     ClassSession,
     Game,
     GameSeat,
-    ModelCall,
     ScenarioVersion,
-    Vote,
 )
 from simulations.services.ledger.seats import hand_to_ai
 from simulations.services.ledger.turns import create_game
@@ -400,6 +396,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
         [g.pk for g in latest.values() if g.finished_at is None and not g.paused]
     )
     rows = []
+    steps: dict[int, NextStep] = {}
     members = list(session.members.select_related("student"))
     open_pages = present((latest[m.student_id].pk, m.student_id) for m in members if m.student_id in latest)
     for member in members:
@@ -410,8 +407,16 @@ def roster(session: ClassSession) -> list[StudentRow]:
             if game.paused and game.finished_at is None:
                 waiting_on = "the teacher (paused)"
             elif game.finished_at is None:
-                step = kind.next_step(running[game.pk])
-                if step.actor is Actor.AI:
+                if game.pk not in steps:  # once a game: its students share it
+                    steps[game.pk] = kind.next_step(running[game.pk])
+                step = steps[game.pk]
+                # Side by side (a negotiation's Round 2): what this student's own lane waits for.
+                lane = next(
+                    (lane for lane in step.lanes if lane.seat == seat_of.get(member.student_id)), None
+                )
+                if lane is not None:
+                    waiting_on = lane.doing
+                elif step.actor is Actor.AI:
                     waiting_on = f"the AI: {step.speaker}"
                 elif step.seat and step.seat != seat_of.get(member.student_id, step.seat):
                     waiting_on = f"another student ({step.speaker})"
@@ -432,110 +437,3 @@ def roster(session: ClassSession) -> list[StudentRow]:
             )  # fmt: skip
         )
     return rows
-
-
-@dataclass(frozen=True)
-class GameResult:
-    """One game of the session for the results page: who played it in which seat, each issue's vote (the option
-    put to it, adopted or not), its model cost."""
-
-    game: Game
-    students: list[tuple[str, str]]  # (name, seat)
-    outcomes: dict[str, tuple[str, bool]]  # issue id -> (proposal, adopted)
-    tokens: int
-    cost_usd: float | None  # None: no call priced (the offline model, or an unpriced model)
-    phase: str  # where it stands, in the kind's words
-
-
-@dataclass(frozen=True)
-class ClassResults:
-    issues: list[tuple[str, str]]  # (issue id, title), in the scenario's order
-    games: list[GameResult]
-
-    def adopted_share(self) -> list[tuple[str, str, int, int]]:
-        """Per issue: (id, title, games that adopted it, games that voted on it)."""
-        rows = []
-        for issue, title in self.issues:
-            voted = [g.outcomes[issue][1] for g in self.games if issue in g.outcomes]
-            rows.append((issue, title, sum(voted), len(voted)))
-        return rows
-
-
-def class_results(session: ClassSession) -> ClassResults:
-    """Every game of the session side by side: its students and seats, each issue's outcome, its model cost."""
-    rows = roster(session)
-    played: dict[int, Game] = {r.game.pk: r.game for r in rows if r.game is not None}
-    students: dict[int, list[tuple[str, str]]] = {}
-    for row in rows:
-        if row.game is not None:
-            students.setdefault(row.game.pk, []).append((row.name, row.seat))
-    outcomes: dict[int, dict[str, tuple[str, bool]]] = {}
-    for vote in Vote.objects.filter(game__in=list(played)).order_by("game", "id"):
-        outcomes.setdefault(vote.game_id, {})[vote.issue] = (vote.proposal, vote.adopted)  # type: ignore[index]
-    usage: dict[int, dict[str, Any]] = {
-        row["game"]: dict(row)
-        for row in ModelCall.objects.filter(game__in=list(played))
-        .values("game")
-        .annotate(tokens=Sum("prompt_tokens") + Sum("completion_tokens"), cost=Sum("cost_usd"))
-    }
-    issues = list(session.scenario.issues.order_by("position").values_list("issue_id", "title"))
-    label = get_kind(session.scenario.kind).pages.phase_label
-    return ClassResults(
-        issues=issues,
-        games=[
-            GameResult(
-                game=game, students=students[pk], outcomes=outcomes.get(pk, {}),
-                tokens=int(usage.get(pk, {}).get("tokens") or 0), cost_usd=usage.get(pk, {}).get("cost"),
-                phase=label(game.phase),
-            )
-            for pk, game in sorted(played.items())
-        ],
-    )  # fmt: skip
-
-
-def results_by_game_csv(session: ClassSession) -> str:
-    """One row per game per vote: its students and seats, where it stands, the option put to the vote, adopted or
-    not, the game's model use."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["game_id", "students", "phase", "issue", "proposal", "adopted", "tokens", "cost_usd"])
-    for result in class_results(session).games:
-        players = "; ".join(f"{inert_cell(name)} ({seat})" for name, seat in result.students)
-        common = [result.game.pk, players, result.phase]
-        usage = [result.tokens, "" if result.cost_usd is None else f"{result.cost_usd:.4f}"]
-        for issue, (proposal, adopted) in result.outcomes.items():
-            writer.writerow([*common, issue, proposal, "yes" if adopted else "no", *usage])
-        if not result.outcomes:
-            writer.writerow([*common, "", "", "", *usage])
-    return out.getvalue()
-
-
-def results_csv(session: ClassSession) -> str:
-    """One row per student per vote their game took (a negotiation's issues: the option put to the vote, adopted or
-    not, and the student's own ballot), or one row per student for a game without votes: where it ended or stands."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(["student", "joined_at", "game_id", "seat", "phase", "finished", "issue", "proposal", "adopted",
-                     "own_ballot", "updated_at"])  # fmt: skip
-    rows = roster(session)
-    votes: dict[int, list[Vote]] = {}
-    for vote in Vote.objects.filter(game__in=[r.game for r in rows if r.game]).order_by("game", "issue"):
-        votes.setdefault(vote.game_id, []).append(vote)  # type: ignore[arg-type]
-    for row in rows:
-        played = row.game
-        common = [inert_cell(row.name), row.joined_at, played.pk if played else "",
-                  row.seat, row.phase, "yes" if played and played.finished_at else "no"]  # fmt: skip
-        taken = votes.get(played.pk, []) if played else []
-        for vote in taken:
-            ballot = vote.ballots.get(row.seat, "") if isinstance(vote.ballots, dict) else ""
-            writer.writerow(
-                [*common, vote.issue, vote.proposal, "yes" if vote.adopted else "no", ballot, row.updated_at]
-            )
-        if not taken:
-            writer.writerow([*common, "", "", "", "", row.updated_at])
-    return out.getvalue()
-
-
-def inert_cell(text: str) -> str:
-    """A spreadsheet never reads a student's name as a formula (a user name may begin with + - or @)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

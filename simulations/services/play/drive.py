@@ -221,7 +221,7 @@ def _play_ai_steps(
                 game_id=game_id,
                 speaker=step.speaker,
                 kind=kind,
-                version=game.version,
+                version=-1 if step.lane else game.version,  # other lanes may commit while it streams
                 markdown=step.markdown,
                 audience=step.audience,
             )

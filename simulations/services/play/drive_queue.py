@@ -52,7 +52,7 @@ def queue_turn_deadline(game: Game) -> None:
     then plays the seat's stand-in if the student has not moved (their move commits first otherwise)."""
     step = kind_of(game).next_step(game)
     if step.actor is Actor.HUMAN and step.seat and not game.paused:
-        left = turn_left(game, step.seat)
+        left = turn_left(game, step.seat, since=step.since)
         if left is not None:
             queue_drive(game_id=game.pk, delay=left + DEADLINE_SLACK)
 

@@ -172,12 +172,14 @@ def play_model_step(
     on_chunk: ChunkSink | None = None,
     on_restart: Callable[[], None] | None = None,
     attempts: int = 1,
+    on_latest: bool = False,
 ) -> Game:
     """Precondition: the game's next step is this AI step. Checks the budget, builds the request for the game's
     playing model, asks it (streaming to `on_chunk`), reads the reply into a move (`ask_and_read`) and commits it
     with the calls' records; returns the game as committed. Raises ModelFailure (a failed call, or a reply that is
     no move: recorded, nothing else stored) and StaleTurn / GameFinished (another driver played the turn first:
-    the calls are recorded)."""
+    the calls are recorded). `on_latest`: a step in a lane (`NextStep.lane`), committed on the game as it is
+    then if another lane committed while the model answered (`commit_event`)."""
     check_budget(game)
     spec, _ = game_specs(game)
     request = build(spec)
@@ -192,7 +194,7 @@ def play_model_step(
     try:
         return commit_event(
             game_id=game.pk, expected_version=game.version, event=move.event, payload=move.payload,
-            model_calls=calls, known=game,
+            model_calls=calls, known=game, on_latest=on_latest,
         )  # fmt: skip
     except (StaleTurn, GameFinished) as exc:
         record_uncommitted_calls(game=game, calls=calls, why=str(exc))

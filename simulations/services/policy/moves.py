@@ -23,10 +23,10 @@ from django.shortcuts import redirect
 
 from simulations.ai.gateway import ModelFailure
 from simulations.engine.errors import InvalidMove, MachineError
-from simulations.kinds import kind_of
+from simulations.kinds import NextStep, kind_of
 from simulations.models import Game, ScenarioVersion, Submission
 from simulations.services.content.model_choice import UnknownModelChoice
-from simulations.services.ledger.seats import NotYourSeat, check_turn
+from simulations.services.ledger.seats import NotYourSeat, check_turn, seat_held, viewed_as
 from simulations.services.ledger.turns import (
     GameFinished,
     StaleTurn,
@@ -97,19 +97,27 @@ def take_move(
     pages: KindPages,
 ) -> Taken:
     """Precondition: the user may drive `game`. The move from its form's `fields` (and `files`, when posted),
-    through every check, read by the kind's `pages.read_move`, committed, its drive queued."""
+    through every check, read by the kind's `pages.read_move`, committed, its drive queued. A move in a lane of
+    side-by-side moves (`NextStep.lanes`) is read for the game as its student sees it (`viewed_as`) and committed
+    on the game as it is then: other lanes' moves since its page was drawn do not make it stale, its own lane's do
+    (the kind's machine says so, from the version the form carries)."""
     event = fields.get("event", "")
     try:
         version = read_move_form(fields, user_id=user_id)
         if event in pages.intents:
             committed = _on_latest(game, pages.read_move(game, fields, files or {}))
         else:
-            if version != game.version:
+            step = kind_of(game).next_step(game)
+            lane = _lane_of(game, user_id, step)
+            if version != game.version and lane is None:
                 raise StaleTurn()  # a page (or a double click) behind the game: said before anything else
             key = fields.get("idem") or None
             refuse_used_key(game, key)
-            _check_seat(game, user_id)
-            committed = commit_move(game, pages.read_move(game, fields, files or {}), version, key)
+            if lane is None:
+                check_turn(game, user_id, step.seat, step.speaker)
+            mover = viewed_as(game, lane) if lane is not None else game
+            move = pages.read_move(mover, fields, files or {})
+            committed = commit_move(game, move, version, key, on_latest=lane is not None)
     except FORM_REFUSALS as exc:
         return Taken(game, str(exc), refusal_status(exc))
     except UnreadableText as exc:  # the shared sentences for text with nothing visible or control characters
@@ -131,10 +139,12 @@ def take_move(
     return Taken(committed)
 
 
-def _check_seat(game: Game, user_id: int) -> None:
-    """In a game several students share, the move is the student's whose seat acts now (NotYourSeat)."""
-    step = kind_of(game).next_step(game)
-    check_turn(game, user_id, step.seat, step.speaker)
+def _lane_of(game: Game, user_id: int, step: NextStep) -> str | None:
+    """The seat the user moves in, when the game runs side-by-side lanes and one of them is theirs."""
+    if not step.lanes:
+        return None
+    seat = seat_held(game, user_id)
+    return seat if any(lane.seat == seat for lane in step.lanes) else None
 
 
 class StartRefused(Exception):
@@ -193,13 +203,14 @@ def refuse_used_key(game: Game, key: str | None) -> None:
         raise StaleTurn()
 
 
-def commit_move(game: Game, move: Move, version: int, key: str | None) -> Game:
+def commit_move(game: Game, move: Move, version: int, key: str | None, *, on_latest: bool = False) -> Game:
     """`move` committed at `version` under the form's idempotency `key`; its model calls are on record whether it
-    commits or not, and its `after` runs either way."""
+    commits or not, and its `after` runs either way. `on_latest`: a move in a lane (`commit_event`)."""
     try:
         return commit_event(
-            game_id=game.pk, expected_version=version, event=move.event, payload=move.payload,
-            model_calls=move.more_calls, idempotency_key=key or None, known=game,
+            game_id=game.pk, expected_version=game.version if on_latest else version, event=move.event,
+            payload=move.payload, model_calls=move.more_calls, idempotency_key=key or None, known=game,
+            on_latest=on_latest,
         )  # fmt: skip
     except (StaleTurn, GameFinished, MachineError) as exc:
         record_uncommitted_calls(game=game, calls=move.more_calls, why=str(exc))  # paid for: on record

@@ -11,7 +11,7 @@ from simulations.kinds.negotiation import machine, rules
 from simulations.kinds.negotiation.bots import Advocate, BySeat, Passive
 from simulations.kinds.negotiation.scenario import Scenario
 from simulations.kinds.negotiation.state import GameState
-from tests.kinds.negotiation.driver import PureGame, new_pure_game
+from tests.kinds.negotiation.driver import PureGame, new_pure_game, one_student_at_a_time
 
 SPEC_STATES = {
     "BOOT", "RESUME", "ROLE_SELECTION", "ROUND_1_SETUP", "ROUND_1_OPENING_STATEMENTS", "ROUND_2_SETUP",
@@ -31,15 +31,17 @@ SPEC_EVENTS = {
 
 
 def test_states_and_events_are_named_as_in_the_spec() -> None:
-    assert set(machine.STATES) == SPEC_STATES
+    # Our one added state: every student's Round 2 side by side, in a class group's game (its lanes run the four
+    # Round 2 states of the spec).
+    assert set(machine.STATES) == SPEC_STATES | {"ROUND_2_TALKS"}
     assert set(machine.EVENTS) >= SPEC_EVENTS
-    # Our additions: one per-step event for Round 1, the close of a second talk, an AI's skip, the next student's
-    # talks in a class group's game.
+    # Our additions: one per-step event for Round 1, the close of a second talk, an AI's skip, and in a class
+    # group's game the side-by-side talks (and the next student's talks, in a game stored before them).
     assert set(machine.EVENTS) - SPEC_EVENTS == {
-        "OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED", "ROUND_2_NEXT_STUDENT",
+        "OPENING_PRESENTED", "CONVO_2_CLOSED", "AI_TURN_SKIPPED", "ROUND_2_NEXT_STUDENT", "ROUND_2_TALKS_OPENED",
     }  # fmt: skip
     reached = {t.target for t in machine.TRANSITIONS if t.target} | {t.source for t in machine.TRANSITIONS}
-    assert reached == SPEC_STATES
+    assert reached == SPEC_STATES | {"ROUND_2_TALKS"}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,8 @@ def test_whole_games_use_every_transition(
     scenario: Scenario, eu_advocate: PureGame, wcpa_passive: PureGame
 ) -> None:
     group = new_pure_game(scenario, seed=3).play(BySeat([Passive("BRA"), Passive("TZA")]))  # a class group's
-    used = {(o.source, o.event) for g in (eu_advocate, wcpa_passive, group) for o in g.outcomes}
+    older = one_student_at_a_time(scenario, seed=3)  # a class group's game stored before Round 2's lanes
+    used = {(o.source, o.event) for g in (eu_advocate, wcpa_passive, group, older) for o in g.outcomes}
     boot_only = {("BOOT", "LOAD_EXISTING_GAME"), ("RESUME", "RESUME_READY")}  # exercised by resume below
     assert {(t.source, t.event) for t in machine.TRANSITIONS} - used == boot_only
     assert eu_advocate.state.status == "REVIEW" and eu_advocate.state.summary == "Debrief."
