@@ -74,12 +74,7 @@ class ClassStudent(Student):
 
     async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
         referer = {"Referer": self.base + "/"}
-        _, lobby, _ = await self._request(session, "GET", "/")
-        token = CSRF.search(lobby)
-        if token is None:
-            raise RuntimeError("the lobby has no form: not logged in?")
-        status, _, url = await self._request(session, "POST", "/join/", headers=referer,
-                                             data={"csrfmiddlewaretoken": token.group(1), "code": self.code})  # fmt: skip
+        status, _, url = await self._post_from_lobby(session, "/join/", {"code": self.code})
         if status != 200:
             raise RuntimeError(f"join answered {status} at {url}")
         while not stop.is_set():  # the waiting page, as its no-JavaScript refresh asks again

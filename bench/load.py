@@ -295,14 +295,20 @@ class Student:
         except Exception as exc:  # noqa: BLE001 - every failure is a figure
             self.errors.append((time.time(), f"{type(exc).__name__} ({self.doing}): {str(exc)[:120]}"))
 
-    async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
-        referer = {"Referer": self.base + "/"}
+    async def _post_from_lobby(
+        self, session: aiohttp.ClientSession, path: str, data: dict[str, str]
+    ) -> tuple[int, str, str]:
+        """Open the lobby (logged in) and post `data` to `path` with its CSRF token, as its form does."""
         _, lobby, _ = await self._request(session, "GET", "/")
         token = CSRF.search(lobby)
         if token is None:
             raise RuntimeError("the lobby has no form: not logged in?")
-        status, _, url = await self._request(session, "POST", "/games/new/", headers=referer,
-                                             data={"csrfmiddlewaretoken": token.group(1), "scenario": "mercury"})  # fmt: skip
+        return await self._request(session, "POST", path, headers={"Referer": self.base + "/"},
+                                   data={"csrfmiddlewaretoken": token.group(1), **data})  # fmt: skip
+
+    async def _play(self, session: aiohttp.ClientSession, stop: asyncio.Event) -> None:
+        referer = {"Referer": self.base + "/"}
+        status, _, url = await self._post_from_lobby(session, "/games/new/", {"scenario": "mercury"})
         found = re.search(r"/games/(\d+)/", url)
         if status != 200 or found is None:
             raise RuntimeError(f"new game answered {status} at {url}")

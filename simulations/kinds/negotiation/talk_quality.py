@@ -87,8 +87,24 @@ class Finding:
         return f"{self.speaker} on {self.option}: #{self.first_seq} {self.first!r} -> #{self.then_seq} {self.then!r}"
 
 
+class _Shares:
+    """The template and repeat shares of a game's or a run's AI sentences."""
+
+    sentences: int
+    template: int
+    repeats: int
+
+    @property
+    def template_share(self) -> float:
+        return self.template / self.sentences if self.sentences else 0.0
+
+    @property
+    def repeat_share(self) -> float:
+        return self.repeats / self.sentences if self.sentences else 0.0
+
+
 @dataclass
-class GameFigures:
+class GameFigures(_Shares):
     label: str
     sentences: int = 0
     template: int = 0
@@ -100,17 +116,9 @@ class GameFigures:
     template_examples: list[str] = field(default_factory=list)  # the most shared shapes, most shared first
     repeated: list[str] = field(default_factory=list)
 
-    @property
-    def template_share(self) -> float:
-        return self.template / self.sentences if self.sentences else 0.0
-
-    @property
-    def repeat_share(self) -> float:
-        return self.repeats / self.sentences if self.sentences else 0.0
-
 
 @dataclass
-class Totals:
+class Totals(_Shares):
     games: int
     sentences: int
     template: int
@@ -119,14 +127,6 @@ class Totals:
     withdrawals: int
     proposal_sets: int
     adopted: int
-
-    @property
-    def template_share(self) -> float:
-        return self.template / self.sentences if self.sentences else 0.0
-
-    @property
-    def repeat_share(self) -> float:
-        return self.repeats / self.sentences if self.sentences else 0.0
 
 
 def sentences(text: str) -> list[str]:
