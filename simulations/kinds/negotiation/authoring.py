@@ -82,6 +82,13 @@ def _roles(document: dict[str, Any]) -> list[FieldSpec]:
             FieldSpec("Delegations", (*brief, "can_trade"), "Confidential: can trade", "lines", row=row,
                       help="One a line."),
         ]  # fmt: skip
+        if (
+            "also_called" in role
+        ):  # a document written before the field existed has none (the YAML editor adds it)
+            out.append(
+                FieldSpec("Delegations", (*where, "also_called"), "Also called", "lines", row=row,
+                          help="One a line: other names students use for it (its capital, a short form).")
+            )  # fmt: skip
         for v, variant in enumerate(role["openings"]):
             opening = (*where, "openings", v)
             name = f"Opening {variant['id']}"

@@ -17,15 +17,42 @@ from simulations.kinds.negotiation import reading
 from simulations.kinds.negotiation.scenario import Scenario
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# Words that call a person or a delegation names: hostility toward people, not disagreement with a proposal.
+# Words that call a person or a delegation names, or swear at the room: hostile whatever they are said of.
 _INSULTS = (
-    r"liars?", r"lying", r"fools?", r"foolish", r"idiots?", r"idiotic", r"stupid", r"morons?", r"imbeciles?",
-    r"clowns?", r"hypocrites?", r"hypocritical", r"incompetent", r"pathetic", r"disgraceful", r"a disgrace",
-    r"corrupt", r"crooks?", r"cowards?", r"cowardly", r"dishonest", r"ignorant", r"shameless", r"shame on you",
-    r"shut up", r"get lost", r"go to hell", r"damn you", r"damned",
-    r"ridiculous people", r"nobody trusts you", r"you people", r"bullshit", r"crap", r"scum", r"losers?",
+    r"liars?", r"lying", r"fools", r"idiots?", r"morons?", r"imbeciles?", r"clowns?", r"hypocrites?",
+    r"crooks?", r"cowards?", r"scum", r"losers?", r"shame on you", r"shut up", r"get lost", r"go to hell",
+    r"damn you", r"ridiculous people", r"nobody trusts you", r"you people", r"bullshit", r"crap",
+)  # fmt: skip
+# Judgements that insult a person but only criticise a thing: "you are pathetic" is hostile, "this proposal is
+# pathetic" is harsh disagreement, which a delegation answers on the substance.
+_JUDGEMENTS = (
+    r"stupid", r"idiotic", r"fool", r"foolish", r"pathetic", r"disgraceful", r"a disgrace", r"incompetent",
+    r"dishonest", r"ignorant", r"shameless", r"corrupt", r"cowardly", r"hypocritical", r"damned",
 )  # fmt: skip
 _HOSTILE = re.compile(r"\b(?:" + "|".join(_INSULTS) + r")\b", re.IGNORECASE)
+_JUDGING = re.compile(r"\b(?:" + "|".join(_JUDGEMENTS) + r")\b", re.IGNORECASE)
+# What a judgement is said of: the nearest of these before it in its clause (or the noun right after it).
+_PERSON = (
+    r"you", r"your (?:delegation|government|country|side|team|people|minister|negotiators?)", r"yourselves?",
+    r"they", r"them", r"he", r"she", r"him", r"her", r"people", r"persons?", r"delegat\w*", r"governments?",
+    r"ministers?", r"negotiators?", r"representatives?", r"colleagues?", r"chair(?:man|woman|person)?", r"officials?",
+    r"leaders?", r"whoever", r"anyone", r"everyone", r"those who", r"men", r"women", r"guys?",
+)  # fmt: skip
+_THING = (
+    r"it", r"this", r"that", r"these", r"those", r"what", r"proposals?", r"ideas?", r"texts?", r"drafts?",
+    r"plans?", r"options?", r"offers?", r"deadlines?", r"treat(?:y|ies)", r"instruments?", r"conventions?",
+    r"arguments?", r"positions?", r"approach(?:es)?", r"suggestions?", r"compromises?", r"figures?",
+    r"numbers?", r"clauses?", r"lists?", r"terms?", r"deals?", r"packages?", r"measures?", r"rules?", r"limits?",
+    r"targets?", r"funds?", r"money", r"sums?", r"amounts?", r"excuses?", r"claims?", r"reasoning", r"logic",
+    r"policy", r"policies", r"answers?", r"replies", r"reply", r"speech(?:es)?", r"statements?", r"words?",
+    r"things?", r"mistakes?", r"ways?", r"say", r"do",
+)  # fmt: skip
+_PERSON_RE = re.compile(r"\b(?:" + "|".join(_PERSON) + r")\b", re.IGNORECASE)
+_THING_RE = re.compile(r"\b(?:" + "|".join(_THING) + r")\b", re.IGNORECASE)
+_GLUE = re.compile(
+    r"and|or|but|to|of|for|in|on|at|with|by|as|is|are|was|were|be|that|which|who|if|so|than|because", re.I
+)
+_CLAUSE_BREAK = re.compile(r"[.;:!?]|,\s+(?:and|but|so|because|while|which)\b|\b(?:because|although|but)\b")
 _GREETING = re.compile(
     r"^\s*(?:hello|hi|hey|good (?:morning|afternoon|evening|day)|greetings|dear (?:colleagues?|friends?)|"
     r"(?:it is|it's) (?:a pleasure|good) to (?:meet|see|talk))\b",
@@ -33,6 +60,15 @@ _GREETING = re.compile(
 )
 _THANKS = re.compile(r"\b(?:thank you|thanks|many thanks|we are grateful|we appreciate)\b", re.IGNORECASE)
 _FAREWELL = re.compile(r"\b(?:goodbye|good-bye|bye|farewell|see you|until next time)\b", re.IGNORECASE)
+# Taking note, promising to reflect, keeping the door open: courtesy that proposes nothing and needs no reading.
+_ACKNOWLEDGES = re.compile(
+    r"\b(?:we hear you|we (?:have )?noted?\b|we understand (?:you|your|that|this)|"
+    r"(?:take|bring|carry) (?:\w+ ){0,2}(?:points?|views?|proposals?|ideas?|this|that|it) back|"
+    r"(?:consider|reflect on|think about|weigh) (?:them|it|this|that|these|what you)|"
+    r"keep (?:this|the|our) (?:channel|door|line|dialogue) open|stay in touch|(?:talk|speak) again|"
+    r"think (?:it|this|that) over|(?:report|relay) (?:\w+ ){0,2}to our (?:capital|government|team))",
+    re.IGNORECASE,
+)
 # Words that belong to any negotiation on this committee's work, whatever the scenario: a message using them is
 # about the talks even when it names no option ("what is your view on the treaty?").
 _NEGOTIATION_WORDS = (
@@ -56,6 +92,7 @@ class Acts:
     greeting: bool = False
     thanks: bool = False
     farewell: bool = False
+    acknowledges: bool = False  # takes note, promises to reflect, keeps the door open
     hostile: list[str] = field(default_factory=list)  # the insulting words, as written
     questions: list[str] = field(default_factory=list)  # every question sentence
     off_topic_questions: list[str] = field(default_factory=list)  # questions that touch nothing negotiated
@@ -74,12 +111,43 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
-def hostile_words(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(0).lower() for m in _HOSTILE.finditer(text)))
+def hostile_words(text: str, names: re.Pattern[str] | None = None) -> list[str]:
+    """The hostile words of a text, as written (lower case): insults and swearing wherever they stand, and
+    judgements ("pathetic", "stupid") only when said of a person or a delegation (`names`, the scenario's seats)."""
+    found = [(m.start(), m.group(0).lower()) for m in _HOSTILE.finditer(text)]
+    found += [(m.start(), m.group(0).lower()) for m in _JUDGING.finditer(text) if _of_person(text, m, names)]
+    return list(dict.fromkeys(word for _, word in sorted(found)))
 
 
-def is_hostile(text: str) -> bool:
-    return bool(_HOSTILE.search(text))
+def is_hostile(text: str, names: re.Pattern[str] | None = None) -> bool:
+    return bool(hostile_words(text, names))
+
+
+def _of_person(text: str, judgement: re.Match[str], names: re.Pattern[str] | None) -> bool:
+    """Whether a judgement is said of a person: the nearest subject before it in its clause is one ("the
+    delegates of China are stupid", "you are pathetic"), or the noun right after it is ("a pathetic delegation").
+    Said of nothing named ("Pathetic!"), it is taken as said to the listener."""
+    for noun in re.findall(r"\w+", text[judgement.end() :])[:2]:  # "a pathetic (little) delegation"
+        if _PERSON_RE.fullmatch(noun) or (names is not None and names.fullmatch(noun.lower())):
+            return True
+        if _THING_RE.fullmatch(noun) or _GLUE.fullmatch(noun):
+            break
+    before = text[: judgement.start()]
+    breaks = list(_CLAUSE_BREAK.finditer(before))
+    clause_start = breaks[-1].end() if breaks else 0
+    clause = before[clause_start:]
+    nearest: tuple[int, bool] | None = None
+    patterns = [(_PERSON_RE, True), (_THING_RE, False)] + ([(names, True)] if names is not None else [])
+    for pattern, person in patterns:
+        for m in pattern.finditer(clause.lower()):  # the names' patterns are lower case
+            if nearest is None or m.end() > nearest[0]:
+                nearest = (m.end(), person)
+    return True if nearest is None else nearest[1]
+
+
+def names_pattern(scenario: Scenario) -> re.Pattern[str]:
+    """Any seat of the scenario named, in lower-case text: its name, or its id where that is an acronym."""
+    return reading.lexicon(scenario).any_name
 
 
 def _subject_words(scenario: Scenario) -> dict[str, str]:
@@ -176,7 +244,8 @@ def _read(scenario: Scenario, text: str) -> Acts:
         greeting=bool(said) and bool(_GREETING.search(said[0])),
         thanks=bool(_THANKS.search(text)),
         farewell=bool(_FAREWELL.search(text)),
-        hostile=hostile_words(text),
+        acknowledges=bool(_ACKNOWLEDGES.search(text)),
+        hostile=hostile_words(text, names_pattern(scenario)),
         questions=questions,
         off_topic_questions=[q for q in questions if not touches(scenario, q)],
         on_topic=touches(scenario, text),

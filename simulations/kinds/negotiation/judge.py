@@ -269,7 +269,11 @@ def apply_message(
     """Move the stances of AI listeners in place; returns the changes with their reasons."""
     signals = signals if signals is not None else read_signals(scenario, text)
     convo = state.active_conversation if private else None
-    if convo is not None and speaker in state.humans and dialogue.is_hostile(text):
+    if (
+        convo is not None
+        and speaker in state.humans
+        and dialogue.is_hostile(text, dialogue.names_pattern(scenario))
+    ):
         convo.cooled = (
             True  # relations cool for the rest of the talk: read from the words, never from a model
         )

@@ -76,6 +76,9 @@ class Score:
     items: int = 0
     correct: int = 0
     unusable: int = 0  # items the judge gave no reading for (a failed or invalid model answer)
+    # Items where the judge read something that is not there (a wrong option, side, offer or trade): what moves a
+    # delegation the wrong way, while a reading missed only moves nobody.
+    wrong: int = 0
     kinds: dict[str, list[int]] = field(
         default_factory=lambda: {k: [0, 0] for k in KINDS}
     )  # kind -> [right, seen]
@@ -105,6 +108,7 @@ def score(items: list[Item], judge: Callable[[Item], Signals | None]) -> Score:
             if item.expect[kind] or got[kind]:
                 result.kinds[kind][1] += 1
                 result.kinds[kind][0] += item.expect[kind] == got[kind]
+        result.wrong += any(got[k] - item.expect[k] for k in KINDS)
         if all(item.expect[k] == got[k] for k in KINDS):
             result.correct += 1
             family[0] += 1
@@ -115,6 +119,7 @@ def score(items: list[Item], judge: Callable[[Item], Signals | None]) -> Score:
 
 def report(result: Score, *, title: str, misses: int = 0) -> str:
     lines = [f"{title}: {result.correct}/{result.items} sentences read right ({result.overall:.1%})"]
+    lines.append(f"  sentences with a reading that is not there: {result.wrong}")
     if result.unusable:
         lines.append(f"  no usable reading for {result.unusable} sentences")
     lines.append("  per reading kind (sentences where the corpus or the judge names one):")

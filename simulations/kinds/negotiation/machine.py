@@ -524,7 +524,7 @@ def _speech(human: bool) -> Callable[[_Ctx], None]:
             cause_seq=entry.seq, signals=signals,
         )  # fmt: skip
         # An insult is answered by the chair, in public, before anyone else speaks.
-        if dialogue.is_hostile(text):
+        if dialogue.is_hostile(text, dialogue.names_pattern(c.scenario)):
             line = rng.choice(st.seed, "chair", dialogue.CALL_TO_ORDER, "order", st.transcript_seq)
             c.add(c.scenario.chair.id, "chair", line.format(speaker=c.name(speaker)))
         issue.cursor += 1

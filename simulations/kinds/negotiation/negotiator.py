@@ -223,6 +223,11 @@ FLEXIBILITY = [
     "We appreciate your flexibility on {opt}.",
     "Thank you for your flexibility on {opt}.",
 ]
+# The partner backs our option on terms: taken note of, so that nobody asks again for what was granted.
+ON_TERMS = [
+    "{me} takes note that you could back {opt} on those terms.",
+    "So you could back {opt} if that is met: {me} will count on it in the public debate.",
+]
 ASK_SUPPORT = [
     "Will you support {opt}?",
     "Can your delegation support {opt}?",
@@ -607,11 +612,12 @@ def _unclear(c: Composer, heard: dict[str, Any], answered: int) -> None:
             c.one(LEAN_Q, title=_title(facts, issue))
     if answered or heard.get("unclear_offers") or heard.get("unclear_issues") or acts.get("hostile"):
         return
+    courtesy = any(acts.get(k) for k in ("greeting", "thanks", "farewell", "acknowledges"))
     if not acts.get("on_topic", True):
-        if not (acts.get("greeting") or acts.get("thanks") or acts.get("farewell")):
+        if not courtesy:
             c.one(OFF_TOPIC) or c.one(OFF_TOPIC_Q)
             c.one(STEER_BACK)
-    elif not (heard["questions"] or acts.get("greeting") or acts.get("thanks") or acts.get("farewell")):
+    elif not (heard["questions"] or courtesy):
         c.one(NOTHING_READ)
 
 
@@ -675,6 +681,9 @@ def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
     for ref in heard["supports"]:
         if ref["id"] not in asked | traded | conceded and len(c.parts) - before < 5:
             _answer_option(c, ref, question=False)
+    for ref in heard.get("conditional", [])[:1]:
+        if ref["id"] not in traded and _preferred(facts, ref["issue"])["id"] == ref["id"] and c.free(ref):
+            c.one(ON_TERMS, [ref], opt=_opt(ref))
     for ref in heard["opposes"][:1]:
         if _preferred(facts, ref["issue"])["id"] == ref["id"] and c.free(ref):
             if c.one(REGRET, [ref], opt=_opt(ref)):
@@ -741,7 +750,7 @@ def _own_ask(c: Composer, issue: str) -> None:
                 return
     if c.lines(facts["lines"].get("asks", [])):
         return
-    settled = {*facts.get("asked_before", []), *facts.get("refused", [])}
+    settled = {*facts.get("asked_before", []), *facts.get("refused", []), *facts.get("granted", [])}
     if stated.get(issue) != ours["id"] and ours["id"] not in settled:
         c.one(ASK_SUPPORT, [ours], opt=_opt(ours))
 

@@ -137,7 +137,7 @@ POSITIVE = (
     r"clarity", r"solid", r"sound", r"strong (?:market )?signal", r"clearest signal", r"clear signal",
     r"one clear signal", r"achievable", r"valuable", r"value", r"useful", r"deserve\w*", r"belong\w*",
     r"levels? the playing field", r"is how", r"benefit\w*", r"protect\w*", r"respect\w*", r"allow\w*",
-    r"\blet\b", r"\blets\b", r"deliver\w*", r"enforceable", r"measurable", r"quick\w*", r"most direct",
+    r"\blets?\b(?!(?: \w+){0,3} down\b)", r"deliver\w*", r"enforceable", r"measurable", r"quick\w*", r"most direct",
     r"do more", r"target\w*", r"match\w*", r"guarantee\w*", r"right", r"best", r"better", r"surest",
     r"real results", r"results", r"progress", r"(?:it|what|that) works\b", r"can work", r"help\w*", r"strong", r"effective",
     r"pragmatic", r"first step", r"good", r"gives?\b", r"give us", r"turns?", r"ensures?", r"needed",
@@ -183,7 +183,7 @@ STRONG_NEGATIVE = (
     r"no affordable", r"no alternative", r"no proven", r"frozen", r"freez\w*", r"unfair\w*", r"burden\w*",
     r"at a disadvantage", r"carry on unchanged", r"still rising", r"keeps? rising", r"not (?:fallen|reduced|reversed)",
     r"(?:should|must|would|will|could|can|need|does|do) not\b(?! mean)", r"cannot", r"won't",
-    r"pointless", r"worthless", r"useless", r"a waste", r"waste (?:of|years|time)", r"mistake", r"disgrace\w*", r"unrealistic",
+    r"let(?: \w+){0,3} down", r"pointless", r"worthless", r"useless", r"a waste", r"waste (?:of|years|time)", r"mistake", r"disgrace\w*", r"unrealistic",
     r"nowhere", r"too weak", r"yet again", r"crush\w*", r"last thing", r"unworkable", r"coward\w*", r"shame\w*", r"doubl\w* (?:\w+ )?(?:prices|bills|costs)", r"meaningless", r"a joke", r"shut\w*", r"rush\w*", r"outrageous", r"hurt\w*", r"struggle\w*", r"risk\w*", r"worr\w*", r"concerns?\b", r"(?:are|is|am|remain) concerned", r"wary", r"cautious", r"objects?\b", r"miss\w*",
 )  # fmt: skip
 STRONG_POSITIVE = (
@@ -273,8 +273,13 @@ class Lexicon:
     any_name: re.Pattern[str]  # any seat named
     allusion_literals: dict[str, tuple[str, ...]]  # issue -> the literals of its options' allusions
     # A clause's option or offer by meaning (`similarity.match`), asked only where the rules found none in it.
-    by_meaning: Callable[[str], similarity.Match | None] = field(
-        default=lambda text: None, compare=False, hash=False
+    # The issue under debate, where there is one, narrows the options (`read` keeps no stance on another issue).
+    by_meaning: Callable[[str, str | None], similarity.Match | None] = field(
+        default=lambda text, issue: None, compare=False, hash=False
+    )
+    # Whether a clause speaks for or against an option matched by meaning when the rules read no side in it.
+    side_by_meaning: Callable[[str, str], str | None] = field(
+        default=lambda text, option: None, compare=False, hash=False
     )
     # Every text of the scenario (briefs, openings, arguments, talk and chair lines), lower case: the scenario's own
     # words, which the AI delegations speak, are read by the rules alone (the corpus checks them line by line).
@@ -396,6 +401,7 @@ def lexicon(scenario: Scenario) -> Lexicon:
     names: dict[str, re.Pattern[str]] = {}
     for role in scenario.roles:
         spellings = {role.name.lower().removeprefix("the ")}
+        spellings |= {other.lower().removeprefix("the ") for other in role.also_called}
         # An id is a name only when it is the name's acronym ("EU", "AMAP"); "CAN" or "BRA" would be words.
         if "".join(w[0] for w in role.name.split() if w[0].isupper()) == role.id:
             spellings.add(role.id.lower())
@@ -417,7 +423,8 @@ def lexicon(scenario: Scenario) -> Lexicon:
         issue_of,
         any_name,
         allusion_literals,
-        by_meaning=lambda text: similarity.match(scenario, text),
+        by_meaning=lambda text, issue: similarity.match(scenario, text, issue),
+        side_by_meaning=lambda text, option: similarity.side(scenario, text, option),
         known=functools.cache(
             lambda: "\n".join(_normalise(text) for text in _strings(scenario.model_dump()))
         ),
@@ -514,25 +521,30 @@ _PREDICATE = re.compile(
 )
 
 
-def _by_meaning(lex: Lexicon, clause: str) -> tuple[list[tuple[str, int]], list[_Mention]]:
+def _by_meaning(
+    lex: Lexicon, clause: str, issue: str | None = None, speaker: str | None = None
+) -> tuple[list[tuple[str, int]], list[_Mention]]:
     """(offers, mentions) of a clause whose words the rules do not know, by meaning (`similarity.py`): at most one
     option or offer, named by the words after the clause's frame ("we are ready to" | "pay for the schools",
     "we back" | "fumes from boilers" | "being cut"). Nothing when the model is unsure or absent, and never for the
     scenario's own words or a clause that names a seat ("X argues that ...", "Y agrees"): those are the AI
     delegations' lines and connectives, which the rules read, and reading them by meaning would only cost time."""
-    if _scenario_says(lex, clause) or lex.any_name.search(re.sub(r"^[^,]{0,40},\s*", "", clause)):
-        return [], []
-    found = lex.by_meaning(clause)
+    own = lex.names.get(speaker or "")
+    names = lex.any_name.finditer(re.sub(r"^[^,]{0,40},\s*", "", clause))
+    if _scenario_says(lex, clause) or any(own is None or not own.fullmatch(n.group(0)) for n in names):
+        return [], []  # the speaker may name itself ("Ottawa wants ..."), but no other seat
+    found = lex.by_meaning(clause, issue)
     if found is None:
         return [], []
     covered = [m.span() for m in _FRAME_RE.finditer(clause)] + [
         m.span() for m in lex.any_name.finditer(clause)
     ]
-    start = len(clause)
-    for word in _WORD.finditer(clause):
-        if word.group(0) not in _FRAME_WORDS and not any(lo <= word.start() < hi for lo, hi in covered):
-            start = word.start()
-            break
+    start = _first_own_word(clause, covered, 0)
+    # A subject the rules do not know as a seat ("Ottawa wants", "the Union will accept") stands before the
+    # clause's verb: what the clause is about starts after the verb.
+    verb = _SIDE_VERB.match(clause, start) if start < len(clause) else None
+    if verb is not None:
+        start = _first_own_word(clause, covered, verb.end())
     if start == len(clause):
         return [], []
     if found.target.kind == "offer":
@@ -550,6 +562,21 @@ def _by_meaning(lex: Lexicon, clause: str) -> tuple[list[tuple[str, int]], list[
     end = len(clause[:stop].rstrip())
     # No cue's parts: words matched by meaning name what the clause is about, never a position said plainly.
     return [], [_Mention(found.target.issue, found.target.id, start, end, False)]
+
+
+# A word or two of subject, then a verb that takes a side.
+_SIDE_VERB = re.compile(
+    rf"[\w'-]+(?:\s+[\w'-]+)?\s+(?:(?:will|would|can|could|do|does)\s+)?"
+    rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern})"
+)
+
+
+def _first_own_word(clause: str, covered: list[tuple[int, int]], at: int) -> int:
+    """Where the first word from `at` on that is neither a frame word nor inside a frame or a name starts."""
+    for word in _WORD.finditer(clause, at):
+        if word.group(0) not in _FRAME_WORDS and not any(lo <= word.start() < hi for lo, hi in covered):
+            return word.start()
+    return len(clause)
 
 
 def _scenario_says(lex: Lexicon, clause: str) -> bool:
@@ -586,7 +613,7 @@ def _meant_offers(lex: Lexicon, condition: str, issue: str | None) -> list[tuple
         "",
         body,
     )
-    offers, _ = _by_meaning(lex, body.strip(" ,"))
+    offers, _ = _by_meaning(lex, body.strip(" ,"), issue)
     return offers
 
 
@@ -664,24 +691,31 @@ def _read_sentence(
     key = lex.sentence_key(sentence, speaker, issue)
     found = lex.sentences.get(key)
     if found is None:
-        _, speaker, issue = key
-        found = _read_words(lex, sentence, speaker, issue, meaning=False)
+        found = _read_words(lex, sentence, key[1], key[2], meaning=False)
         if len(lex.sentences) >= SENTENCES_KEPT:
             lex.sentences.clear()
         lex.sentences[key] = found
-    if meaning and found == _NOTHING:
-        found = _by_meaning_too(lex, key)
+    if meaning and not found.ranks and not found.trade:
+        # No position read (an offer or an ask may be): read again by meaning; the issue under debate narrows it.
+        found = _by_meaning_too(lex, (sentence, key[1], issue), found)
     return found
 
 
-def _by_meaning_too(lex: Lexicon, key: tuple[str, str | None, str | None]) -> _Sentence:
-    """A sentence the rules read nothing in, read again with its options and offers matched by meaning, when the
-    rules know no word of it at all (memoised apart: the rules' reading stays what everyone else reads)."""
+def _by_meaning_too(lex: Lexicon, key: tuple[str, str | None, str | None], rules: _Sentence) -> _Sentence:
+    """A sentence in which the rules read no position (`rules`: at most offers and asks), read again with its
+    clauses' options and offers matched by meaning where the rules know no option in it at all, as in "if you train
+    our inspectors, we will back your push to clean up coal plants" (memoised apart: the rules' reading stays
+    what everyone else reads)."""
     sentence, speaker, issue = key
     found = lex.meant.get(key)
     if found is None:
-        found = _NOTHING
-        if not _mentions(lex, sentence, issue) and not _offers_in(lex, sentence):
+        found = rules
+        # Beside an offer or an ask, only a verb that takes a side says a position (what else such a sentence
+        # describes is mostly what the offer is for).
+        sides = not (rules.offers or rules.asks) or any(
+            regex.search(sentence) for regex in (_SUPPORT_RE, _OPPOSE_RE, _CONCESSION_RE)
+        )
+        if sides and not _mentions(lex, sentence, issue):
             found = _read_words(lex, sentence, speaker, issue, meaning=True)
         if len(lex.meant) >= SENTENCES_KEPT:
             lex.meant.clear()
@@ -882,8 +916,10 @@ def _read_clause(
     main_offers = _offers_in(lex, main)
     mentions = _mentions(lex, main, issue)
     judged = main  # what is weighed for a side: for a clause read by meaning, only up to its next comma
+    meant = False  # the clause's option was matched by meaning: its side may be too
     if meaning and not main_offers and not mentions:
-        main_offers, mentions = _by_meaning(lex, main)
+        main_offers, mentions = _by_meaning(lex, main, issue, speaker)
+        meant = bool(mentions)
         if mentions:
             comma = main.find(",", mentions[0].end)
             judged = main if comma < 0 else main[:comma]
@@ -924,6 +960,8 @@ def _read_clause(
         conditional = True  # "that would allow us to accept X": backing that waits on something
     for mention in mentions:
         polarity, rank = _polarity(judged, mention, mentions)
+        if polarity is None and meant:
+            polarity, rank = lex.side_by_meaning(main, mention.option), 1
         if polarity is None or (rank == 0 and not conditional):
             continue
         rank = max(rank, 1)

@@ -164,6 +164,8 @@ class TalkLines(Strict):
 class Role(Strict):
     id: str
     name: str
+    # Other names the seat goes by in plain speech ("the Union", its capital "Ottawa"): read as its name.
+    also_called: list[str] = Field(default_factory=list)
     kind: Literal["country", "ngo"]
     votes: bool
     influence: float = Field(ge=0.0, le=1.0)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from simulations.kinds.negotiation.cues import parse_cue
 from simulations.kinds.negotiation.scenario import Scenario
 
 MARGIN = 6.0  # log-odds of the best class over the next best (another option of its issue included)
+MARGIN_ON_ISSUE = 3.0  # the same, where the issue under debate leaves only its own options to confuse
 MIN_COSINE = 0.3  # of the clause with its class's centre
 SHRINK = 0.5  # of the texts' covariance towards the identity
 MIN_WORDS = 2  # a clause with fewer words of its own (small words left out) says too little to be matched
@@ -102,13 +103,37 @@ def texts(scenario: Scenario) -> list[tuple[Target | None, str]]:
     seen: set[tuple[Target | None, str]] = set()
     unique: list[tuple[Target | None, str]] = []
     for about, raw in out:
-        text = " ".join(re.sub(r"\{\w+\}", " ", raw).split())  # the chair's lines' slots ("{speaker}") go
-        if about is not None and topic:
-            text = " ".join(re.sub(rf"\b(?:{topic})\b", " ", text, flags=re.IGNORECASE).split()) or text
+        text = _clean(raw, topic if about is not None else "")
         if text and (about, text.lower()) not in seen:
             seen.add((about, text.lower()))
             unique.append((about, text))
     return unique
+
+
+def _clean(raw: str, topic: str) -> str:
+    """A text as it is embedded: the chair's lines' slots ("{speaker}") out, and the topic's name where given."""
+    text = " ".join(re.sub(r"\{\w+\}", " ", raw).split())
+    if topic:
+        text = " ".join(re.sub(rf"\b(?:{topic})\b", " ", text, flags=re.IGNORECASE).split()) or text
+    return text
+
+
+def side_texts(scenario: Scenario) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """Per option, the roles' argument lines for it and against it, as `texts` gives them."""
+    topic = topic_words(scenario)
+    out = []
+    for issue in scenario.issues:
+        for option in issue.options:
+            lines = [
+                tuple(
+                    _clean(line, topic)
+                    for role in scenario.roles
+                    for line in getattr(role.arguments[issue.id], side).get(option.id, [])
+                )
+                for side in ("support", "oppose")
+            ]
+            out.append((option.id, lines[0], lines[1]))
+    return tuple(out)
 
 
 def topic_words(scenario: Scenario) -> str:
@@ -128,6 +153,9 @@ class Index:
     centres: np.ndarray  # (classes, 384), unit length
     texts: tuple[np.ndarray, ...]  # each class's texts' vectors
     topic: np.ndarray | None  # the topic's direction, taken out of every vector
+    sides: dict[
+        str, tuple[np.ndarray, np.ndarray]
+    ]  # option -> its argument lines' vectors: for it, against it
 
 
 def index(scenario: Scenario) -> Index | None:
@@ -138,7 +166,7 @@ def index(scenario: Scenario) -> Index | None:
     if isinstance(found, Index):
         return found
     pairs = tuple(texts(scenario))
-    key = (pairs, topic_words(scenario))
+    key = (pairs, topic_words(scenario), side_texts(scenario))
     fitted = _fitted.get(key)
     if fitted is None:
         fitted = _fit(*key)
@@ -152,10 +180,14 @@ def index(scenario: Scenario) -> Index | None:
 
 
 FITTED_KEPT = 16  # scenarios' indexes per process (each game of a scenario version shares its own)
-_fitted: dict[tuple[tuple[tuple[Target | None, str], ...], str], Index] = {}
+_fitted: dict[tuple[tuple[tuple[Target | None, str], ...], str, tuple[Any, ...]], Index] = {}
 
 
-def _fit(pairs: tuple[tuple[Target | None, str], ...], topic: str) -> Index | None:
+def _fit(
+    pairs: tuple[tuple[Target | None, str], ...],
+    topic: str,
+    sides: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...],
+) -> Index | None:
     vectors = embeddings.embed([text for _, text in pairs], keep=True)
     direction = embeddings.embed([topic.split("|")[0]]) if topic else None
     if vectors is None:
@@ -174,7 +206,15 @@ def _fit(pairs: tuple[tuple[Target | None, str], ...], topic: str) -> Index | No
     weights = np.linalg.solve(covariance, means.T).T
     bias = -0.5 * np.einsum("ij,ij->i", weights, means)
     centres = means / np.linalg.norm(means, axis=1, keepdims=True)
-    return Index(classes, weights, bias, centres, tuple(members), axis)
+    row = {
+        (t.id, text.lower()): n for n, (t, text) in enumerate(pairs) if t is not None and t.kind == "option"
+    }
+
+    def rows(option: str, lines: tuple[str, ...]) -> np.ndarray:
+        return vectors[[row[(option, line.lower())] for line in lines if (option, line.lower()) in row]]
+
+    by_side = {option: (rows(option, pro), rows(option, con)) for option, pro, con in sides}
+    return Index(classes, weights, bias, centres, tuple(members), axis, by_side)
 
 
 def _without(vectors: np.ndarray, axis: np.ndarray | None) -> np.ndarray:
@@ -202,23 +242,32 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _SMALL]
 
 
-def match(scenario: Scenario, text: str) -> Match | None:
-    """The option or offer `text` speaks of, or None: when unsure, when it names none, or without the model."""
+def match(scenario: Scenario, text: str, issue: str | None = None) -> Match | None:
+    """The option or offer `text` speaks of, or None: when unsure, when it names none, or without the model. With
+    `issue` (the issue under debate), only its options compete with the offers and with nothing in particular."""
     if len(content_words(text)) < MIN_WORDS:
         return None
     memo = scenario.memo()
-    key = ("similarity", text)
+    key = ("similarity", text, issue)
     if key not in memo:
-        memo[key] = _match(scenario, text)
+        memo[key] = _match(scenario, text, issue)
     found = memo[key]
     return found if isinstance(found, Match) else None
 
 
-def _match(scenario: Scenario, text: str) -> Match | None:
+def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
     scored = scores(scenario, text)
     if scored is None:
         return None
     found, vector, score = scored
+    if issue is not None:
+        others = [
+            n
+            for n, c in enumerate(found.classes)
+            if c is not None and c.kind == "option" and c.issue != issue
+        ]
+        score = score.copy()
+        score[others] = -np.inf
     order = np.argsort(-score, kind="stable")
     best = found.classes[int(order[0])]
     if best is None:
@@ -226,7 +275,11 @@ def _match(scenario: Scenario, text: str) -> Match | None:
     margin = float(score[order[0]] - score[order[1]])
     cosine = float(found.centres[order[0]] @ vector)
     nearest = float((found.texts[int(order[0])] @ vector).max())
-    if margin < MARGIN or cosine < MIN_COSINE or nearest < float((found.texts[-1] @ vector).max()):
+    if (
+        margin < (MARGIN if issue is None else MARGIN_ON_ISSUE)
+        or cosine < MIN_COSINE
+        or nearest < float((found.texts[-1] @ vector).max())
+    ):
         return None
     return Match(best, round(margin, 3), round(cosine, 3))
 
@@ -239,6 +292,37 @@ def scores(scenario: Scenario, text: str) -> tuple[Index, np.ndarray, np.ndarray
         return None
     clause = _without(vector, found.topic)[0]
     return found, clause, found.weights @ clause + found.bias
+
+
+SIDE_MARGIN = 0.06  # of the nearest argument lines' mean cosine, for over against (or the other way)
+SIDE_NEAREST = 3  # argument lines of each side compared with the clause
+SIDE_MIN_LINES = 3  # an option with fewer lines on either side is given no side by meaning
+
+
+def side(scenario: Scenario, text: str, option: str) -> Literal["support", "oppose"] | None:
+    """Whether `text` speaks for `option` or against it, by meaning: the clause is nearer the roles' arguments on one
+    side of it than on the other by `SIDE_MARGIN` (the mean cosine of the `SIDE_NEAREST` nearest of each). Asked
+    only where the rules read a clause's option but no side; None when unsure or without the model."""
+    memo = scenario.memo()
+    key = ("similarity-side", text, option)
+    if key not in memo:
+        memo[key] = _side(scenario, text, option)
+    found = memo[key]
+    return found if found in ("support", "oppose") else None  # type: ignore[return-value]
+
+
+def _side(scenario: Scenario, text: str, option: str) -> str | None:
+    scored = scores(scenario, text)
+    if scored is None or option not in scored[0].sides:
+        return None
+    found, clause, _ = scored
+    pro, con = found.sides[option]
+    if min(len(pro), len(con)) < SIDE_MIN_LINES:
+        return None
+    nearest = [float(np.sort(lines @ clause)[-SIDE_NEAREST:].mean()) for lines in (pro, con)]
+    if abs(nearest[0] - nearest[1]) < SIDE_MARGIN:
+        return None
+    return "support" if nearest[0] > nearest[1] else "oppose"
 
 
 def ranked(scenario: Scenario, text: str) -> list[tuple[str, float]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, cast
 
 from simulations.kinds.negotiation import dialogue, judge, reading, rules
@@ -64,13 +64,16 @@ def _flat(bucket: dict[str, list[str]]) -> list[str]:
     return sorted((o for opts in bucket.values() for o in opts), key=rules.option_sort_key)
 
 
-def stated_positions(scenario: Scenario, seen: Sequence[Seen]) -> dict[str, dict[str, str]]:
-    """speaker -> issue -> the one option it last backed in its own words (a message backing two is skipped)."""
+def stated_positions(
+    scenario: Scenario, seen: Sequence[Seen], humans: Collection[str] = ()
+) -> dict[str, dict[str, str]]:
+    """speaker -> issue -> the one option it last backed in its own words (a message backing two is skipped). A
+    student's words are read as the engine read them, by meaning too."""
     out: dict[str, dict[str, str]] = {}
     for entry in seen:
         if entry.kind not in SPOKEN_KINDS:
             continue
-        signals = judge.shared_signals(scenario, entry.text)
+        signals = judge.shared_signals(scenario, entry.text, meaning=entry.speaker in humans)
         for issue_id, options in signals.support.items():
             if len(options) == 1:
                 out.setdefault(entry.speaker, {})[issue_id] = options[0]
@@ -138,7 +141,13 @@ def _statements(text: str) -> str:
 def _read_entry(
     scenario: Scenario, state: GameState, entry: Seen, role: str, stated: dict[str, dict[str, str]]
 ) -> dict[str, Any]:
-    signals = judge.read_signals(scenario, entry.text)  # a copy: its offers are narrowed below
+    # A copy: its offers are narrowed below. A student's words are read as the engine read them, by meaning too
+    # (within the debated issue for a speech), so that the reply answers what moved the listener.
+    human = entry.speaker in state.humans
+    issue = getattr(entry, "issue", None) if human and entry.kind == "speech" else None
+    signals = judge.read_signals(
+        scenario, entry.text, speaker=entry.speaker if human else None, issue=issue, meaning=human
+    )
     stated_offers = judge.shared_signals(scenario, _statements(entry.text)).offers if signals.offers else []
     signals.offers = [o for o in signals.offers if o in stated_offers]
     credible = judge.credible_offers(scenario, entry.speaker, signals)
@@ -173,6 +182,7 @@ def _read_entry(
             "greeting": acts.greeting,
             "thanks": acts.thanks,
             "farewell": acts.farewell,
+            "acknowledges": acts.acknowledges,
             "hostile": acts.hostile,
             "off_topic_questions": len(acts.off_topic_questions),
             "on_topic": acts.on_topic,
@@ -565,7 +575,7 @@ def negotiation_facts(
     issue_id: str | None,
 ) -> dict[str, Any]:
     role = scenario.role(role_id)
-    stated = stated_positions(scenario, seen)
+    stated = stated_positions(scenario, seen, state.humans)
     requests, offered = _requests(scenario, seen, role_id, stated)
     own = [e for e in seen if e.speaker == role_id and e.kind in ("message", "speech")]
     who_can = {
@@ -599,7 +609,7 @@ def negotiation_facts(
         facts["partner_can_offer"] = list(scenario.role(student).can_offer)
         facts["partner_stated"] = dict(sorted(stated.get(student, {}).items()))
         if purpose.startswith("talk"):
-            facts.update(_talk_memory(scenario, seen, role_id, student))
+            facts.update(_talk_memory(scenario, seen, role_id, student, student in state.humans))
             facts["cooled"] = judge.cooled(state)
     facts["own_backed"] = _own_backed(scenario, seen, role_id)
     facts["accept_reasons"] = _accept_reasons(scenario, state, role_id)
@@ -656,7 +666,9 @@ def _own_backed(scenario: Scenario, seen: Sequence[Seen], role: str) -> dict[str
     return {i: sorted(o, key=rules.option_sort_key) for i, o in sorted(out.items())}
 
 
-def _talk_memory(scenario: Scenario, seen: Sequence[Seen], role: str, partner: str) -> dict[str, Any]:
+def _talk_memory(
+    scenario: Scenario, seen: Sequence[Seen], role: str, partner: str, human: bool = False
+) -> dict[str, Any]:
     """What this talk has already settled, so the seat neither asks twice nor greets twice: the partner's earlier
     greetings and thanks (returned once), what the seat already asked the partner to support, what the partner
     refused (opposed, or answered by backing another option of the issue after being asked) and the offers the
@@ -668,13 +680,21 @@ def _talk_memory(scenario: Scenario, seen: Sequence[Seen], role: str, partner: s
     asked: set[str] = set()
     refused: set[str] = set()
     conditioned: set[str] = set()  # options this seat already said, in this talk, it could accept "if ..."
+    granted: set[str] = (
+        set()
+    )  # options the partner backed, backed on terms or promised in a trade in this talk
     for entry in talk:
         if entry.speaker == role:
             asked |= {o["id"] for q in _questions(scenario, entry.text) for o in q["options"]}
             conditioned |= set(_flat(judge.shared_signals(scenario, entry.text, speaker=role).conditional))
             continue
-        signals = judge.shared_signals(scenario, entry.text, speaker=partner)
+        signals = judge.shared_signals(scenario, entry.text, speaker=partner, meaning=human)
         refused |= set(_flat(signals.oppose))
+        granted |= {
+            *_flat(signals.support),
+            *_flat(signals.conditional),
+            *(t.promise for t in signals.trades),
+        }
         for issue_id, options in signals.support.items():
             refused |= {o for o in asked if _issue_of(scenario, o) == issue_id and o not in options}
     acts = [dialogue.read_acts(scenario, e.text) for e in earlier]
@@ -685,6 +705,7 @@ def _talk_memory(scenario: Scenario, seen: Sequence[Seen], role: str, partner: s
         "asked_before": sorted(asked, key=rules.option_sort_key),
         "refused": sorted(refused, key=rules.option_sort_key),
         "conditioned": sorted(conditioned, key=rules.option_sort_key),
+        "granted": sorted(granted - refused, key=rules.option_sort_key),
     }
 
 

@@ -170,6 +170,15 @@ def test_questions_get_answers(scenario: Scenario) -> None:
     assert "?" not in first and not _read(scenario, replace(capital, text=first)).support, first
 
 
+def test_a_courtesy_that_proposes_nothing_is_not_asked_what_it_means(scenario: Scenario) -> None:
+    closing = "We hear you. Let us keep this channel open as the debate unfolds in plenary."
+    game = _play(scenario, [{"partner": "EU", "starter": "human", "messages": [closing]}])
+    (_, answer), *_ = _pairs(game, "EU")
+    assert not re.search(r"not sure what you|could not find a position", answer.text, re.I), answer.text
+    assert dialogue.read_acts(scenario, closing).acknowledges
+    assert not dialogue.read_acts(scenario, "We support 2.1 and ask for financing.").acknowledges
+
+
 # --- hostility -------------------------------------------------------------------------------------------------
 
 TRADE = "If you support emissions out of scope (2.2), we will support all products and processes (3.1)."
@@ -221,6 +230,25 @@ def test_the_chair_calls_an_insulting_speaker_to_order_and_nobody_agrees_with_it
     polite = _trade_game(scenario, "Good morning. We hope to find common ground with the European Union.")
     assert not any(
         e.kind == "chair" and re.search(r"\bto order\b|order, please", e.text, re.I) for e in polite.entries
+    )
+
+
+def test_harsh_words_about_a_proposal_are_disagreement_not_an_insult(scenario: Scenario) -> None:
+    names = dialogue.names_pattern(scenario)
+    for said in ("This proposal is pathetic.", "What a stupid idea.", "Canada's offer is frankly idiotic."):
+        assert not dialogue.is_hostile(said, names), said
+    for said in ("You are pathetic.", "China is stupid.", "What a pathetic little delegation.", "Pathetic!"):
+        assert dialogue.is_hostile(said, names), said
+    harsh = "Frankly, voluntary measures are a pathetic idea that would change nothing."
+    game = _play(
+        scenario,
+        [{"partner": "EU", "starter": "human", "messages": [harsh, TRADE]}],
+        issues={"1": {"placement": "first", "speeches": [harsh]}},
+    )
+    # The talk does not cool: the trade a polite student gets stands, and nobody is called to order.
+    assert [c for c in game.state.commitments if c.by == STUDENT and c.to == "EU" and c.in_return == "2.2"]
+    assert not any(
+        e.kind == "chair" and re.search(r"\bto order\b|order, please", e.text, re.I) for e in game.entries
     )
 
 

@@ -91,6 +91,75 @@ def test_what_the_rules_read_is_never_read_again_by_meaning(scenario: Scenario) 
     assert not signals.oppose and not signals.conditional
 
 
+# Debate speeches (speaker, issue under debate, text, side, option) that say neither which option nor which side in
+# the scenario's words: the issue narrows the options, and where no word takes a side, the roles' arguments for
+# and against the option do (`similarity.side`).
+DEBATE_BY_MEANING = [
+    ("AMAP", "2", "Smoke from coal furnaces crosses every border and lands on Arctic ice, so capitals cannot "
+     "handle it alone.", "support", "2.1"),
+    ("USA", "3", "What goes on shop shelves is a matter for buyers and home regulators.", "support", "3.3"),
+    ("EU", "1", "A scheme where every capital just does as it pleases has let the Arctic down for twenty years.",
+     "oppose", "1.2"),
+]  # fmt: skip
+
+
+def test_the_debate_sentences_use_none_of_the_scenarios_words(scenario: Scenario) -> None:
+    assert_plain(scenario, [text for _, _, text, _, _ in DEBATE_BY_MEANING])
+
+
+@needs_model
+@pytest.mark.parametrize(("speaker", "issue", "text", "side", "option"), DEBATE_BY_MEANING)
+def test_a_debate_speech_is_read_within_its_issue(
+    scenario: Scenario, speaker: str, issue: str, text: str, side: str, option: str
+) -> None:
+    signals = judge.read_signals(scenario, text, speaker=speaker, issue=issue, meaning=True)
+    said = {k: getattr(signals, k) for k in ("support", "oppose", "conditional") if getattr(signals, k)}
+    assert said == {side: {issue: [option]}}, signals
+
+
+@needs_model
+def test_the_issue_under_debate_leaves_only_its_options_to_confuse(scenario: Scenario) -> None:
+    text = DEBATE_BY_MEANING[0][2]
+    assert similarity.match(scenario, text) is None  # among every issue's options: unsure
+    found = similarity.match(scenario, text, "2")
+    assert found is not None and found.target.id == "2.1"
+
+
+@needs_model
+def test_the_side_comes_from_the_roles_arguments_only_when_clear(scenario: Scenario) -> None:
+    assert similarity.side(scenario, "Coal smoke drifting into the Arctic is what this accord exists to stop.",
+                           "2.1") == "support"  # fmt: skip
+    assert similarity.side(scenario, "Each capital deciding for itself has failed the Arctic for years.",
+                           "1.2") == "oppose"  # fmt: skip
+    # Near both sides' arguments alike: no side.
+    assert (
+        similarity.side(scenario, "Each capital should decide for itself what suits its people.", "1.2")
+        is None
+    )
+
+
+@needs_model
+def test_a_position_in_plain_words_beside_an_ask_is_read_on_its_terms(scenario: Scenario) -> None:
+    """The rules read the ask in the condition; the position after it is in words of the student's own."""
+    text = "If the Union can send people to train our inspectors, we will back your push to control the smoke from coal plants."
+    signals = judge.read_signals(scenario, text, speaker="TZA", meaning=True)
+    assert signals.conditional == {"2": ["2.1"]} and signals.asks == ["capacity_building"], signals
+    # Without a verb that takes a side, what an offer sentence describes is what the offer is for.
+    offer = "We are willing to share that equipment so that poorer parties can clean their coal plants."
+    signals = judge.read_signals(scenario, offer, speaker="USA", meaning=True)
+    assert not (signals.support or signals.oppose or signals.conditional), signals
+
+
+def test_a_seat_is_known_by_its_other_names(scenario: Scenario) -> None:
+    """`also_called`: a delegation naming itself by its capital or a short form makes its own offer; the same
+    words from another seat report that delegation's offer and offer nothing."""
+    union = "The Union is prepared to set up a dedicated fund so that poorer parties can afford the work."
+    assert judge.read_signals(scenario, union, speaker="EU").offers == ["financing"]
+    ottawa = "Ottawa is prepared to set up a dedicated fund so that poorer parties can afford the work."
+    assert judge.read_signals(scenario, ottawa, speaker="CAN").offers == ["financing"]
+    assert not judge.read_signals(scenario, ottawa, speaker="EU").offers
+
+
 @pytest.fixture
 def no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scenario]:
     """A fresh scenario (its memo starts empty) read on a checkout without the model's files."""
