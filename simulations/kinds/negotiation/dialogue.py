@@ -60,6 +60,20 @@ _GREETING = re.compile(
 )
 _THANKS = re.compile(r"\b(?:thank you|thanks|many thanks|we are grateful|we appreciate)\b", re.IGNORECASE)
 _FAREWELL = re.compile(r"\b(?:goodbye|good-bye|bye|farewell|see you|until next time)\b", re.IGNORECASE)
+# A question that asks what the listener wants in return, or what it would take: answered with a concrete ask.
+_PRICE = re.compile(
+    r"\b(?:what (?:would|do|does|will|could|should) (?:you|your \w+|the \w+|\w+) (?:want|need|ask|expect|require)|"
+    r"in return|in exchange|what would it take|what (?:can|could|should) we (?:do|offer|give)|"
+    r"how (?:can|could) we (?:help|win|earn|get|convince))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_price(question: str) -> bool:
+    """Whether a question asks what the listener wants in return ("what would the Union want from us?")."""
+    return bool(_PRICE.search(question))
+
+
 # Taking note, promising to reflect, keeping the door open: courtesy that proposes nothing and needs no reading.
 _ACKNOWLEDGES = re.compile(
     r"\b(?:we hear you|we (?:have )?noted?\b|we understand (?:you|your|that|this)|"

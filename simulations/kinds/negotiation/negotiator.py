@@ -201,6 +201,15 @@ ANSWER_YES = ["Yes: {me} supports {opt}.", "The answer is yes: {me} supports {op
 ANSWER_CAN = ["Yes: {me} can accept {opt}.", "The answer is yes: {me} can accept {opt}."]
 ANSWER_NO = ["No: {me} cannot accept {opt}.", "The answer is no: {me} cannot accept {opt}."]
 ANSWER_OFFER = ["Yes: {me} is ready to offer {offer}.", "The answer is yes: {me} is ready to offer {offer}."]
+# Asked what this seat wants in return: its concrete ask, or that it asks nothing beyond what was said.
+PRICE = [
+    "In return, {me} asks you to back {opt} in the public debate.",
+    "What we would want in return is your support for {opt} when it comes to the vote.",
+]
+PRICE_NONE = [
+    "{me} asks nothing more than what you have already said; we count on it in the public debate.",
+    "You have already said what we hoped to hear; keep to it in the public debate and that is enough for {me}.",
+]
 ANSWER_PLAIN = [
     "To answer your question plainly:",
     "Our answer to your question:",
@@ -331,6 +340,7 @@ class Composer:
             set()
         )  # offers the partner has just put forward, in any words: never re-asked
         self.me = facts["role"]["name"]
+        self.requested: set[str] = set()  # options this message already asked the partner to back
 
     def free(self, ref: Ref) -> bool:
         taken = self.backs.get(ref["issue"]) or self.reserved.get(ref["issue"])
@@ -659,6 +669,8 @@ def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
             _answer_option(c, question["options"][0], question=True)
         elif question["offers"]:
             _offer_or_refer(c, question["offers"][0])
+        elif question.get("price"):
+            _name_price(c)
         elif not question.get("on_topic", True):
             c.one(OFF_TOPIC_Q) or c.one(OFF_TOPIC)
         elif question.get("issues"):
@@ -694,6 +706,24 @@ def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
     return len(c.parts) - before
 
 
+def _name_price(c: Composer) -> None:
+    """What this seat wants in return: support for its preferred option where the partner has neither said it
+    backs it nor granted it in this talk (one it differs on first), with a reason."""
+    facts = c.facts
+    stated = facts.get("partner_stated", {})
+    have = {*facts.get("granted", []), *stated.values()}
+    wanted = [_preferred(facts, i) for i in sorted(facts["stance"]) if _preferred(facts, i)["id"] not in have]
+    wanted = [ref for ref in wanted if c.free(ref)]
+    wanted.sort(key=lambda ref: not stated.get(ref["issue"]))  # where the partner said something else, first
+    if not wanted or facts.get("cooled"):
+        c.one(PRICE_NONE)
+        return
+    ref = wanted[0]
+    if c.one(PRICE, [ref], opt=_opt(ref)):
+        c.requested.add(ref["id"])
+        _argue_for(c, ref)
+
+
 def _focus_issue(c: Composer) -> str:
     """The issue to press next: one not yet touched in this message where the partner said something else."""
     facts = c.facts
@@ -702,8 +732,10 @@ def _focus_issue(c: Composer) -> str:
     free = [i for i in issues if i not in c.backs]
     if not free:
         return issues[0]
-    differ = [i for i in free if stated.get(i) and stated[i] != _preferred(facts, i)["id"]]
-    pool = differ or free
+    # A position already said in this talk is not said again while another is still unsaid.
+    fresh = [i for i in free if _preferred(facts, i)["id"] not in facts.get("said_here", [])] or free
+    differ = [i for i in fresh if stated.get(i) and stated[i] != _preferred(facts, i)["id"]]
+    pool = differ or fresh
     return pool[(facts.get("messages_so_far", 0) + c.rng.randrange(len(pool))) % len(pool)]
 
 
@@ -711,7 +743,8 @@ def _focus_position(c: Composer) -> str:
     issue = _focus_issue(c)
     ref = _preferred(c.facts, issue)
     if c.free(ref):
-        _state_position(c, ref, talk_first=c.facts.get("spoken", 0) == 0)
+        if ref["id"] not in c.facts.get("said_here", []):  # said once in this talk, the position stands
+            _state_position(c, ref, talk_first=c.facts.get("spoken", 0) == 0)
         _argue_for(c, ref)
     return issue
 
@@ -751,7 +784,7 @@ def _own_ask(c: Composer, issue: str) -> None:
     if c.lines(facts["lines"].get("asks", [])):
         return
     settled = {*facts.get("asked_before", []), *facts.get("refused", []), *facts.get("granted", [])}
-    if stated.get(issue) != ours["id"] and ours["id"] not in settled:
+    if stated.get(issue) != ours["id"] and ours["id"] not in settled | c.requested:
         c.one(ASK_SUPPORT, [ours], opt=_opt(ours))
 
 

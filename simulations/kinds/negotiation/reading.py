@@ -236,7 +236,12 @@ _WITH_LEAD = re.compile(
 )
 _WITHOUT_LEAD = re.compile(r"^\s*without\b[^,]*,\s*")
 _PROVISO = r"(?:guaranteed|in place|assured|on the table|secured|in the text|provided|protected)\b"
-_TRADE_VERB = r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? to|join us on|go along with)"
+_TRADE_VERB = (
+    r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? to|join us on|go along with|"
+    # plain words: "stand with us on X", "side with us for X", "get behind X", "give us your vote on X"
+    r"(?:stands?|sides?|votes?) (?:with|by) (?:us|you) (?:on|for)|backs? (?:us|you) (?:on|for)|get behind|"
+    r"helps? (?:us|you) (?:on|with)|gives? (?:us|you) (?:your |our )?(?:vote|support) (?:on|for))"
+)
 
 
 @dataclass
@@ -1191,11 +1196,11 @@ def _trade(
     we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
     modal = r"(?:will|would|shall|can|could|are ready to|are prepared to|promise to|commit to)"
     patterns = (
-        rf"\bif {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b(?:if|should) {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
         rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+(?:if|provided|as long as) {you} (?:will |would |can |also )?{_TRADE_VERB}\b(?P<want>.+)",
         rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
         rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",
-        rf"^\W*{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"^\W*(?:{you}\s+)?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
         # plain words: "help us on X and we will help you on Y"
         rf"^\W*(?:please\s+)?help us (?:on|with)\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+help you (?:on|with)\b(?P<promise>.+)",
     )

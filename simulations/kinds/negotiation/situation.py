@@ -117,6 +117,7 @@ def _questions(scenario: Scenario, text: str) -> list[dict[str, Any]]:
                 "offers": [_offer_ref(scenario, o) for o in offers],
                 "issues": dialogue.issues_named(scenario, sentence),  # its subject, when it names no option
                 "on_topic": dialogue.touches(scenario, sentence),
+                "price": dialogue.asks_price(sentence),  # what the listener wants in return
             }
         )
     return out
@@ -680,13 +681,15 @@ def _talk_memory(
     asked: set[str] = set()
     refused: set[str] = set()
     conditioned: set[str] = set()  # options this seat already said, in this talk, it could accept "if ..."
-    granted: set[str] = (
-        set()
-    )  # options the partner backed, backed on terms or promised in a trade in this talk
+    # Options the partner backed, backed on terms or promised in a trade in this talk; those this seat backed.
+    granted: set[str] = set()
+    said_here: set[str] = set()
     for entry in talk:
         if entry.speaker == role:
             asked |= {o["id"] for q in _questions(scenario, entry.text) for o in q["options"]}
-            conditioned |= set(_flat(judge.shared_signals(scenario, entry.text, speaker=role).conditional))
+            own = judge.shared_signals(scenario, entry.text, speaker=role)
+            conditioned |= set(_flat(own.conditional))
+            said_here |= set(_flat(own.support))
             continue
         signals = judge.shared_signals(scenario, entry.text, speaker=partner, meaning=human)
         refused |= set(_flat(signals.oppose))
@@ -706,6 +709,7 @@ def _talk_memory(
         "refused": sorted(refused, key=rules.option_sort_key),
         "conditioned": sorted(conditioned, key=rules.option_sort_key),
         "granted": sorted(granted - refused, key=rules.option_sort_key),
+        "said_here": sorted(said_here, key=rules.option_sort_key),
     }
 
 

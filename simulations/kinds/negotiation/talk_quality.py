@@ -13,6 +13,8 @@ sentence backs or opposes. Only AI delegations are measured (the student's words
 - **concessions withdrawn**: a seat concedes an option ("we can accept X", "we could live with X", "we will not
   stand in the way of X") and later opposes it or votes no on it, with no reason stated in between. The two
   counts are disjoint: what the seat first said decides which one a reversal counts under.
+- **concessions without a reason**: a concession sentence ("we can accept X", "we will not stand in the way of
+  X") in a message or speech that gives no reason anywhere ("since", "because", "given", a condition, ...).
 - **proposal sets**: which option the chair tabled on each issue; over many games, how many distinct sets.
 """
 
@@ -53,6 +55,14 @@ _REASON = re.compile(
     r"\b(?:because|since|now that|given|as a result|after|unless|without|until|no longer|in return|"
     r"in exchange|broke|broken|changed|having heard|in light of|therefore|so long as|as long as|only if|if|"
     r"whatever is offered|withdraw\w*)\b",
+    re.IGNORECASE,
+)
+
+# A reason given for a concession in its message: a reason word, an explanation after a colon, a purpose.
+_CONCESSION_REASON = re.compile(
+    rf"{_REASON.pattern}|:\s+\w|\bfor the sake of\b|\bin the interests? of\b|\bmeets? (?:the|our|its) condition|"
+    r"\bto (?:open|reach|secure|allow|help|find|avoid)\b|"
+    r"\bwith (?:real|the|this|that|such|enough) \w+",
     re.IGNORECASE,
 )
 
@@ -115,6 +125,8 @@ class GameFigures(_Shares):
     adopted: tuple[str, ...] = ()  # the issues whose proposal was adopted
     template_examples: list[str] = field(default_factory=list)  # the most shared shapes, most shared first
     repeated: list[str] = field(default_factory=list)
+    concessions: int = 0  # concession sentences of AI seats
+    unreasoned: list[str] = field(default_factory=list)  # those in a message or speech that gives no reason
 
 
 @dataclass
@@ -127,6 +139,8 @@ class Totals(_Shares):
     withdrawals: int
     proposal_sets: int
     adopted: int
+    concessions: int = 0
+    unreasoned: int = 0
 
 
 def sentences(text: str) -> list[str]:
@@ -178,6 +192,21 @@ def exact_repeats(said: Sequence[str]) -> list[str]:
             repeated.append(sentence)
         seen.add(sentence)
     return repeated
+
+
+def unreasoned_concessions(lines: Sequence[Line], seats: Iterable[str]) -> tuple[int, list[str]]:
+    """(how many concession sentences `seats` said, those in a message or speech that states no reason)."""
+    seats = set(seats)
+    conceded = [
+        (line, sentence)
+        for line in lines
+        if line.kind in SPOKEN and line.speaker in seats
+        for sentence in sentences(line.text)
+        if _CONCESSION.search(sentence)
+    ]
+    return len(conceded), [
+        sentence for line, sentence in conceded if not _CONCESSION_REASON.search(line.text)
+    ]
 
 
 def _options_named(signals: judge.Signals) -> set[str]:
@@ -268,9 +297,11 @@ def measure(
         return judge.read_signals(scenario, text, speaker=speaker, issue=issue)
 
     contradictions, withdrawals = reversals(lines, seats, read or rules)
+    concessions, unreasoned = unreasoned_concessions(lines, seats)
     return GameFigures(
         label=label, sentences=len(said), template=shared, repeats=len(repeated), contradictions=contradictions,
         withdrawals=withdrawals, proposals=tuple(proposals), adopted=tuple(adopted), template_examples=shapes, repeated=repeated,
+        concessions=concessions, unreasoned=unreasoned,
     )  # fmt: skip
 
 
@@ -284,6 +315,8 @@ def totals(games: Sequence[GameFigures]) -> Totals:
         withdrawals=sum(len(g.withdrawals) for g in games),
         proposal_sets=len({g.proposals for g in games}),
         adopted=sum(len(g.adopted) for g in games),
+        concessions=sum(g.concessions for g in games),
+        unreasoned=sum(len(g.unreasoned) for g in games),
     )
 
 
@@ -334,6 +367,7 @@ def report(games: Sequence[GameFigures], *, examples: int = 0) -> str:
         f"exact repeats: {t.repeats} ({t.repeat_share:.1%})",
         f"self-contradictions: {t.contradictions}",
         f"concessions withdrawn without a reason: {t.withdrawals}",
+        f"concessions stated without a reason in their message: {t.unreasoned} of {t.concessions}",
         f"distinct proposal sets: {t.proposal_sets} of {t.games} games",
         f"issues adopted: {t.adopted} of {sum(len(g.proposals) for g in games)} (* in the table)",
     ]
@@ -349,4 +383,6 @@ def report(games: Sequence[GameFigures], *, examples: int = 0) -> str:
         rows += ["", "self-contradictions:"] + [f"  {label}: {f.describe()}" for label, f in found]
         found = [(g.label, f) for g in games for f in g.withdrawals][:examples]
         rows += ["", "concessions withdrawn:"] + [f"  {label}: {f.describe()}" for label, f in found]
+        bare = [(g.label, s) for g in games for s in g.unreasoned][:examples]
+        rows += ["", "concessions without a reason:"] + [f"  {label}: {s}" for label, s in bare]
     return "\n".join(rows)

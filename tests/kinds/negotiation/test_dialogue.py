@@ -9,6 +9,7 @@ contain, not against the writer's own templates.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -177,6 +178,49 @@ def test_a_courtesy_that_proposes_nothing_is_not_asked_what_it_means(scenario: S
     assert not re.search(r"not sure what you|could not find a position", answer.text, re.I), answer.text
     assert dialogue.read_acts(scenario, closing).acknowledges
     assert not dialogue.read_acts(scenario, "We support 2.1 and ask for financing.").acknowledges
+
+
+def test_a_position_said_once_in_a_talk_is_not_restated_in_every_reply(scenario: Scenario) -> None:
+    """A partner who is asked nothing new moves on to its other issues and reasons instead of repeating itself."""
+    listening = ["Good morning.", "Tell us more about your thinking.", "We are listening.", "Go on, please."]
+    game = _play(scenario, [{"partner": "EU", "starter": "human", "messages": listening}])
+    replies = [a for _, a in _pairs(game, "EU")][
+        : len(listening)
+    ]  # the student's own lines, not the bot's after
+    assert len(replies) == len(listening)
+    backed = Counter(o for r in replies for opts in _read(scenario, r).support.values() for o in opts)
+    assert backed and max(backed.values()) == 1, backed
+    assert len(backed) >= 3, backed  # it went on to its other issues
+
+
+def test_backing_on_terms_in_plain_words_is_taken_note_of_and_never_asked_for_again(
+    scenario: Scenario,
+) -> None:
+    terms = (
+        "If the Union can send people to train our inspectors, we will back your push to control the smoke "
+        "from coal plants."
+    )
+    game = _play(
+        scenario, [{"partner": "EU", "starter": "human", "messages": [terms, "We are listening.", "Go on."]}]
+    )
+    replies = [a for _, a in _pairs(game, "EU")]
+    assert "2.1" in replies[0].text, replies[0].text  # taken note of, by the option read by meaning
+    asked = [q for r in replies for q in SENTENCE.split(r.text) if q.endswith("?") and "2.1" in q]
+    assert not asked, asked
+
+
+def test_asked_what_it_wants_in_return_a_partner_names_its_price(scenario: Scenario) -> None:
+    game = _play(
+        scenario,
+        [{"partner": "EU", "starter": "human", "messages": ["What would the Union want from us in return?"]}],
+    )
+    (_, answer), *_ = _pairs(game, "EU")
+    price = next(s for s in SENTENCE.split(answer.text) if re.search(r"in return", s, re.I))
+    wanted = re.findall(r"\((\d\.\d)\)", price)
+    preferred = {i: s.preferred for i, s in game.state.stances["EU"].items()}
+    assert wanted and wanted[0] in preferred.values(), answer.text
+    assert dialogue.asks_price("What would it take for China to move?")
+    assert not dialogue.asks_price("What is your view on artisanal gold mining?")
 
 
 # --- hostility -------------------------------------------------------------------------------------------------

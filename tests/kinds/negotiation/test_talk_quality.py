@@ -180,6 +180,20 @@ def test_a_no_vote_after_plain_backing_or_a_stated_reason_is_no_withdrawal(scena
 # --- game facts ---------------------------------------------------------------------------------------------
 
 
+def test_a_concession_without_a_reason_in_its_message_is_counted(scenario: Scenario) -> None:
+    lines = said(
+        ("CHN", "China can accept an agreed list (3.2)."),
+        ("BRA", "Brazil can accept an agreed list (3.2), since the annex can grow as alternatives appear."),
+        ("USA", "The offers on the table meet our condition. The United States can accept 4.2."),
+        ("EU", "The European Union will not stand in the way of 4.2: a decision needs every country."),
+        ("CAN", "Canada supports 1.1."),  # backing, not a concession
+        ("TZA", "Tanzania can accept 2.1."),  # a student: not measured
+    )
+    found = figures(scenario, lines, students=["TZA"])
+    assert (found.concessions, found.unreasoned) == (4, ["China can accept an agreed list (3.2)."])
+    assert tq.totals([found, found]).unreasoned == 2
+
+
 def test_lines_of_puts_each_ballot_at_its_vote_entry() -> None:
     state = {
         "round3": {"issues": [{"issue_id": "1", "proposal": "1.1", "ballots": {"CHN": "no", "BRA": "yes"}}]}

@@ -61,6 +61,8 @@ class Command(BaseCommand):
                                 "withdrawals": [x.describe() for x in f.withdrawals],
                                 "proposals": dict(f.proposals),
                                 "adopted": list(f.adopted),
+                                "concessions": f.concessions,
+                                "unreasoned_concessions": f.unreasoned,
                             }  # fmt: skip
                             for f in figures
                         ],
