@@ -16,7 +16,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from simulations.kinds import Seat, get_kind, kind_of
+from simulations.kinds.negotiation import outcomes
 from simulations.kinds.negotiation.bots import BySeat, make_policy
+from simulations.kinds.negotiation.debrief import debrief_facts
+from simulations.kinds.negotiation.games import scenario_of, state_of
 from simulations.kinds.negotiation.headless import student
 from simulations.kinds.negotiation.machine import STAND_IN_MARK
 from simulations.models import ClassSession, Event, Game, GameSeat, ScenarioVersion, TranscriptEntry, Vote
@@ -24,6 +27,7 @@ from simulations.services.content.scenarios import load_scenarios, parsed_scenar
 from simulations.services.ledger.turns import create_game
 from simulations.services.people import class_sessions
 from simulations.services.people.class_results import class_results, results_by_game_csv, results_csv
+from simulations.services.play import drive
 from simulations.services.play.headless import play_to_end
 from tests.helpers import logged_in, mercury_version
 
@@ -227,3 +231,37 @@ def test_a_practice_conversations_goal_met_or_not_and_the_messages_that_reached_
     )
     page = html.unescape(room.get(f"/classes/{session.pk}/results/").content.decode())
     assert aim.words in page and all(f"<q>{w.words}</q>" in page for w in one.result.moved)
+
+
+def test_words_a_stand_in_said_for_a_student_are_not_counted_as_theirs() -> None:
+    """A move the seat's AI stand-in made (marked so in the append-only transcript, `outcomes.outcomes` reads the
+    marks) never counts as the student's words; the aims, the game's, stay."""
+    session, _, game = _mercury_group()
+    (found,) = class_results(session).games
+    one = next(s for s in found.results if s.result.moved and s.seat == game.human_role)
+    words = one.result.moved[0]
+    seqs = {seq for seq, line in _said(game, one.seat).items() if words.words.removesuffix(" …") in line}
+    assert seqs
+    scenario, state = scenario_of(game), state_of(game)
+    facts = debrief_facts(game, scenario, state)
+    assert outcomes._seat_result(scenario, facts, set()) == one.result
+    stood_in = outcomes._seat_result(scenario, facts, seqs)  # as if a stand-in had said those words
+    assert stood_in.moved == tuple(w for w in one.result.moved if w.words != words.words)
+    assert stood_in.aims == one.result.aims
+
+
+def test_a_group_games_debrief_streams_to_its_first_student_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The debrief is written from the first student's seat (their talks, their influence): as it streams, its frames
+    carry that seat alone as their audience, which the game's socket keeps from the group's other students
+    (`GameConsumer`, as for a private talk: tests/web/test_group_streams.py)."""
+    frames: list[dict[str, object]] = []
+    monkeypatch.setattr(drive, "notify_stream", lambda game_id, **frame: frames.append(frame))
+    session, _ = _session(mercury_version(), ["ada", "bo"])
+    (game,) = class_sessions.start(session, seed=4)
+    seats = list(GameSeat.objects.filter(game=game).values_list("role", flat=True))
+    game = Game.objects.select_related("scenario").get(pk=game.pk)
+    bot = student(game, BySeat([make_policy("passive", seat) for seat in seats]))
+    play_to_end(game, bot=bot, stream=True)
+    debrief = [f for f in frames if f.get("speaker") == "The debrief"]
+    assert debrief and {f["audience"] for f in debrief} == {(game.human_role,)}
+    assert len(seats) == 2 and game.human_role in seats
