@@ -322,6 +322,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for t in teachers:
         for e in t.errors:
             errors["teacher " + e.split(":")[0]] = errors.get("teacher " + e.split(":")[0], 0) + 1
+    for message in sorted(
+        {e for s in students for _, e in s.errors} | {e for t in teachers for e in t.errors}
+    ):
+        print(
+            f"error: {message}", file=sys.stderr
+        )  # each kind's words, to look into (the figures count kinds)
     return {
         "setup": args.setup, "classes": args.classes, "students": total, "per_group": args.per_group,
         "think_s": args.think, "window_s": args.window, "games": games, "kept_moving": moving, "longest_waits_s": longest,

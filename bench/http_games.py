@@ -658,7 +658,7 @@ class Browser:
             while True:
                 if latest and latest[0] == "review":
                     return
-                if latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""):
+                if latest and latest[2] > answered and latest[0] not in NOT_A_MOVE:
                     answered = latest[2]
                     data = _choose(latest[0], latest[3])
                     posted = time.perf_counter()
@@ -725,6 +725,11 @@ def _radios(html: str) -> dict[str, str]:
 
 
 Panels = tuple[str, str, int, str]  # action, status, version, html
+
+
+# Panels that ask the student for nothing: another seat's turn, the role screen (answered by the page's start), and
+# a class group's Round 2 lane that is over while the group's other students still talk.
+NOT_A_MOVE = ("waiting", "roles", "", "talks_over")
 
 
 def _panels(html: str) -> Panels | None:

@@ -84,6 +84,7 @@ from bench.http_games import (  # noqa: E402
     CSRF,
     HIDDEN,
     HX_CSRF,
+    NOT_A_MOVE,
     Panels,
     PgProbe,
     SetUp,
@@ -362,7 +363,7 @@ class Student:
         while not stop.is_set():
             if latest and latest[0] == "review":
                 return
-            ours = bool(latest and latest[2] > answered and latest[0] not in ("waiting", "roles", ""))
+            ours = bool(latest and latest[2] > answered and latest[0] not in NOT_A_MOVE)
             if self.thinking and not ours:
                 self.move_at = (
                     0.0  # the floor passed on while they thought (a class group's other student moved)
