@@ -50,7 +50,8 @@ _THING = (
 _PERSON_RE = re.compile(r"\b(?:" + "|".join(_PERSON) + r")\b", re.IGNORECASE)
 _THING_RE = re.compile(r"\b(?:" + "|".join(_THING) + r")\b", re.IGNORECASE)
 _GLUE = re.compile(
-    r"and|or|but|to|of|for|in|on|at|with|by|as|is|are|was|were|be|that|which|who|if|so|than|because", re.I
+    r"and|or|but|to|of|for|in|on|at|with|by|as|is|are|was|were|be|that|which|who|if|so|than|because",
+    re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(r"[.;:!?]|,\s+(?:and|but|so|because|while|which)\b|\b(?:because|although|but)\b")
 _GREETING = re.compile(
@@ -160,7 +161,8 @@ def _of_person(text: str, judgement: re.Match[str], names: re.Pattern[str] | Non
 
 
 def names_pattern(scenario: Scenario) -> re.Pattern[str]:
-    """Any seat of the scenario named, in lower-case text: its name, or its id where that is an acronym."""
+    """Any seat of the scenario named, in lower-case text: its name, what it is also called, or its id where that
+    is an acronym."""
     return reading.lexicon(scenario).any_name
 
 

@@ -617,7 +617,10 @@ def _unclear(c: Composer, heard: dict[str, Any], answered: int) -> None:
         if offer["id"] in facts.get("partner_can_offer", []) and offer["id"] not in facts["offers_heard"]:
             c.one(OFFER_Q, offer=offer["label"])
     stated = facts.get("partner_stated", {})
-    for issue in heard.get("unclear_issues", [])[:1]:
+    # Beside an offer made or asked for, an issue's words mostly say what the offer is for ("our cleaner industrial
+    # processes"): no question about the issue then.
+    about_offers = heard.get("offers") or heard.get("asks") or heard.get("offers_doubtful")
+    for issue in [] if about_offers else heard.get("unclear_issues", [])[:1]:
         if issue not in stated:
             c.one(LEAN_Q, title=_title(facts, issue))
     if answered or heard.get("unclear_offers") or heard.get("unclear_issues") or acts.get("hostile"):

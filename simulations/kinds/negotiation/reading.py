@@ -532,8 +532,9 @@ def _by_meaning(
     """(offers, mentions) of a clause whose words the rules do not know, by meaning (`similarity.py`): at most one
     option or offer, named by the words after the clause's frame ("we are ready to" | "pay for the schools",
     "we back" | "fumes from boilers" | "being cut"). Nothing when the model is unsure or absent, and never for the
-    scenario's own words or a clause that names a seat ("X argues that ...", "Y agrees"): those are the AI
-    delegations' lines and connectives, which the rules read, and reading them by meaning would only cost time."""
+    scenario's own words or a clause that names another seat than the speaker ("X argues that ...", "Y agrees"):
+    those are the AI delegations' lines and connectives, which the rules read, and reading them by meaning would
+    only cost time. With `issue` (a debate), only that issue's options compete."""
     own = lex.names.get(speaker or "")
     names = lex.any_name.finditer(re.sub(r"^[^,]{0,40},\s*", "", clause))
     if _scenario_says(lex, clause) or any(own is None or not own.fullmatch(n.group(0)) for n in names):

@@ -145,11 +145,15 @@ def _read_entry(
     # A copy: its offers are narrowed below. A student's words are read as the engine read them, by meaning too
     # (within the debated issue for a speech), so that the reply answers what moved the listener.
     human = entry.speaker in state.humans
+    speaker = entry.speaker if human else None
     issue = getattr(entry, "issue", None) if human and entry.kind == "speech" else None
-    signals = judge.read_signals(
-        scenario, entry.text, speaker=entry.speaker if human else None, issue=issue, meaning=human
+    signals = judge.read_signals(scenario, entry.text, speaker=speaker, issue=issue, meaning=human)
+    statements = _statements(entry.text)
+    stated_offers = (
+        judge.shared_signals(scenario, statements, speaker=speaker, issue=issue, meaning=human).offers
+        if signals.offers
+        else []
     )
-    stated_offers = judge.shared_signals(scenario, _statements(entry.text)).offers if signals.offers else []
     signals.offers = [o for o in signals.offers if o in stated_offers]
     credible = judge.credible_offers(scenario, entry.speaker, signals)
     trades = []

@@ -223,6 +223,20 @@ def test_asked_what_it_wants_in_return_a_partner_names_its_price(scenario: Scena
     assert not dialogue.asks_price("What is your view on artisanal gold mining?")
 
 
+def test_an_offer_read_by_meaning_is_answered_as_an_offer(scenario: Scenario) -> None:
+    """The partner reads the student's message as the engine did: an offer in words no cue lists is answered."""
+    offer = "We'll make our cleaner industrial processes available to your engineers royalty-free."
+    assert judge.read_signals(scenario, offer, speaker=STUDENT, meaning=True).offers == [
+        "technology_transfer"
+    ]
+    game = _play(scenario, [{"partner": "CHN", "starter": "human", "messages": [offer]}])
+    (_, answer), *_ = _pairs(game, "CHN")
+    assert re.search(r"\boffer\b", SENTENCE.split(answer.text)[0], re.I), answer.text
+    assert not re.search(r"are you offering|do we understand", answer.text, re.I), answer.text
+    # "industrial processes" says what the offer is: no question about the products-and-processes issue.
+    assert not re.search(r"where does your delegation stand|which way does", answer.text, re.I), answer.text
+
+
 # --- hostility -------------------------------------------------------------------------------------------------
 
 TRADE = "If you support emissions out of scope (2.2), we will support all products and processes (3.1)."
