@@ -59,3 +59,26 @@ def test_a_bad_cue_is_refused_beside_its_field(editor: Client) -> None:
     assert "cue &#x27;excluding emission&#x27; is also a cue or keyword of option 2.2" in html
     draft.refresh_from_db()
     assert draft.document == before
+
+
+def _also_called(draft: ScenarioDraft, role: str) -> tuple[object, ...]:
+    index = next(n for n, r in enumerate(draft.document["roles"]) if r["id"] == role)
+    return ("roles", index, "also_called")
+
+
+def test_an_editor_edits_a_seats_other_names_and_a_shared_name_is_refused(editor: Client) -> None:
+    draft = _clone(editor, mercury_version())
+    path = _also_called(draft, "EU")
+    assert "Also called" in editor.get(part_url(draft, path)).content.decode()
+    names = ["the Union", "Brussels", "the Twenty-Seven"]
+    response = editor.post(part_url(draft, path), _posted(draft, {path: names}))
+    assert response.status_code in (200, 302)
+    draft.refresh_from_db()
+    assert draft.document["roles"][_also_called(draft, "EU")[1]]["also_called"] == names
+    # Another seat's name (or another seat's other name) would read as either seat: refused, nothing saved.
+    before = copy.deepcopy(draft.document)
+    path = _also_called(draft, "CAN")
+    html = editor.post(part_url(draft, path), _posted(draft, {path: ["Ottawa", "Brussels"]})).content.decode()
+    assert "the name &#x27;Brussels&#x27; is also a name of CAN" in html
+    draft.refresh_from_db()
+    assert draft.document == before

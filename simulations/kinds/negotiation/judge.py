@@ -105,8 +105,8 @@ def read_signals(
     meaning: bool = False,
 ) -> Signals:
     """What a message says for its speaker (memoised per scenario: prompts re-read older entries). With `meaning`
-    (for a student's own words only: the AI's are the scenario's, which the rules read), a sentence the rules know
-    no word of is read again by meaning (`reading.read`).
+    (for a student's own words only: the AI's are the scenario's, which the rules read), a sentence in which the
+    rules read no position and name no option is read again by meaning (`reading.read`).
 
     `speaker` lets the reader tell the speaker naming itself ("Canada supports 2.1" from Canada) from a report of
     another delegation; without it, a delegation named as the subject is taken to be the speaker. `issue` limits

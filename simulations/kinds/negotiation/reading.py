@@ -648,8 +648,9 @@ def read(
     issue: str | None = None,
     meaning: bool = False,
 ) -> Reading:
-    """What a message says for its speaker. With `meaning` (a student's own words, never the AI's), a sentence the
-    rules know no word of is read again with its options and offers matched by meaning (`similarity.py`)."""
+    """What a message says for its speaker. With `meaning` (a student's own words, never the AI's), a sentence in
+    which the rules read no position and name no option is read again with its options and offers matched by
+    meaning (`similarity.py`, `_by_meaning_too`)."""
     lex = lexicon(scenario)
     reading = Reading()
     explicit: dict[tuple[str, str, str], int] = {}  # (kind, issue, option) -> rank: 2 explicit, 1 evaluation

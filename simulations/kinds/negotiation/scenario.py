@@ -324,6 +324,7 @@ class Scenario(Strict):
                             f"{where}: arguments.{issue.id} needs support and oppose lines for {opt.id}"
                         )
         _distinct_cues(self)
+        _distinct_names(self)
         if not any(r.votes for r in self.roles):
             raise ValueError("a scenario needs at least one voting role")
         return self
@@ -372,6 +373,17 @@ class Scenario(Strict):
         """A stable digest of the content: same content, same version on load."""
         blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _distinct_names(scenario: Scenario) -> None:
+    """A seat's other names (`also_called`) are its own: no two seats answer to one name, which the judge would
+    read as either of them."""
+    owner: dict[str, str] = {}
+    for role in scenario.roles:
+        for name in {role.name, *role.also_called}:
+            key = " ".join(name.lower().removeprefix("the ").split())
+            if owner.setdefault(key, role.id) != role.id:
+                raise ValueError(f"roles/{role.id}: the name {name!r} is also a name of {owner[key]}")
 
 
 def _distinct_cues(scenario: Scenario) -> None:

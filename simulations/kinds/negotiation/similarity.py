@@ -308,10 +308,10 @@ def side(scenario: Scenario, text: str, option: str) -> Literal["support", "oppo
     if key not in memo:
         memo[key] = _side(scenario, text, option)
     found = memo[key]
-    return found if found in ("support", "oppose") else None  # type: ignore[return-value]
+    return "support" if found == "support" else "oppose" if found == "oppose" else None
 
 
-def _side(scenario: Scenario, text: str, option: str) -> str | None:
+def _side(scenario: Scenario, text: str, option: str) -> Literal["support", "oppose"] | None:
     scored = scores(scenario, text)
     if scored is None or option not in scored[0].sides:
         return None
