@@ -586,6 +586,7 @@ def _propose(c: _Ctx) -> None:
     proposal, supporters = tabled.option, tabled.supporters
     issue.proposal, issue.supporters = proposal, supporters
     issue.set_aside, issue.blockers = (tabled.leading if tabled.moved else None), tabled.blockers
+    issue.package = sorted({offer for _, offer, _ in tabled.package})
     issue.vote_order = list(c.scenario.voters)
     spec = c.scenario.issue(issue.issue_id)
     label = spec.option(proposal).label

@@ -21,10 +21,17 @@ Pure and deterministic. A message is cut into sentences and each sentence into c
 - **trades**: "if you support X, we will support Y" (and its reorderings, and "help us on X and we will help you
   on Y") is a trade, nothing else.
 
-Plain writing is read too: contractions ("we're against"), hedges ("not against", "don't mind", "happy with"),
+Plain writing is read too: contractions ("we're against", "we dont think"), hedges ("not against", "don't mind", "happy with"),
 "X, not Y", a stance on "that" after the clause that named the option ("you want X, but we cannot accept that"),
 a clause opening on "it" after one that named an option ("X has produced work, but it has not reduced ..."), and
-a cue said plainly at the head of a clause ("Keep the power plants out of this treaty"), which is the speaker's.
+a cue said plainly at the head of a clause ("Keep the power plants out of this treaty"), which is the speaker's,
+and a doubted judgement ("we are not convinced that X is the right tool"). A sentence backs at most one option
+of an issue (it describes the one it turns from).
+
+A student's words (`meaning=True`) are also read by meaning (`similarity.py`) where the rules fall short: a
+sentence with no position read; a condition's terms among the offers ("only if someone helps us get the cleaner
+equipment"); a trade's halves ("Brazil, side with us on keeping it all voluntary and we will back your list");
+and a promise's first words among the offers ("our scientists will gladly coach your field officers ...").
 
 An explicit stance outranks an evaluation of the same option, and a clause after "but" the clause it answers; an
 option backed and opposed equally strongly is neither; and backing for one option said outright drops backing for
@@ -37,7 +44,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from simulations.kinds.negotiation import similarity
@@ -59,7 +66,8 @@ SUPPORT_VERBS = (
     # plain words
     r"(?:are|is|am) all for", r"on board with", r"(?:happy|fine|ok|okay|comfortable|content) (?:with|to|for)",
     r"would (?:much )?rather", r"rel(?:y|ies) on", r"go for", r"says? yes to", r"stick with", r"fight for",
-    r"(?:want|like|love) to see", r"grateful if",
+    r"(?:want|like|love) to see", r"grateful if", r"sign(?:s|ed)? on to", r"(?:would|will|can|could) go with",
+    r"get(?:s|ting)? behind",
     r"(?:central |main |first |chief |key |primary |overriding )?(?:aim|goal|objective|priority) (?:is|remains|will be)", r"(?:are|is|am) (?:fully |firmly |squarely |right |all )?behind", r"we (?:really |still |also )?need",
 )  # fmt: skip
 OPPOSE_VERBS = (
@@ -129,6 +137,7 @@ NEED = (
     r"depend\w* on", r"without", r"unless", r"only with", r"looking for", r"demand\w*", r"urge\w*",
     r"essential", r"cannot do without", r"rel(?:y|ies) on", r"no means to", r"only when", r"matched by",
     r"matching", r"fair only", r"please\b", r"send us", r"give us", r"(?:cannot|can't|not) (?:pay|afford)",
+    r"would (?:welcome|appreciate|be grateful for)", r"could use",
 )  # fmt: skip
 # Evaluations: what a clause says about the option it names (when it takes no explicit side).
 POSITIVE = (
@@ -237,10 +246,11 @@ _WITH_LEAD = re.compile(
 _WITHOUT_LEAD = re.compile(r"^\s*without\b[^,]*,\s*")
 _PROVISO = r"(?:guaranteed|in place|assured|on the table|secured|in the text|provided|protected)\b"
 _TRADE_VERB = (
-    r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? to|join us on|go along with|"
+    r"(?:supports?|backs?|votes? for|votes? yes on|accepts?|agrees? (?:to|that)|join us on|go along with|"
     # plain words: "stand with us on X", "side with us for X", "get behind X", "give us your vote on X"
     r"(?:stands?|sides?|votes?) (?:with|by) (?:us|you) (?:on|for)|backs? (?:us|you) (?:on|for)|get behind|"
-    r"helps? (?:us|you) (?:on|with)|gives? (?:us|you) (?:your |our )?(?:vote|support) (?:on|for))"
+    r"helps? (?:us|you) (?:on|with)|gives? (?:us|you) (?:your |our )?(?:vote|support) (?:on|for)|"
+    r"comes? (?:a)?round (?:on|to))"
 )
 
 
@@ -363,6 +373,10 @@ def phrase_pattern(phrase: str, *, stem: bool = True) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.]){body}(?![\w-])")
 
 
+# Words a seat's short name may spell once lower-cased, which text uses as words far more often.
+_COMMON_WORDS = frozenset({"us", "we", "i", "it", "me", "our", "you", "them", "can", "all", "one", "un"})
+
+
 def lexicon(scenario: Scenario) -> Lexicon:
     memo = scenario.memo()
     found = memo.get(("reading-lexicon",))
@@ -410,9 +424,12 @@ def lexicon(scenario: Scenario) -> Lexicon:
         # An id is a name only when it is the name's acronym ("EU", "AMAP"); "CAN" or "BRA" would be words.
         if "".join(w[0] for w in role.name.split() if w[0].isupper()) == role.id:
             spellings.add(role.id.lower())
-        names[role.id] = re.compile(
-            r"\b(?:the )?(?:" + "|".join(re.escape(x) for x in sorted(spellings)) + r")\b"
-        )
+        # A name that is also a common word once lower-cased ("the US": "us") is a name only after its article.
+        bare = sorted(x for x in spellings if x not in _COMMON_WORDS)
+        articled = sorted(x for x in spellings if x in _COMMON_WORDS)
+        alternatives = [r"(?:the )?(?:" + "|".join(re.escape(x) for x in bare) + ")"] if bare else []
+        alternatives += [r"the (?:" + "|".join(re.escape(x) for x in articled) + ")"] if articled else []
+        names[role.id] = re.compile(r"\b(?:" + "|".join(alternatives) + r")\b")
     names[scenario.chair.id] = re.compile(
         r"\b(?:the chair|" + re.escape(scenario.chair.name.lower()) + r")\b"
     )
@@ -608,17 +625,19 @@ def _meant(lex: Lexicon, words: str, meaning: bool) -> list[_Mention]:
     return _by_meaning(lex, words.strip(" ,"))[1] if meaning else []
 
 
+_CONDITION_WORD = re.compile(
+    r"^\W*(?:but\s+)?(?:if|provided(?: that)?|providing|as long as|so long as|only if|unless|once|with|without|"
+    r"on condition that|on the understanding that|assuming)\b"
+)
+
+
 def _meant_offers(lex: Lexicon, condition: str, issue: str | None) -> list[tuple[str, int]]:
     """The offer a condition names by meaning, where the rules found neither an offer nor an option in it (an
     option named in a condition is no stance on it, and no offer)."""
     if not condition.strip() or _mentions(lex, condition, issue):
         return []
     body = _CONDITION_LEAD.sub("", condition) if _CONDITION_LEAD.match(condition) else condition
-    body = re.sub(
-        r"^\W*(?:if|provided(?: that)?|providing|as long as|so long as|only if|unless|once|with|without)\b",
-        "",
-        body,
-    )
+    body = _CONDITION_WORD.sub("", body)
     offers, _ = _by_meaning(lex, body.strip(" ,"), issue)
     return offers
 
@@ -702,9 +721,92 @@ def _read_sentence(
         if len(lex.sentences) >= SENTENCES_KEPT:
             lex.sentences.clear()
         lex.sentences[key] = found
+    if meaning and not found.trade:
+        # A trade whose halves are in words of the student's own: "stand with us on keeping it all voluntary and
+        # we will back your list" (a trade says nothing else).
+        trade = _trade(lex, sentence, key[1], meaning=True)
+        if trade:
+            return _Sentence(trade, frozenset(), frozenset(), (), frozenset())
     if meaning and not found.ranks and not found.trade:
         # No position read (an offer or an ask may be): read again by meaning; the issue under debate narrows it.
         found = _by_meaning_too(lex, (sentence, key[1], issue), found)
+    elif meaning and not (found.offers or found.asks) and any(r[0] == "conditional" for r in found.ranks):
+        # Backing on terms the rules could not name: "only if someone helps us get the cleaner equipment".
+        found = _terms_by_meaning(lex, (sentence, key[1], issue), found)
+    if meaning and not found.offers and not found.trade and not sentence.endswith("?"):
+        offers = _promised_by_meaning(lex, sentence, key[1])
+        if offers:
+            found = replace(found, offers=frozenset(offers), asks=found.asks - offers)
+    return found
+
+
+# A condition that asks for something names who gives or who gets it, or what is allowed or spared.
+_ASKING = re.compile(
+    r"\b(?:we|us|our|you|your|they|them|their|someone|somebody|anyone|anybody|partners?|donors?|countries|"
+    r"nations|economies|states|governments|developed|developing|rich\w*|poor\w*|wealth\w*|there (?:is|are|will be))\b"
+    r"|\b(?:allowed|permitted|exempt\w*|spared|kept|protected)\b"
+)
+
+
+# What the speaker promises to do, in its own voice: "we can send our scientists to ...", "Mercury Free Future will
+# run workshops ...", "our companies are happy to pass that equipment on ...".
+_PROMISE = (
+    r"\b(?:we|our (?:\w+ ){{0,2}}(?:members|companies|experts|scientists|engineers|delegation|government)|{own})\s+"
+    r"(?:(?:\w+ly|also|then|gladly|stand ready to)\s+)?"
+    r"(?:will|can|shall|(?:are|is|am) (?:happy|glad|willing|ready|prepared|able) to|"
+    r"would be (?:happy|glad|willing) to|"
+    r"offer to|commit to|promise to|pledge to)\s+(?:(?:also|gladly|then)\s+)?(?P<deed>[^,;.]+)"
+)
+PROMISE_WORDS = 8  # what the promise does is said in its first words; the rest says for whom, where, how
+
+
+def _promised_by_meaning(lex: Lexicon, sentence: str, speaker: str | None) -> set[str]:
+    """The offers a sentence promises in words of the speaker's own, each promise's first words matched among the
+    offers alone (a long tail, "... in the air, in fish and in people", reads as the topic). A promise to back an
+    option, or one said under a negation, is no offer."""
+    own = _own_pattern(lex, speaker) or "(?!)"
+    found: set[str] = set()
+    for m in re.finditer(_PROMISE.format(own=own), sentence):
+        deed = m["deed"]
+        if re.search(r"\b(?:which|that|who|where)\s+$", sentence[: m.start()]):
+            continue  # "a list which we can add to later": a relative clause describes, it promises nothing
+        if _NEGATION_RE.search(sentence[max(0, m.start() - 30) : m.start("deed")]) or re.match(
+            rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern}|not\b|never\b)", deed
+        ):
+            continue
+        head = " ".join(deed.split()[:PROMISE_WORDS])
+        if _scenario_says(lex, head):
+            continue
+        meant = lex.by_meaning(head, similarity.OFFERS)
+        if meant is not None and meant.target.kind == "offer":
+            found.add(meant.target.id)
+    return found
+
+
+def _terms_by_meaning(lex: Lexicon, key: tuple[str, str | None, str | None], rules: _Sentence) -> _Sentence:
+    """`rules` with the offers its conditions name by meaning, among the offers alone (a condition asks for
+    something, or promises it when the speaker sets it on itself), memoised beside `_by_meaning_too`."""
+    sentence, speaker, _ = key
+    found = lex.meant.get(key)
+    if found is None:
+        asks, offers = set(rules.asks), set(rules.offers)
+        for clause, _after_but in _clauses(sentence):
+            condition, _main = _split_condition(lex, clause)
+            if not condition.strip() or _offers_in(lex, condition) or _mentions(lex, condition, None):
+                continue
+            body = _CONDITION_LEAD.sub("", condition) if _CONDITION_LEAD.match(condition) else condition
+            body = _CONDITION_WORD.sub("", body).strip(" ,")
+            if not (_ASKING.search(body) or lex.any_name.search(body)) or _scenario_says(lex, body):
+                continue  # "as long as the dates are realistic": terms of the option itself, not a thing asked
+            meant = lex.by_meaning(body, similarity.OFFERS) if body else None
+            if meant is None or meant.target.kind != "offer":
+                continue
+            own = bool(re.match(_OWN_CONDITION, condition)) and not _RECEIVES.search(condition)
+            (offers if own else asks).add(meant.target.id)
+        found = replace(rules, asks=frozenset(asks - offers), offers=frozenset(offers))
+        if len(lex.meant) >= SENTENCES_KEPT:
+            lex.meant.clear()
+        lex.meant[key] = found
     return found
 
 
@@ -744,10 +846,28 @@ def _read_words(
         clause = _resolve_that(lex, clause, previous, issue)
         _read_clause(lex, clause, speaker, issue, question, said, own, after_but, meaning=meaning)
         previous = clause
+    _one_per_issue(own)
     mixed = frozenset((i, o) for k, i, o in own if k == "oppose" and ("conditional", i, o) in own)
     return _Sentence(
         None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
     )
+
+
+def _one_per_issue(ranks: dict[tuple[str, str, str], int]) -> None:
+    """A sentence backs one option of an issue ("we would prefer to wait for a study before we write any rules"):
+    where it reads as backing two, the more explicit reading stands, else the first named (what follows it is
+    mostly a contrast or a description)."""
+    for kind in ("support", "conditional"):
+        by_issue: dict[str, list[tuple[str, int]]] = {}
+        for (k, issue_id, option), rank in ranks.items():
+            if k == kind:
+                by_issue.setdefault(issue_id, []).append((option, rank))
+        for issue_id, found in by_issue.items():
+            if len(found) > 1:
+                kept = max(found, key=lambda f: f[1])  # max keeps the first of equal ranks
+                for option, _ in found:
+                    if option != kept[0]:
+                        del ranks[(kind, issue_id, option)]
 
 
 _NOTHING = _Sentence(None, frozenset(), frozenset(), (), frozenset())
@@ -785,6 +905,8 @@ def _normalise(raw: str) -> str:
     text = re.sub(r"\s+", " ", text)
     # Plain writing contracts: "we're against", "we'll pay". ("'s" stays: it is also a possessive.)
     text = re.sub(r"\b(we|you|they|i)'(re|ll|d|ve|m)\b", lambda m: f"{m[1]} {_CONTRACTED[m[2]]}", text)
+    # ... and drops the apostrophe: "we dont think", "cant accept".
+    text = re.sub(r"\b(do|does|did|is|are|was|were|could|would|should|wo|ca|have|has)nt\b", r"\1n't", text)
     return text
 
 
@@ -937,7 +1059,11 @@ def _read_clause(
             if re.search(r"\b(?:your|the|their|its|\w+'s) offers? of\s+(?:\S+\s+){0,2}$", before):
                 continue  # "we welcome the offer of financing from X": someone else's offer, acknowledged
             if question:
-                ours = re.search(r"\b(?:we|us|our)\b", before) and not re.search(r"\byou", before)
+                ours = (
+                    re.search(r"\b(?:we|us|our)\b", before)
+                    and not re.search(r"\byou", before)
+                    and not re.search(r"\b(?:we|i) (?:\w+ )?(?:get|have|receive|obtain|count on)\b", before)
+                )  # "can we get some exceptions?" asks for them
                 (reading.offers if ours else reading.asks).add(offer_id)
             elif (
                 other_subject
@@ -965,7 +1091,7 @@ def _read_clause(
     needs_offer = bool(condition_offers) or guaranteed or "without" in condition
     if re.search(r"\bwould (?:allow|enable|let) us\b|\bwould make (?:\S+ ){1,8}possible\b", main):
         conditional = True  # "that would allow us to accept X": backing that waits on something
-    for mention in mentions:
+    for mention in sorted(mentions, key=lambda m: m.start):  # in the order said (`_one_per_issue`)
         polarity, rank = _polarity(judged, mention, mentions)
         if polarity is None and meant:
             polarity, rank = lex.side_by_meaning(main, mention.option), 1
@@ -1072,6 +1198,7 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
             masked = masked[:start] + " " * (end - start) + masked[end:]
     anchors = sorted({(m.start, m.end, m.option) for m in mentions})
     score = 0.0
+    doubted = _doubted(masked)
     for regex, weight in (
         (_STRONG_NEGATIVE_RE, -2.0), (_NEGATIVE_RE, -1.0), (_POSITIVE_RE, 1.0), (_STRONG_POSITIVE_RE, 2.0)
     ):  # fmt: skip
@@ -1094,6 +1221,8 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
                 weight_here = -weight
             else:
                 weight_here = weight
+            if doubted[0] <= cue.start() < doubted[1]:
+                weight_here = -weight_here  # "we are not convinced that X is the right tool"
             nearest = _about(anchors, cue.start(), masked)
             if nearest[2] == mention.option:
                 score += weight_here
@@ -1134,6 +1263,23 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
     if contrast:
         side = _flip(side)
     return side, 1
+
+
+def _doubted(text: str) -> tuple[int, int]:
+    """The stretch of a clause whose judgements the speaker doubts ("we don't think it makes sense to ..."), up to
+    the next break; (0, 0) when none is."""
+    doubt = _DOUBT.search(text)
+    if doubt is None:
+        return 0, 0
+    stop = re.compile(r";|\b(?:while|because|since|but|and|as)\b").search(text, doubt.end())
+    return doubt.end(), (stop.start() if stop else len(text))
+
+
+# A judgement the speaker doubts.
+_DOUBT = re.compile(
+    r"\b(?:(?:do|does|did|am|is|are) not|don't|doesn't|didn't|isn't|aren't)\s+(?:really\s+|yet\s+)?"
+    r"(?:think|believe|convinced|persuaded|sure|see (?:how|why))\b|\b(?:doubt|unconvinced|unpersuaded)\b"
+)
 
 
 def _about(anchors: list[tuple[int, int, str]], at: int, text: str) -> tuple[int, int, str]:
@@ -1193,16 +1339,18 @@ def _settle(
 def _trade(
     lex: Lexicon, sentence: str, speaker: str | None, *, meaning: bool = False
 ) -> tuple[str, str] | None:
-    you = r"(?:you|your delegation|your government|your side)"
+    # The listener, or a seat named in its place ("if China comes round on X, we will back Y", said to China).
+    others = "|".join(f"(?:{p.pattern})" for role, p in lex.names.items() if role != speaker)
+    you = rf"(?:you|your delegation|your government|your side|{others})"
     own = _own_pattern(lex, speaker)
     we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
     modal = r"(?:will|would|shall|can|could|are ready to|are prepared to|promise to|commit to)"
     patterns = (
-        rf"\b(?:if|should) {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
-        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+(?:if|provided|as long as) {you} (?:will |would |can |also )?{_TRADE_VERB}\b(?P<want>.+)",
-        rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
-        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",
-        rf"^\W*(?:{you}\s+)?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+)?{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b(?:if|should) {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+(?:if|provided|as long as) {you} (?:will |would |can |also )?{_TRADE_VERB}\b(?P<want>.+)",
+        rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",
+        rf"^\W*(?:[^:]{{0,20}}:\s*)?(?:(?:{others}),\s+)?(?:{you}\s+)?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
         # plain words: "help us on X and we will help you on Y"
         rf"^\W*(?:please\s+)?help us (?:on|with)\b(?P<want>[^,;]+?),?\s+and\s+{we}\s+(?:\w+\s+)?{modal}\s+help you (?:on|with)\b(?P<promise>.+)",
     )
@@ -1210,8 +1358,13 @@ def _trade(
         m = re.search(pattern, sentence)
         if not m:
             continue
-        want = {x.option for x in _mentions(lex, m["want"], None) or _meant(lex, m["want"], meaning)}
-        promise = {x.option for x in _mentions(lex, m["promise"], None) or _meant(lex, m["promise"], meaning)}
+        # Each half up to a contrast: "we will back a list rather than a ban" promises the list.
+        halves = [
+            re.split(r"\b(?:rather than|instead of|but not|and not|not)\b", m[g])[0]
+            for g in ("want", "promise")
+        ]
+        want = {x.option for x in _mentions(lex, halves[0], None) or _meant(lex, halves[0], meaning)}
+        promise = {x.option for x in _mentions(lex, halves[1], None) or _meant(lex, halves[1], meaning)}
         if len(want) == 1 and len(promise) == 1 and want != promise:
             return next(iter(want)), next(iter(promise))
     return None

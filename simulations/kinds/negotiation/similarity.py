@@ -242,9 +242,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _SMALL]
 
 
+# `match`'s issue for a condition's terms: only the offers compete with nothing in particular.
+OFFERS = "offers"
+
+
 def match(scenario: Scenario, text: str, issue: str | None = None) -> Match | None:
     """The option or offer `text` speaks of, or None: when unsure, when it names none, or without the model. With
-    `issue` (the issue under debate), only its options compete with the offers and with nothing in particular."""
+    `issue` (the issue under debate), only its options compete with the offers and with nothing in particular;
+    with `OFFERS` (the terms of a condition: "only if someone helps us get the cleaner equipment"), no option
+    does."""
     if len(content_words(text)) < MIN_WORDS:
         return None
     memo = scenario.memo()
@@ -264,7 +270,7 @@ def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
         others = [
             n
             for n, c in enumerate(found.classes)
-            if c is not None and c.kind == "option" and c.issue != issue
+            if c is not None and c.kind == "option" and (c.issue != issue or issue == OFFERS)
         ]
         score = score.copy()
         score[others] = -np.inf
@@ -276,7 +282,7 @@ def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
     cosine = float(found.centres[order[0]] @ vector)
     nearest = float((found.texts[int(order[0])] @ vector).max())
     if (
-        margin < (MARGIN if issue is None else MARGIN_ON_ISSUE)
+        margin < (MARGIN if issue in (None, OFFERS) else MARGIN_ON_ISSUE)
         or cosine < MIN_COSINE
         or nearest < float((found.texts[-1] @ vector).max())
     ):

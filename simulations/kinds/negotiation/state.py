@@ -159,6 +159,7 @@ class IssueState(Model):
     # the voting countries that had said in public they could not accept that option.
     set_aside: str | None = None
     blockers: list[str] = Field(default_factory=list)
+    package: list[str] = Field(default_factory=list)  # offers made in public that met a country's stated need
     vote_order: list[str] = Field(default_factory=list)
     ballots: dict[str, Ballot] = Field(default_factory=dict)
     adopted: bool | None = None

@@ -123,6 +123,8 @@ class GameFigures(_Shares):
     withdrawals: list[Finding] = field(default_factory=list)
     proposals: tuple[tuple[str, str], ...] = ()
     adopted: tuple[str, ...] = ()  # the issues whose proposal was adopted
+    # (issue, how) where the chair's proposal rested on what was said in public (`followed_of`)
+    followed: tuple[tuple[str, str], ...] = ()
     template_examples: list[str] = field(default_factory=list)  # the most shared shapes, most shared first
     repeated: list[str] = field(default_factory=list)
     concessions: int = 0  # concession sentences of AI seats
@@ -141,6 +143,8 @@ class Totals(_Shares):
     adopted: int
     concessions: int = 0
     unreasoned: int = 0
+    followed: int = 0  # proposals that rested on what was said in public
+    followed_games: int = 0
 
 
 def sentences(text: str) -> list[str]:
@@ -282,6 +286,7 @@ def measure(
     students: Iterable[str] = (),
     proposals: Sequence[tuple[str, str]] = (),
     adopted: Sequence[str] = (),
+    followed: Sequence[tuple[str, str]] = (),
     read: Reader | None = None,
 ) -> GameFigures:
     """Every figure of one game. `students`: the seats played by students (not measured)."""
@@ -300,7 +305,7 @@ def measure(
     concessions, unreasoned = unreasoned_concessions(lines, seats)
     return GameFigures(
         label=label, sentences=len(said), template=shared, repeats=len(repeated), contradictions=contradictions,
-        withdrawals=withdrawals, proposals=tuple(proposals), adopted=tuple(adopted), template_examples=shapes, repeated=repeated,
+        withdrawals=withdrawals, proposals=tuple(proposals), adopted=tuple(adopted), followed=tuple(followed), template_examples=shapes, repeated=repeated,
         concessions=concessions, unreasoned=unreasoned,
     )  # fmt: skip
 
@@ -317,6 +322,8 @@ def totals(games: Sequence[GameFigures]) -> Totals:
         adopted=sum(len(g.adopted) for g in games),
         concessions=sum(g.concessions for g in games),
         unreasoned=sum(len(g.unreasoned) for g in games),
+        followed=sum(len(g.followed) for g in games),
+        followed_games=sum(1 for g in games if g.followed),
     )
 
 
@@ -348,13 +355,35 @@ def proposals_of(state: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     )
 
 
+FOLLOWED_MARKS = {"set aside": "^", "package": "+", "blocker": "!"}
+
+
+def followed_of(state: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The issues whose proposal rested on what was said in public (`tabling.py`): the leading option "set
+    aside" for one no blocker refused, a "package" (a stated need met in public), or a "blocker" named while
+    the leading option was tabled all the same."""
+    found = []
+    for i in state.get("round3", {}).get("issues", []):
+        if i.get("set_aside"):
+            found.append((i["issue_id"], "set aside"))
+        elif i.get("package"):
+            found.append((i["issue_id"], "package"))
+        elif i.get("blockers"):
+            found.append((i["issue_id"], "blocker"))
+    return tuple(found)
+
+
 def report(games: Sequence[GameFigures], *, examples: int = 0) -> str:
     """The figures as a table, one game a row, then the totals (and, with `examples`, findings to read)."""
     rows = [
         f"{'game':<22} {'sent.':>6} {'templ.':>7} {'repeats':>8} {'contra.':>8} {'withdr.':>8}  proposals",
     ]
     for g in games:
-        tabled = " ".join(option + ("*" if issue in g.adopted else "") for issue, option in g.proposals)
+        how = dict(g.followed)
+        tabled = " ".join(
+            option + ("*" if issue in g.adopted else "") + FOLLOWED_MARKS.get(how.get(issue, ""), "")
+            for issue, option in g.proposals
+        )
         rows.append(
             f"{g.label:<22} {g.sentences:>6} {g.template_share:>6.1%} {g.repeats:>8} "
             f"{len(g.contradictions):>8} {len(g.withdrawals):>8}  {tabled}"
@@ -369,6 +398,8 @@ def report(games: Sequence[GameFigures], *, examples: int = 0) -> str:
         f"concessions withdrawn without a reason: {t.withdrawals}",
         f"concessions stated without a reason in their message: {t.unreasoned} of {t.concessions}",
         f"distinct proposal sets: {t.proposal_sets} of {t.games} games",
+        f"proposals resting on what was said in public: {t.followed} in {t.followed_games} games "
+        "(^ leading option set aside, + package, ! blocker named)",
         f"issues adopted: {t.adopted} of {sum(len(g.proposals) for g in games)} (* in the table)",
     ]
     if examples:

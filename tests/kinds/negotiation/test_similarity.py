@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from simulations.ai import embeddings
-from simulations.kinds.negotiation import judge, similarity
+from simulations.kinds.negotiation import judge, reading, similarity
 from simulations.kinds.negotiation.scenario import Scenario, load_scenario_dir
 from tests.conftest import SCENARIO_DIR
 from tests.kinds.negotiation.test_judge_corpus import assert_plain
@@ -160,6 +160,14 @@ def test_a_seat_is_known_by_its_other_names(scenario: Scenario) -> None:
     assert not judge.read_signals(scenario, ottawa, speaker="EU").offers
 
 
+def test_a_name_that_is_also_a_word_needs_its_article(scenario: Scenario) -> None:
+    """The United States is also called "the US": "us" alone is the pronoun, so a student's "a treaty that binds
+    us" names no other seat and is read by meaning like any other clause."""
+    usa = reading.lexicon(scenario).names["USA"]
+    assert usa.search("the us will pay") and usa.search("washington agrees")
+    assert not usa.search("give us time") and not usa.search("a treaty that binds us")
+
+
 @pytest.fixture
 def no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scenario]:
     """A fresh scenario (its memo starts empty) read on a checkout without the model's files."""
@@ -178,3 +186,104 @@ def test_without_the_model_the_rules_read_alone(no_model: Scenario) -> None:
         no_model, "Canada wants a treaty with real teeth.", speaker="CAN", meaning=True
     )
     assert plain.support == {"1": ["1.1"]}  # the rules' cues still read
+
+
+# Terms of a condition in words of the student's own, matched among the offers alone; a condition that asks for
+# nothing (the option's own terms: dates, deadlines) asks for no offer.
+CONDITION_TERMS = [
+    (
+        "We can accept rules on coal plant emissions only if someone helps us buy the cleaner machinery we cannot "
+        "make at home.",
+        ["technology_transfer"],
+    ),
+    (
+        "We could support controls on coal plant emissions, provided the wealthy nations pay the extra bills they "
+        "bring.",
+        ["financing"],
+    ),
+    ("We could accept controls on coal plant emissions, as long as the dates are realistic.", []),
+]
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "asks"), CONDITION_TERMS)
+def test_the_terms_of_a_condition_are_read_by_meaning(scenario: Scenario, text: str, asks: list[str]) -> None:
+    signals = judge.read_signals(scenario, text, speaker="TZA", issue="2", meaning=True)
+    assert signals.conditional == {"2": ["2.1"]} and signals.asks == asks, signals
+    # An AI delegation's words are read by the rules alone: no ask is read into them.
+    assert judge.read_signals(scenario, text, speaker="TZA", issue="2").asks == [], text
+
+
+# Plain-word forms the rules read (no model needed): a doubted judgement, a contraction without its apostrophe,
+# and one option backed per issue in a sentence that also describes the option it turns from.
+RULES_READ = [
+    (
+        "We are not convinced that controls on coal plant emissions are the right answer at this point.",
+        "oppose",
+        "2.1",
+    ),
+    ("we dont think it makes sense to leave coal plants out of the treaty", "oppose", "2.2"),
+    (
+        "We prefer to keep working through the voluntary partnership, growing what exists rather than tying every "
+        "country into new duties under international law.",
+        "support",
+        "1.2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "side", "option"), RULES_READ)
+def test_doubts_bare_contractions_and_one_option_per_issue(
+    scenario: Scenario, text: str, side: str, option: str
+) -> None:
+    signals = judge.read_signals(scenario, text, speaker="CHN")
+    issue = option.split(".")[0]
+    said = {"support": signals.support, "oppose": signals.oppose}
+    assert said[side] == {issue: [option]}, signals
+    assert not said["oppose" if side == "support" else "support"] and not signals.conditional, signals
+
+
+# Trades whose halves are in words of the student's own, to a seat named in the listener's place or by name.
+TRADES_BY_MEANING = [
+    (
+        "Brazil, side with us on keeping the whole thing voluntary and we will back your list of products with dates.",
+        ("1.2", "3.2"),
+    ),
+    (
+        "If China comes round on leaving factory smoke to each country's own laws, we will go along with your annex of products.",
+        ("2.2", "3.2"),
+    ),
+]
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "trade"), TRADES_BY_MEANING)
+def test_a_trade_in_plain_words_is_read(scenario: Scenario, text: str, trade: tuple[str, str]) -> None:
+    signals = judge.read_signals(scenario, text, speaker="CAN", meaning=True)
+    assert [(t.want, t.promise) for t in signals.trades] == [trade], signals
+    assert not (signals.support or signals.conditional), signals  # a trade says nothing else
+    # The rules alone read no trade in it: an AI delegation's words are never read so.
+    assert not judge.read_signals(scenario, text, speaker="CAN").trades
+
+
+# A promise in the speaker's own voice, its deed in words of the student's own, read among the offers alone from
+# its first words (the tail says for whom and where).
+PROMISES = [
+    (
+        "Our companies are happy to hand over the blueprints of their filters to plants in poorer countries.",
+        ["technology_transfer"],
+    ),
+    (
+        "Our scientists will gladly coach your field officers in the villages, the rivers and the clinics.",
+        ["capacity_building"],
+    ),
+    ("We will not hand over the blueprints of our filters.", []),
+]
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "offers"), PROMISES)
+def test_a_promise_in_plain_words_is_an_offer(scenario: Scenario, text: str, offers: list[str]) -> None:
+    signals = judge.read_signals(scenario, text, speaker="USA", meaning=True)
+    assert signals.offers == offers and not signals.asks, signals
+    assert not judge.read_signals(scenario, text, speaker="USA").offers  # the rules alone read none

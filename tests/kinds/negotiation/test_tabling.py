@@ -71,6 +71,9 @@ def test_a_student_who_refuses_the_leading_option_in_public_moves_the_chair(
     game.apply("PROPOSAL_MADE")
     proposal = game.state.active_issue.proposal  # type: ignore[union-attr]
     said = " ".join(e.text for e in game.outcomes[-1].entries)
+    tabled = game.state.active_issue
+    assert tabled is not None and tabled.set_aside == (leading if proposal != leading else None)
+    assert ("together with that offer" in said) == bool(tabled.package), said  # what talk_quality counts
     if leading == "4.1" and not refused_42:
         assert proposal == "4.2", said
         assert "Tanzania has said in public that it cannot accept it" in said

@@ -219,6 +219,32 @@ def test_totals_count_distinct_proposal_sets() -> None:
     assert "distinct proposal sets: 2 of 3 games" in tq.report(games)
 
 
+def test_proposals_resting_on_public_words_are_counted_and_marked() -> None:
+    """An option set aside for another, a package, a blocker named: each issue counts once, by what the chair did
+    that the count alone would not have done."""
+    state = {
+        "round3": {
+            "issues": [
+                {"issue_id": "1", "proposal": "1.1", "blockers": ["CHN"], "package": ["financing"]},
+                {"issue_id": "2", "proposal": "2.1", "blockers": ["CHN"]},
+                {"issue_id": "3", "proposal": "3.2"},
+                {"issue_id": "4", "proposal": "4.2", "set_aside": "4.1", "blockers": ["TZA"]},
+            ]
+        }
+    }
+    followed = tq.followed_of(state)
+    assert followed == (("1", "package"), ("2", "blocker"), ("4", "set aside"))
+    games = [
+        tq.GameFigures("a", proposals=tq.proposals_of(state), adopted=("4",), followed=followed),
+        tq.GameFigures("b", proposals=(("1", "1.1"),)),
+    ]
+    t = tq.totals(games)
+    assert (t.followed, t.followed_games) == (3, 1)
+    report = tq.report(games)
+    assert "1.1+ 2.1! 3.2 4.2*^" in report
+    assert "proposals resting on what was said in public: 3 in 1 games" in report
+
+
 # --- the command on a whole game ----------------------------------------------------------------------------
 
 
@@ -250,6 +276,8 @@ def test_the_command_plays_offline_games_and_measures_them_again_the_same() -> N
     assert measured["games"][0]["proposals"] == {
         i["issue_id"]: i["proposal"] for i in game.state["round3"]["issues"]
     }
+    assert measured["games"][0]["followed"] == dict(tq.followed_of(game.state))
+    assert measured["totals"]["followed"] == len(tq.followed_of(game.state))
 
 
 def test_a_sentence_read_alone_does_not_overrule_its_message(scenario: Scenario) -> None:

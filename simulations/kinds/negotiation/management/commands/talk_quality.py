@@ -61,6 +61,7 @@ class Command(BaseCommand):
                                 "withdrawals": [x.describe() for x in f.withdrawals],
                                 "proposals": dict(f.proposals),
                                 "adopted": list(f.adopted),
+                                "followed": dict(f.followed),
                                 "concessions": f.concessions,
                                 "unreasoned_concessions": f.unreasoned,
                             }  # fmt: skip
@@ -126,4 +127,5 @@ class Command(BaseCommand):
             students=[s for s in students if s],
             proposals=talk_quality.proposals_of(state),
             adopted=talk_quality.adopted_of(state),
+            followed=talk_quality.followed_of(state),
         )
