@@ -838,7 +838,8 @@ def _read_words(
     trade = _trade(lex, sentence, speaker, meaning=meaning)
     if trade:
         return _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
-    question = sentence.endswith("?")
+    # A question, also one typed without its mark ("can we get some exceptions for medicines").
+    question = sentence.endswith("?") or bool(_ASKED.match(sentence))
     said = Reading()
     own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
     previous = ""
@@ -851,6 +852,14 @@ def _read_words(
     return _Sentence(
         None, frozenset(said.offers), frozenset(said.asks), tuple((*k, r) for k, r in own.items()), mixed
     )
+
+
+_ASKED = re.compile(r"^\W*(?:can|could|may|will|would|shall) (?:we|i|you|your delegation) (?!not\b)")
+# Where a clause turns from its reason to its conclusion.
+_CONCLUSION = re.compile(
+    r"(?:,\s*|\s)(?:and )?(?:so(?! that| on| far| much| many| long| as| to)|therefore|thus|which is why|"
+    r"that is why|that's why|hence)\s+(?=\w)"
+)
 
 
 def _one_per_issue(ranks: dict[tuple[str, str, str], int]) -> None:
@@ -1047,7 +1056,23 @@ def _read_clause(
     judged = main  # what is weighed for a side: for a clause read by meaning, only up to its next comma
     meant = False  # the clause's option was matched by meaning: its side may be too
     if meaning and not main_offers and not mentions:
-        main_offers, mentions = _by_meaning(lex, main, issue, speaker)
+        # "Children in the camps are being poisoned, so countries with gold mines should make plans": what
+        # follows "so" is the position (the reason reads as the topic, and its grim words are no side).
+        conclusion = _CONCLUSION.search(main)
+        at = conclusion.end() if conclusion else 0
+        if re.match(
+            r"(?:it|they|them|such)\b|(?:this|that|these|those)\b(?! (?:treaty|convention|accord|agreement|"
+            r"instrument|text|deal)\b)",
+            main[at:],
+        ):
+            at = 0  # "..., so those uses must be protected": the conclusion speaks of the reason's subject
+        main_offers, mentions = _by_meaning(lex, main[at:], issue, speaker)
+        if at and (main_offers or mentions):
+            main_offers = [(o, p + at) for o, p in main_offers]
+            mentions = [replace(m, start=m.start + at, end=m.end + at) for m in mentions]
+            main = " " * at + main[at:]
+        elif at:
+            main_offers, mentions = _by_meaning(lex, main, issue, speaker)
         meant = bool(mentions)
         if mentions:
             comma = main.find(",", mentions[0].end)

@@ -22,6 +22,10 @@ and "out" are the easiest to confuse) by `MARGIN` in log-odds, lies within `MIN_
 is at least as near one of its class's texts as any text of "nothing". Otherwise the reader abstains: a wrong
 option moves delegations the wrong way, while a clause not read is only not read.
 
+The model hears a clause's subject ("soot from chimneys") far better than its direction ("inside the treaty"): where
+an issue's option labels go one way each ("in scope", "out of scope", "excluded") and the clause says one way, the
+option that goes the other way is never named; its sibling is, when it is the runner-up.
+
 Only which option or offer comes from here: whether the clause backs, opposes, conditions, offers or asks is read by
 the rules around it, as for a cue. Without the model's files (no `make install`) `match` is None throughout and
 the rules read alone.
@@ -274,10 +278,19 @@ def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
         ]
         score = score.copy()
         score[others] = -np.inf
-    order = np.argsort(-score, kind="stable")
+    order = list(np.argsort(-score, kind="stable"))
     best = found.classes[int(order[0])]
     if best is None:
         return None
+    way = _way(text)
+    if best.kind == "option" and way and _option_way(scenario, best) not in (None, way):
+        # The model hears "air pollution" and not whether it is to be in or out: a clause that says which way
+        # names the issue's option that goes that way, when it is the runner-up; else nothing.
+        runner = found.classes[int(order[1])]
+        if runner is None or runner.issue != best.issue or _option_way(scenario, runner) != way:
+            return None
+        order[0], order[1] = order[1], order[0]
+        best, order = runner, [order[0], *order[2:]]
     margin = float(score[order[0]] - score[order[1]])
     cosine = float(found.centres[order[0]] @ vector)
     nearest = float((found.texts[int(order[0])] @ vector).max())
@@ -288,6 +301,36 @@ def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
     ):
         return None
     return Match(best, round(margin, 3), round(cosine, 3))
+
+
+# Which way a text goes on an issue's scope: into the treaty ("in") or out of it ("out").
+_IN = re.compile(
+    r"\b(?:in|into|inside|within|under|part of) (?:the |this |our |a |an )?(?:new )?"
+    r"(?:treaty|convention|instrument|accord|agreement|text|scope|deal)\b|\binclud\w*|\bcover(?:ed|s|ing)?\b"
+)
+_OUT = re.compile(
+    r"\b(?:out of|outside) (?:the |this |our |a |an )?(?:new )?(?:treaty|convention|instrument|accord|agreement|"
+    r"text|scope|deal)\b|\b(?:left out|leave\w* (?:\w+ )?out|kept out|keep\w* (?:\w+ )?out|exclud\w*)\b"
+    r"|\b(?:left|leav\w*|stays?|remains?) (?:\w+ )?(?:to|with) (?:each|every|the) (?:country|countries|government|"
+    r"governments|capital|state|nation)\b|\b(?:left|leav\w*) (?:\w+ )?(?:to|with) national\b"
+)
+
+
+def _way(text: str) -> str | None:
+    """ "in" or "out" when the text says one way and not the other, else None."""
+    lowered = text.lower()
+    ins, outs = bool(_IN.search(lowered)), bool(_OUT.search(lowered))
+    return "in" if ins and not outs else "out" if outs and not ins else None
+
+
+def _option_way(scenario: Scenario, target: Target) -> str | None:
+    """The way an option's label goes ("Emissions in scope", "Products and processes excluded"), if it says."""
+    label = scenario.issue(target.issue).option(target.id).label.lower()
+    if re.search(r"\bout of scope\b|\bexclud\w*|\boutside\b", label):
+        return "out"
+    if re.search(r"\bin scope\b|\binclud\w*|\bwithin\b", label):
+        return "in"
+    return None
 
 
 def scores(scenario: Scenario, text: str) -> tuple[Index, np.ndarray, np.ndarray] | None:

@@ -287,3 +287,33 @@ def test_a_promise_in_plain_words_is_an_offer(scenario: Scenario, text: str, off
     signals = judge.read_signals(scenario, text, speaker="USA", meaning=True)
     assert signals.offers == offers and not signals.asks, signals
     assert not judge.read_signals(scenario, text, speaker="USA").offers  # the rules alone read none
+
+
+@needs_model
+def test_a_clause_that_says_in_or_out_names_the_option_that_goes_that_way(scenario: Scenario) -> None:
+    """The model hears the subject (smoke from chimneys) more than the direction: "inside the treaty" named the
+    option that keeps emissions out. Within an issue whose options' labels say "in scope" and "out of scope",
+    the clause's own way decides between the two it cannot tell apart."""
+    inside = similarity.match(scenario, "soot from chimneys belongs inside the treaty", "2")
+    outside = similarity.match(scenario, "air pollution from smelters should be kept out of the deal", "2")
+    assert inside is not None and inside.target.id == "2.1"
+    assert outside is not None and outside.target.id == "2.2"
+    # Issue 1's labels go neither way: its options are matched as before.
+    assert similarity.match(scenario, "governments must answer to a legal body", "1").target.id == "1.1"  # type: ignore[union-attr]
+
+
+@needs_model
+def test_the_position_after_so_is_read_and_its_reason_weighs_no_side(scenario: Scenario) -> None:
+    text = (
+        "Children in the mining camps are being poisoned, so countries with small gold diggings should draw up "
+        "plans to stop it."
+    )
+    signals = judge.read_signals(scenario, text, speaker="MFF", issue="4", meaning=True)
+    assert signals.support == {"4": ["4.1"]} and not signals.oppose, signals
+
+
+def test_a_question_typed_without_its_mark_asks(scenario: Scenario) -> None:
+    signals = judge.read_signals(
+        scenario, "can we get some extra years before the deadlines bite", speaker="BRA"
+    )
+    assert signals.asks == ["transition_period"] and not signals.offers, signals
