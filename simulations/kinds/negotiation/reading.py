@@ -855,6 +855,8 @@ def _read_words(
 
 
 _ASKED = re.compile(r"^\W*(?:can|could|may|will|would|shall) (?:we|i|you|your delegation) (?!not\b)")
+# A comparison right after an evaluative word: "better than", "more sense than", "far more done than".
+_COMPARED = re.compile(r"(?:\s+[\w'-]+){0,2}?\s+than\b")
 # Where a clause turns from its reason to its conclusion.
 _CONCLUSION = re.compile(
     r"(?:,\s*|\s)(?:and )?(?:so(?! that| on| far| much| many| long| as| to)|therefore|thus|which is why|"
@@ -1248,6 +1250,16 @@ def _polarity(main: str, mention: _Mention, mentions: list[_Mention]) -> tuple[s
                 weight_here = weight
             if doubted[0] <= cue.start() < doubted[1]:
                 weight_here = -weight_here  # "we are not convinced that X is the right tool"
+            compared = _COMPARED.match(masked, cue.end())
+            if compared:
+                # "X is much better than Y", "X makes more sense than Y": the judgement is X's, and Y's the other way
+                before_it = [a for a in anchors if a[1] <= cue.start()]
+                after_it = [a for a in anchors if a[0] >= compared.end()]
+                if before_it and before_it[-1][2] == mention.option:
+                    score += weight_here
+                elif after_it and after_it[0][2] == mention.option:
+                    score -= weight_here
+                continue
             nearest = _about(anchors, cue.start(), masked)
             if nearest[2] == mention.option:
                 score += weight_here

@@ -214,9 +214,15 @@ def test_the_terms_of_a_condition_are_read_by_meaning(scenario: Scenario, text: 
     assert judge.read_signals(scenario, text, speaker="TZA", issue="2").asks == [], text
 
 
-# Plain-word forms the rules read (no model needed): a doubted judgement, a contraction without its apostrophe,
+# Plain-word forms the rules read (no model needed): a comparison, a doubted judgement, a bare contraction,
 # and one option backed per issue in a sentence that also describes the option it turns from.
 RULES_READ = [
+    # a comparison: the judgement is the first option's, and the other way for the one after "than"
+    (
+        "Each country deciding for itself works far better than a treaty with a compliance committee.",
+        "oppose",
+        "1.1",
+    ),
     (
         "We are not convinced that controls on coal plant emissions are the right answer at this point.",
         "oppose",
