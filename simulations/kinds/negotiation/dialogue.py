@@ -75,6 +75,20 @@ def asks_price(question: str) -> bool:
     return bool(_PRICE.search(question))
 
 
+# A question that asks what matters most to the listener: answered with the issue it holds firmest.
+_PRIORITY = re.compile(
+    r"\b(?:what (?:matters|counts) (?:most|the most)|(?:your|the) (?:main |biggest |top |first |chief )?"
+    r"(?:priority|priorities|concern|concerns|red lines?)|what (?:do|does) (?:you|your \w+|\w+) care about|"
+    r"what is (?:most|the most) important|what (?:do|does) (?:you|your \w+|\w+) (?:most )?(?:want|need) (?:most|above all))",
+    re.IGNORECASE,
+)
+
+
+def asks_priority(question: str) -> bool:
+    """Whether a question asks what matters most to the listener ("what is your main concern here?")."""
+    return bool(_PRIORITY.search(question)) and not asks_price(question)
+
+
 # Taking note, promising to reflect, keeping the door open: courtesy that proposes nothing and needs no reading.
 _ACKNOWLEDGES = re.compile(
     r"\b(?:we hear you|we (?:have )?noted?\b|we understand (?:you|your|that|this)|"

@@ -210,6 +210,11 @@ PRICE_NONE = [
     "{me} asks nothing more than what you have already said; we count on it in the public debate.",
     "You have already said what we hoped to hear; keep to it in the public debate and that is enough for {me}.",
 ]
+# Asked what matters most: the issue this seat holds firmest.
+PRIORITY = [
+    "What matters most to {me} is {title}: we stand for {opt}.",
+    "Above all, {me} cares about {title}, where we back {opt}.",
+]
 ANSWER_PLAIN = [
     "To answer your question plainly:",
     "Our answer to your question:",
@@ -674,6 +679,8 @@ def _reply_in_talk(c: Composer, heard: dict[str, Any]) -> int:
             _offer_or_refer(c, question["offers"][0])
         elif question.get("price"):
             _name_price(c)
+        elif question.get("priority"):
+            _name_priority(c)
         elif not question.get("on_topic", True):
             c.one(OFF_TOPIC_Q) or c.one(OFF_TOPIC)
         elif question.get("issues"):
@@ -725,6 +732,18 @@ def _name_price(c: Composer) -> None:
     if c.one(PRICE, [ref], opt=_opt(ref)):
         c.requested.add(ref["id"])
         _argue_for(c, ref)
+
+
+def _name_priority(c: Composer) -> None:
+    """What matters most to this seat: the issue it holds firmest, its option there and why (what any delegation
+    says of itself in a corridor; the brief's own words stay confidential)."""
+    facts = c.facts
+    issue = max(sorted(facts["stance"]), key=lambda i: float(facts["firmness"][i]))
+    ref = _preferred(facts, issue)
+    if c.free(ref) and c.one(PRIORITY, [ref], opt=_opt(ref), title=_title(facts, issue)):
+        _argue_for(c, ref)
+    else:
+        _focus_position(c)
 
 
 def _focus_issue(c: Composer) -> str:

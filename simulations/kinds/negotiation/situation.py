@@ -118,6 +118,7 @@ def _questions(scenario: Scenario, text: str) -> list[dict[str, Any]]:
                 "issues": dialogue.issues_named(scenario, sentence),  # its subject, when it names no option
                 "on_topic": dialogue.touches(scenario, sentence),
                 "price": dialogue.asks_price(sentence),  # what the listener wants in return
+                "priority": dialogue.asks_priority(sentence),  # what matters most to the listener
             }
         )
     return out

@@ -223,6 +223,28 @@ def test_asked_what_it_wants_in_return_a_partner_names_its_price(scenario: Scena
     assert not dialogue.asks_price("What is your view on artisanal gold mining?")
 
 
+def test_asked_what_matters_most_a_partner_names_the_issue_it_holds_firmest(scenario: Scenario) -> None:
+    game = _play(
+        scenario,
+        [
+            {
+                "partner": "CHN",
+                "starter": "human",
+                "messages": ["What is your main concern in this negotiation?"],
+            }
+        ],
+    )
+    (_, answer), *_ = _pairs(game, "CHN")
+    first = next(s for s in SENTENCE.split(answer.text) if re.search(r"matters most|cares about", s, re.I))
+    stances = scenario.role("CHN").stances
+    firmest = max(sorted(stances), key=lambda i: stances[i].firmness)
+    assert scenario.issue(firmest).title.lower() in first.lower(), answer.text
+    assert f"({game.state.stances['CHN'][firmest].preferred})" in first, answer.text
+    assert "In answer to your question" not in answer.text
+    assert dialogue.asks_priority("What matters most to the Union?")
+    assert not dialogue.asks_priority("What would it take for China to move?")  # that asks the price
+
+
 def test_an_offer_read_by_meaning_is_answered_as_an_offer(scenario: Scenario) -> None:
     """The partner reads the student's message as the engine did: an offer in words no cue lists is answered."""
     offer = "We'll make our cleaner industrial processes available to your engineers royalty-free."
