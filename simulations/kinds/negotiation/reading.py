@@ -1376,8 +1376,13 @@ def _settle(
 def _trade(
     lex: Lexicon, sentence: str, speaker: str | None, *, meaning: bool = False
 ) -> tuple[str, str] | None:
-    # The listener, or a seat named in its place ("if China comes round on X, we will back Y", said to China).
-    others = "|".join(f"(?:{p.pattern})" for role, p in lex.names.items() if role != speaker)
+    # The listener, or in a student's words a seat named in its place ("if China comes round on X, we will back
+    # Y", said to China; an AI delegation's "Canada supports X if China accepts Y" stays a conditional).
+    others = (
+        "|".join(f"(?:{p.pattern})" for role, p in lex.names.items() if role != speaker)
+        if meaning
+        else "(?!)"
+    )
     you = rf"(?:you|your delegation|your government|your side|{others})"
     own = _own_pattern(lex, speaker)
     we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
