@@ -57,7 +57,7 @@ from simulations.kinds.negotiation.scenario import Scenario
 SUPPORT_VERBS = (
     r"support\w*", r"back(?:s|ed|ing)?", r"favou?r(?:s|ed)?", r"prefer(?:s|red)?", r"endorse[sd]?",
     r"accept(?!s that|ed that)(?:s|ed)?", r"want(?:s|ed)?", r"sign(?:s|ed)? up", r"defend\w*", r"call(?:s|ed)? for", r"champion(?:s|ed)?", r"advocate[sd]?",
-    r"insist(?:s|ed)? on", r"push(?:es)? for", r"vote (?:for|yes)", r"agree(?:s|d)? (?:to|with|on)",
+    r"insist(?:s|ed)? on", r"push(?:es)? for", r"vote (?:for|yes)", r"agree(?:s|d)? (?:to|with|on|that)",
     r"join(?:s|ed)?", r"go along with", r"live with", r"stands? behind", r"(?:are|is|am) (?:in favou?r of|for)",
     r"would rather", r"urge[sd]?", r"consider(?:s|ed)?", r"values?", r"(?:see|understand|accept) the case for", r"speak for", r"argue for",
     r"seek(?:s)?", r"ask(?:s|ed)? for", r"embrace[sd]?", r"stand by", r"welcome[sd]?",
@@ -156,7 +156,7 @@ POSITIVE = (
     r"acceptable", r"tolerable", r"should(?! not)", r"must(?! not)", r"show\w*", r"room", r"moves? quickly", r"faster",
     r"make sure", r"prepare", r"basis", r"evidence base", r"scientifically", r"makes? sense", r"standard practice",
     r"reasonable cost", r"least we owe", r"victory", r"spare\w*", r"serve\w*", r"starting point", r"tolerat\w*",
-    r"enough", r"at least", r"come before", r"come first", r"possible",
+    r"enough", r"at least", r"come before", r"come first", r"possible", r"wise", r"smart",
 )  # fmt: skip
 NEGATIVE = (
     r"fail\w*", r"weaken\w*", r"undermin\w*", r"ignor\w*", r"miss\w*", r"not enough", r"little",
@@ -236,7 +236,7 @@ _CONDITION_LEAD = re.compile(
     r"^\s*(?:if|provided(?: that)?|as long as|so long as|only if|unless|once|assuming|on condition that)\b[^,]*,\s*"
 )
 _CONDITION_TAIL = re.compile(
-    r",?\s*\b(?:if|(?<!have )(?<!has )(?<!never )(?<!been )provided(?: that)?(?! by\b)|providing|as long as|so long as|only if|unless|(?<!at )once|on condition that|"
+    r",?\s*\b(?:(?<!check )(?<!checks )(?<!see )(?<!ask )(?<!asks )(?<!know )(?<!wonder )(?<!decide )if|(?<!have )(?<!has )(?<!never )(?<!been )provided(?: that)?(?! by\b)|providing|as long as|so long as|only if|unless|(?<!at )once|on condition that|"
     r"on the understanding that|assuming)\b.*$"
 )
 _WITH_LEAD = re.compile(
@@ -757,6 +757,11 @@ _PROMISE = (
     r"would be (?:happy|glad|willing) to|"
     r"offer to|commit to|promise to|pledge to)\s+(?:(?:also|gladly|then)\s+)?(?P<deed>[^,;.]+)"
 )
+# A promise that grants something to others: "accept that poorer countries are given extra years".
+_GRANTED = re.compile(
+    r"(?:agree|accept)s? (?:that )?(?:\w+ ){1,6}?(?:get|gets|are given|is given|receive|receives|have|has|can have)\s+"
+    r"(?P<what>.+)"
+)
 PROMISE_WORDS = 8  # what the promise does is said in its first words; the rest says for whom, where, how
 
 
@@ -770,10 +775,18 @@ def _promised_by_meaning(lex: Lexicon, sentence: str, speaker: str | None) -> se
         deed = m["deed"]
         if re.search(r"\b(?:which|that|who|where)\s+$", sentence[: m.start()]):
             continue  # "a list which we can add to later": a relative clause describes, it promises nothing
-        if _NEGATION_RE.search(sentence[max(0, m.start() - 30) : m.start("deed")]) or re.match(
-            rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern}|not\b|never\b)", deed
+        if (
+            _NEGATION_RE.search(sentence[max(0, m.start() - 30) : m.start("deed")])
+            or (not _GRANTED.match(deed))
+            and re.match(
+                rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern}|not\b|never\b)",
+                deed,
+            )
         ):
             continue
+        granted = _GRANTED.match(deed)
+        if granted:
+            deed = granted["what"]  # "we will agree that they get more time": the time is ours to give
         head = " ".join(deed.split()[:PROMISE_WORDS])
         if _scenario_says(lex, head):
             continue
@@ -838,8 +851,9 @@ def _read_words(
     trade = _trade(lex, sentence, speaker, meaning=meaning)
     if trade:
         return _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
-    # A question, also one typed without its mark ("can we get some exceptions for medicines").
-    question = sentence.endswith("?") or bool(_ASKED.match(sentence))
+    # A question, also one typed without its mark ("can we get some exceptions for medicines") or asked
+    # indirectly ("we would like to know whether ...").
+    question = sentence.endswith("?") or bool(_ASKED.match(sentence) or _ASKED_WHETHER.search(sentence))
     said = Reading()
     own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
     previous = ""
@@ -855,6 +869,9 @@ def _read_words(
 
 
 _ASKED = re.compile(r"^\W*(?:can|could|may|will|would|shall) (?:we|i|you|your delegation) (?!not\b)")
+_ASKED_WHETHER = re.compile(
+    r"\b(?:know|wonder(?:ing)?|ask(?:ing)?|find out|tell us|let us know) (?:if|whether)\b"
+)
 # A comparison right after an evaluative word: "better than", "more sense than", "far more done than".
 _COMPARED = re.compile(r"(?:\s+[\w'-]+){0,2}?\s+than\b")
 # Where a clause turns from its reason to its conclusion.
@@ -1086,11 +1103,14 @@ def _read_clause(
             if re.search(r"\b(?:your|the|their|its|\w+'s) offers? of\s+(?:\S+\s+){0,2}$", before):
                 continue  # "we welcome the offer of financing from X": someone else's offer, acknowledged
             if question:
-                ours = (
+                ours = re.search(
+                    r"\b(?:we|i) (?:\w+ ){0,2}(?:offer|give|provide|send|share|pay)\b", before
+                ) or (
                     re.search(r"\b(?:we|us|our)\b", before)
                     and not re.search(r"\byou", before)
-                    and not re.search(r"\b(?:we|i) (?:\w+ )?(?:get|have|receive|obtain|count on)\b", before)
-                )  # "can we get some exceptions?" asks for them
+                    and not re.search(r"\b(?:we|i) (?:\w+ )?(?:get|have|receive|obtain|count on)\b", main)
+                    and not re.search(r"\b(?:they|them|their|countries|nations|donors|partners)\b", main)
+                )  # "can we get some exceptions?", "will the rich countries share ...?": asks
                 (reading.offers if ours else reading.asks).add(offer_id)
             elif (
                 other_subject
@@ -1314,7 +1334,7 @@ def _doubted(text: str) -> tuple[int, int]:
 
 # A judgement the speaker doubts.
 _DOUBT = re.compile(
-    r"\b(?:(?:do|does|did|am|is|are) not|don't|doesn't|didn't|isn't|aren't)\s+(?:really\s+|yet\s+)?"
+    r"\b(?:(?:do|does|did|am|is|are) not|don't|doesn't|didn't|isn't|aren't)\s+(?:really\s+|yet\s+|at all\s+)?"
     r"(?:think|believe|convinced|persuaded|sure|see (?:how|why))\b|\b(?:doubt|unconvinced|unpersuaded)\b"
 )
 
@@ -1388,7 +1408,7 @@ def _trade(
     we = rf"(?:we|our delegation|i{'|' + own if own else ''})"
     modal = r"(?:will|would|shall|can|could|are ready to|are prepared to|promise to|commit to)"
     patterns = (
-        rf"\b(?:if|should) {you} (?:will |would |can |could )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
+        rf"\b(?:if|should) {you} (?:will |would |can |could )?(?:(?:is|are) (?:willing|ready|prepared) to )?{_TRADE_VERB}\b(?P<want>[^,;]+?),?\s+(?:then\s+)?{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
         rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+(?:if|provided|as long as) {you} (?:will |would |can |also )?{_TRADE_VERB}\b(?P<want>.+)",
         rf"\b(?:in return for|in exchange for) your (?:support|vote)s? (?:for|on)\b(?P<want>[^,;]+?),?\s+{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>.+)",
         rf"\b{we}\s+(?:\w+\s+)?{modal}\s+(?:\w+\s+){{0,2}}{_TRADE_VERB}\b(?P<promise>[^,;]+?),?\s+in (?:return|exchange) for your (?:support|vote)s? (?:for|on)\b(?P<want>.+)",

@@ -217,6 +217,7 @@ def test_the_terms_of_a_condition_are_read_by_meaning(scenario: Scenario, text: 
 # Plain-word forms the rules read (no model needed): a comparison, a doubted judgement, a bare contraction,
 # and one option backed per issue in a sentence that also describes the option it turns from.
 RULES_READ = [
+    ("We are not at all convinced that controls on coal plant emissions are wise.", "oppose", "2.1"),
     # a comparison: the judgement is the first option's, and the other way for the one after "than"
     (
         "Each country deciding for itself works far better than a treaty with a compliance committee.",
@@ -318,8 +319,44 @@ def test_the_position_after_so_is_read_and_its_reason_weighs_no_side(scenario: S
     assert signals.support == {"4": ["4.1"]} and not signals.oppose, signals
 
 
-def test_a_question_typed_without_its_mark_asks(scenario: Scenario) -> None:
-    signals = judge.read_signals(
-        scenario, "can we get some extra years before the deadlines bite", speaker="BRA"
+# Questions, with or without their mark, direct or indirect: who would give decides offer or ask.
+QUESTIONS = [
+    ("can we get some extra years before the deadlines bite", [], ["transition_period"]),
+    ("Can we offer you extra years?", ["transition_period"], []),
+    (
+        "Could the rich countries tell us whether they will share their cleaner machines with us?",
+        [],
+        ["technology_transfer"],
+    ),
+]
+
+
+@needs_model
+@pytest.mark.parametrize(("text", "offers", "asks"), QUESTIONS)
+def test_a_question_asks_or_offers_by_who_would_give(
+    scenario: Scenario, text: str, offers: list[str], asks: list[str]
+) -> None:
+    signals = judge.read_signals(scenario, text, speaker="BRA", meaning=True)
+    assert (signals.offers, signals.asks) == (offers, asks), signals
+
+
+@needs_model
+def test_plain_promises_questions_and_trades_a_student_writes(scenario: Scenario) -> None:
+    """Forms found in the held-out batches, each in new words: an indirect question asks; agreeing that others
+    get something gives it; "checks if" is no condition; a trade's partner may be "willing to" back its half."""
+
+    def read(text: str) -> judge.Signals:
+        return judge.read_signals(scenario, text, speaker="CAN", meaning=True)
+
+    asked = read("We would like to know whether developing countries will get extra years.")
+    assert (asked.offers, asked.asks) == ([], ["transition_period"]), asked
+    granted = read("Canada will agree that poorer countries get more years to comply.")
+    assert (granted.offers, granted.asks) == (["transition_period"], []), granted
+    checks = read(
+        "We want a convention that binds its parties, with a committee that checks if everyone keeps their word."
     )
-    assert signals.asks == ["transition_period"] and not signals.offers, signals
+    assert checks.support == {"1": ["1.1"]} and not checks.conditional, checks
+    trade = read(
+        "If China is willing to back an annex of products, we will go along with waiting for the gold mining study."
+    )
+    assert [(t.want, t.promise) for t in trade.trades] == [("3.2", "4.2")], trade
