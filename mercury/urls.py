@@ -53,6 +53,11 @@ urlpatterns = [
         "classes/<int:session_id>/results-by-game.csv", classes.results_by_game, name="class_results_by_game"
     ),
     path("classes/<int:session_id>/games.zip", classes.games_zip, name="class_games_zip"),
+    path(
+        "classes/<int:session_id>/guests/<int:guest_id>/return-code/",
+        classes.guest_return_code,
+        name="class_guest_return_code",
+    ),
     path("classes/<int:session_id>/wait/", classes.wait, name="class_wait"),
     path("classes/<int:session_id>/play/", classes.play, name="class_play"),
     path("classes/<int:session_id>/seat/", classes.choose_seat, name="class_choose_seat"),

@@ -196,6 +196,9 @@ class ClassGuest(models.Model):
     )
     session = models.ForeignKey(ClassSession, on_delete=models.CASCADE, related_name="guests")
     name = models.CharField(max_length=60)
+    # A keyed hash of the return code shown to the student when they joined: with it and the session's code they
+    # log in again from any browser (class_sessions.return_as_guest). Empty for guests from before return codes.
+    return_key = models.CharField(max_length=64, blank=True, default="", db_index=True)
 
     def __str__(self) -> str:
         return f"{self.name} (name only) in {self.session}"

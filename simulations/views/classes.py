@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_http_methods, require_POST
 
 from simulations.kinds import get_kind
-from simulations.models import ClassMember, ClassSession, Game
+from simulations.models import ClassGuest, ClassMember, ClassSession, Game
 from simulations.services.content.model_choice import UnknownModelChoice, options
 from simulations.services.content.scenarios import latest_version
 from simulations.services.files.export import export_game
@@ -41,6 +41,7 @@ ROOM_FALLBACK_SECONDS = (
     15  # the room's roster, should its websocket be down (it says when to fetch otherwise)
 )
 MAX_STUDENTS = 200
+RETURN_CODE_KEY = "class_return_code"  # a name-only student's return code, in their login's session only
 MIN_TURN_SECONDS, MAX_TURN_SECONDS = 20, 3600
 
 
@@ -159,6 +160,22 @@ def pause(request: HttpRequest, session_id: int, game_id: int | None = None) -> 
     """The whole session's AI waits, or one game's (`game_id`): no model calls until resumed."""
     session = _taught(request, session_id)
     sessions.pause(session, _session_game(session, game_id))
+    return redirect("class_room", session_id=session_id)
+
+
+@login_required
+@require_POST
+def guest_return_code(request: HttpRequest, session_id: int, guest_id: int) -> HttpResponse:
+    """A new return code for a name-only student who lost theirs, shown to the teacher once."""
+    session = _taught(request, session_id)
+    try:
+        name, code = sessions.reissue_return_code(session, guest_id)
+    except ClassGuest.DoesNotExist as exc:
+        raise Http404("No such student in this session.") from exc
+    messages.success(
+        request, f"{name}'s new return code: {code}. Their old one no longer works; with this one and the "
+        "class code, Coming back? on the join page brings them back to their game.",
+    )  # fmt: skip
     return redirect("class_room", session_id=session_id)
 
 
@@ -328,19 +345,29 @@ def join(request: HttpRequest, code: str = "") -> HttpResponse:
         try:
             if request.user.is_authenticated:
                 session = sessions.join(user=request.user, code=request.POST.get("code", ""))  # type: ignore[arg-type]
+            elif request.POST.get("return_code"):
+                session, guest = sessions.return_as_guest(
+                    code=request.POST.get("code", ""), return_code=request.POST.get("return_code", ""),
+                    address=client_address(request),
+                )  # fmt: skip
+                login(request, guest, backend=settings.AUTHENTICATION_BACKENDS[0])
             else:
-                session, guest = sessions.join_as_guest(
+                session, guest, return_code = sessions.join_as_guest(
                     name=request.POST.get("name", ""), code=request.POST.get("code", ""),
                     address=client_address(request),
                 )  # fmt: skip
                 login(request, guest, backend=settings.AUTHENTICATION_BACKENDS[0])
+                request.session[RETURN_CODE_KEY] = return_code  # shown on their page while this login lasts
             return redirect("class_wait", session_id=session.pk)
         except sessions.JoinRefused as exc:
             error, status = str(exc), 400
         except RateLimited as exc:
             error, status = str(exc), 429
         code = request.POST.get("code", "")
-    context = {"code": code[:20], "error": error, "name": request.POST.get("name", "")[:60]}
+    context = {
+        "code": code[:20], "error": error, "name": request.POST.get("name", "")[:60],
+        "returning": bool(request.POST.get("return_code")),
+    }  # fmt: skip
     return render(request, "classes/join.html", context, status=status)
 
 
@@ -349,7 +376,10 @@ def wait(request: HttpRequest, session_id: int) -> HttpResponse:
     """The student's page of the session: waiting for the teacher, then the way into their own game."""
     session = _joined(request, session_id)
     games = sessions.student_games(session, request.user.pk).order_by("-created_at")
-    context: dict[str, Any] = {"session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS}
+    context: dict[str, Any] = {
+        "session": session, "game": games.first(), "every": ROSTER_EVERY_SECONDS,
+        "return_code": request.session.get(RETURN_CODE_KEY, ""),
+    }  # fmt: skip
     if session.students_choose and session.status == ClassSession.Status.WAITING:
         member = ClassMember.objects.get(session=session, student=request.user.pk)
         roles = session.scenario.roles.order_by("position").values_list("role_id", "name")

@@ -3,6 +3,8 @@ that reaches their session's waiting page and their own games in it and nothing 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
@@ -71,3 +73,76 @@ def test_guessing_codes_without_an_account_is_limited_by_address() -> None:
     visitor = Client()
     answers = [visitor.post("/join/", {"code": f"ZZZZ{n:02d}", "name": "Bo"}).status_code for n in range(12)]
     assert answers[:10] == [400] * 10 and answers[10:] == [429, 429]
+
+
+def test_a_name_only_student_comes_back_to_their_game_with_their_return_code() -> None:
+    """Logged out, or on another browser: the class code and the return code shown when they joined give back
+    their own account and game; the code is kept only as a keyed hash, and a wrong one opens nothing."""
+    session, _ = _session()
+    first = Client()
+    first.post("/join/", {"code": session.code, "name": "Ada L."})
+    page = first.get(f"/classes/{session.pk}/wait/").content.decode()
+    shown = re.search(r"Your return code: <strong>([A-Z0-9]{4}-[A-Z0-9]{4})</strong>", page)
+    assert shown, page
+    guest = ClassGuest.objects.get(session=session)
+    # Kept only as a keyed hash of the session and the code (typed with or without its dash, in any case).
+    assert guest.return_key == class_sessions.return_key(session, shown.group(1).replace("-", "").lower())
+    assert re.fullmatch(r"[0-9a-f]{40,64}", guest.return_key) and shown.group(1) not in guest.return_key
+    class_sessions.start(session)
+    first.post(f"/classes/{session.pk}/play/")
+    game = Game.objects.get(owner=guest.user)
+    first.post("/accounts/logout/")
+    assert first.get(f"/games/{game.pk}/").status_code == 302  # logged out: the game asks for a login
+
+    other = Client()
+    assert "Coming back?" in other.get(f"/join/{session.code}/").content.decode()
+    wrong = other.post("/join/", {"code": session.code, "return_code": "AAAA-AAAA"})
+    assert (
+        wrong.status_code == 400
+        and "No student of this session has that return code" in wrong.content.decode()
+    )
+    again = other.post("/join/", {"code": session.code.lower(), "return_code": shown.group(1).lower()})
+    assert again.status_code == 302 and again["Location"] == f"/classes/{session.pk}/wait/"
+    assert other.get(f"/games/{game.pk}/").status_code == 200
+    assert ClassGuest.objects.count() == 1 and ClassSession.objects.get(pk=session.pk).members.count() == 1
+    # One session's code opens nothing in another session.
+    another, _ = _session("Another")
+    elsewhere = Client().post("/join/", {"code": another.code, "return_code": shown.group(1)})
+    assert elsewhere.status_code == 400
+    # After the session ends the student still comes back, to their review.
+    class_sessions.end(session)
+    late = Client()
+    assert late.post("/join/", {"code": session.code, "return_code": shown.group(1)}).status_code == 302
+    assert late.get(f"/classes/{session.pk}/wait/").status_code == 200
+
+
+def test_return_codes_tried_without_an_account_are_limited_by_address() -> None:
+    session, _ = _session()
+    visitor = Client()
+    answers = [
+        visitor.post("/join/", {"code": session.code, "return_code": f"ZZZZ-ZZ{n:02d}"}).status_code
+        for n in range(12)
+    ]
+    assert answers[:10] == [400] * 10 and answers[10:] == [429, 429]
+
+
+def test_the_teacher_gives_a_student_who_lost_their_code_a_new_one() -> None:
+    session, room = _session()
+    student = Client()
+    student.post("/join/", {"code": session.code, "name": "Ada L."})
+    old = re.search(
+        r"<strong>([A-Z0-9-]{9})</strong>", student.get(f"/classes/{session.pk}/wait/").content.decode()
+    )
+    guest = ClassGuest.objects.get(session=session)
+    roster = room.get(f"/classes/{session.pk}/roster/").content.decode()
+    assert f"/classes/{session.pk}/guests/{guest.pk}/return-code/" in roster
+    shown = room.post(f"/classes/{session.pk}/guests/{guest.pk}/return-code/", follow=True).content.decode()
+    new = re.search(r"Ada L\.&#x27;s new return code: ([A-Z0-9]{4}-[A-Z0-9]{4})", shown)
+    assert old and new and new.group(1) != old.group(1), shown
+    assert Client().post("/join/", {"code": session.code, "return_code": old.group(1)}).status_code == 400
+    assert Client().post("/join/", {"code": session.code, "return_code": new.group(1)}).status_code == 302
+    # Nobody but the session's teacher makes one, and only for the session's own students.
+    other, other_room = _session("Another")
+    assert other_room.post(f"/classes/{session.pk}/guests/{guest.pk}/return-code/").status_code == 404
+    assert room.post(f"/classes/{other.pk}/guests/{guest.pk}/return-code/").status_code == 404
+    assert student.post(f"/classes/{session.pk}/guests/{guest.pk}/return-code/").status_code == 404

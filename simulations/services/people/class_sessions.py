@@ -22,6 +22,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from simulations.kinds import Actor, NextStep, get_kind
 from simulations.models import (
@@ -50,6 +51,7 @@ class JoinRefused(Exception):
     """A join the session does not take; the message is the sentence for the student."""
 
     UNKNOWN = "No class session has this code: check it with your teacher (letters and digits, no spaces)."
+    RETURN = "No student of this session has that return code: check both codes, or ask your teacher."
     ENDED = "This class session has ended."
     FULL = "This class session is full: ask your teacher."
     TEACHER = "You are this session's teacher: open it from your sessions."
@@ -155,10 +157,27 @@ GUEST_PREFIX = "guest-"  # a name-only student's account name: the prefix and ra
 MAX_GUEST_NAME = 60
 
 
-def join_as_guest(*, name: str, code: str, address: str) -> tuple[ClassSession, User]:
+RETURN_LENGTH = 8  # 31**8 ≈ 8.5e11 codes, tried at most a few times per 15 minutes per address
+
+
+def new_return_code() -> str:
+    """A name-only student's return code, as shown ("K7P2-QXM4"): the session's alphabet, read without doubt."""
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(RETURN_LENGTH))
+    return f"{raw[:4]}-{raw[4:]}"
+
+
+def return_key(session: ClassSession, return_code: str) -> str:
+    """What is kept of a return code: keyed with the site's secret and the session, so the database alone gives
+    no code back and one code opens one session's guest only."""
+    typed = "".join(ch for ch in return_code.upper() if ch.isalnum())
+    return salted_hmac("class-return-code", f"{session.pk}:{typed}").hexdigest()
+
+
+def join_as_guest(*, name: str, code: str, address: str) -> tuple[ClassSession, User, str]:
     """A student who joins with a name only: an account of the session's own (no password: it logs in only here),
-    a member like any other. Attempts count against the address's join rate, like codes tried by the logged-in.
-    Raises JoinRefused (also for a name with nothing readable), RateLimited."""
+    a member like any other, and the return code that lets them log in again (`return_as_guest`; shown to them
+    once, kept only as a keyed hash). Attempts count against the address's join rate, like codes tried by the
+    logged-in. Raises JoinRefused (also for a name with nothing readable), RateLimited."""
     check_limit(action="join", subject=f"address:{address}")
     try:
         name = normalise_line(name.strip())
@@ -173,14 +192,45 @@ def join_as_guest(*, name: str, code: str, address: str) -> tuple[ClassSession, 
         raise JoinRefused(JoinRefused.ENDED)
     user = User(username=GUEST_PREFIX + secrets.token_hex(8), first_name=name[:150])
     user.set_unusable_password()
+    return_code = new_return_code()
 
     def make_guest(locked: ClassSession) -> None:
         user.save()
-        ClassGuest.objects.create(user=user, session=locked, name=name)
+        key = return_key(locked, return_code)
+        ClassGuest.objects.create(user=user, session=locked, name=name, return_key=key)
         ClassMember.objects.create(session=locked, student=user)
 
     _admit(session, make_guest)
-    return session, user
+    return session, user, return_code
+
+
+def return_as_guest(*, code: str, return_code: str, address: str) -> tuple[ClassSession, User]:
+    """A name-only student coming back (another browser, after logging out): the session's code and their return
+    code give back their own account, and with it their game; also once the session has ended (their review).
+    Tries count against the address's join rate. Raises JoinRefused, RateLimited."""
+    check_limit(action="join", subject=f"address:{address}")
+    session = ClassSession.objects.filter(code=normalised_code(code)).first()
+    if session is None:
+        raise JoinRefused(JoinRefused.UNKNOWN)
+    guest = (
+        ClassGuest.objects.select_related("user")
+        .filter(session=session, return_key=return_key(session, return_code))
+        .exclude(return_key="")
+        .first()
+    )
+    if guest is None:
+        raise JoinRefused(JoinRefused.RETURN)
+    return session, guest.user
+
+
+def reissue_return_code(session: ClassSession, guest_id: int) -> tuple[str, str]:
+    """A new return code for one of the session's name-only students, for the teacher to hand over (the old one
+    stops working): (their name, the code). Raises ClassGuest.DoesNotExist for another session's guest."""
+    guest = ClassGuest.objects.get(pk=guest_id, session=session)
+    code = new_return_code()
+    guest.return_key = return_key(session, code)
+    guest.save(update_fields=["return_key"])
+    return guest.name, code
 
 
 def guest_session(user: User | AnonymousUser) -> int | None:
@@ -374,6 +424,9 @@ class StudentRow:
     seat: str = ""  # the seat they hold in it
     stand_in: bool | None = None  # a group's seat: handed to the AI's stand-in (None: not a group's game)
     on_page: bool = False  # their game's page is open (services/pages/presence.py)
+    guest_id: int | None = (
+        None  # a name-only student's ClassGuest (the teacher may give them a new return code)
+    )
 
 
 def roster(session: ClassSession) -> list[StudentRow]:
@@ -398,6 +451,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
     rows = []
     steps: dict[int, NextStep] = {}
     members = list(session.members.select_related("student"))
+    guests = dict(ClassGuest.objects.filter(session=session).values_list("user_id", "pk"))
     open_pages = present((latest[m.student_id].pk, m.student_id) for m in members if m.student_id in latest)
     for member in members:
         game = latest.get(member.student_id)
@@ -434,6 +488,7 @@ def roster(session: ClassSession) -> list[StudentRow]:
                 seat,
                 handed.get(member.student_id),
                 game is not None and (game.pk, member.student_id) in open_pages,
+                guests.get(member.student_id),
             )  # fmt: skip
         )
     return rows
