@@ -881,6 +881,21 @@ _CONCLUSION = re.compile(
 )
 
 
+# A part that speaks of what came before it ("..., so those uses must be protected"): read with what it refers to.
+_REFERS_BACK = re.compile(
+    r"(?:it|they|them|such|he|she)\b|(?:this|that|these|those)\b(?! (?:treaty|convention|accord|agreement|"
+    r"instrument|text|deal)\b)"
+)
+
+
+def _conclusion_start(clause: str) -> int:
+    """Where a clause's conclusion starts after "so", "therefore", ... (0: none, or one that refers back)."""
+    conclusion = _CONCLUSION.search(clause)
+    if conclusion is None or _REFERS_BACK.match(clause, conclusion.end()):
+        return 0
+    return conclusion.end()
+
+
 def _one_per_issue(ranks: dict[tuple[str, str, str], int]) -> None:
     """A sentence backs one option of an issue ("we would prefer to wait for a study before we write any rules"):
     where it reads as backing two, the more explicit reading stands, else the first named (what follows it is
@@ -1075,23 +1090,18 @@ def _read_clause(
     judged = main  # what is weighed for a side: for a clause read by meaning, only up to its next comma
     meant = False  # the clause's option was matched by meaning: its side may be too
     if meaning and not main_offers and not mentions:
-        # "Children in the camps are being poisoned, so countries with gold mines should make plans": what
-        # follows "so" is the position (the reason reads as the topic, and its grim words are no side).
-        conclusion = _CONCLUSION.search(main)
-        at = conclusion.end() if conclusion else 0
-        if re.match(
-            r"(?:it|they|them|such)\b|(?:this|that|these|those)\b(?! (?:treaty|convention|accord|agreement|"
-            r"instrument|text|deal)\b)",
-            main[at:],
-        ):
-            at = 0  # "..., so those uses must be protected": the conclusion speaks of the reason's subject
-        main_offers, mentions = _by_meaning(lex, main[at:], issue, speaker)
-        if at and (main_offers or mentions):
-            main_offers = [(o, p + at) for o, p in main_offers]
-            mentions = [replace(m, start=m.start + at, end=m.end + at) for m in mentions]
-            main = " " * at + main[at:]
-        elif at:
-            main_offers, mentions = _by_meaning(lex, main, issue, speaker)
+        # Where the position starts: after "so" ("children in the camps are being poisoned, so countries with gold
+        # mines should make plans": the reason reads as the topic, and its grim words are no side), else the whole
+        # clause.
+        starts = [at for at in (_conclusion_start(main),) if at] + [0]
+        for at in starts:
+            main_offers, mentions = _by_meaning(lex, main[at:], issue, speaker)
+            if main_offers or mentions:
+                if at:
+                    main_offers = [(o, p + at) for o, p in main_offers]
+                    mentions = [replace(m, start=m.start + at, end=m.end + at) for m in mentions]
+                    main = " " * at + main[at:]
+                break
         meant = bool(mentions)
         if mentions:
             comma = main.find(",", mentions[0].end)
