@@ -636,10 +636,14 @@ def _meant_offers(lex: Lexicon, condition: str, issue: str | None) -> list[tuple
     option named in a condition is no stance on it, and no offer)."""
     if not condition.strip() or _mentions(lex, condition, issue):
         return []
-    body = _CONDITION_LEAD.sub("", condition) if _CONDITION_LEAD.match(condition) else condition
-    body = _CONDITION_WORD.sub("", body)
-    offers, _ = _by_meaning(lex, body.strip(" ,"), issue)
+    offers, _ = _by_meaning(lex, _condition_body(condition), issue)
     return offers
+
+
+def _condition_body(condition: str) -> str:
+    """A condition's terms without the word that makes it one ("if", "provided that", ...), whether it leads the
+    clause ("if someone pays, we ...") or trails it (", provided someone pays")."""
+    return _CONDITION_WORD.sub("", condition.strip(" ,")).strip(" ,")
 
 
 def named(scenario: Scenario, text: str) -> tuple[list[str], list[str]]:
@@ -733,7 +737,7 @@ def _read_sentence(
     elif meaning and not (found.offers or found.asks) and any(r[0] == "conditional" for r in found.ranks):
         # Backing on terms the rules could not name: "only if someone helps us get the cleaner equipment".
         found = _terms_by_meaning(lex, (sentence, key[1], issue), found)
-    if meaning and not found.offers and not found.trade and not sentence.endswith("?"):
+    if meaning and not found.offers and not found.trade and not _is_question(sentence):
         offers = _promised_by_meaning(lex, sentence, key[1])
         if offers:
             found = replace(found, offers=frozenset(offers), asks=found.asks - offers)
@@ -762,6 +766,10 @@ _GRANTED = re.compile(
     r"(?:agree|accept)s? (?:that )?(?:\w+ ){1,6}?(?:get|gets|are given|is given|receive|receives|have|has|can have)\s+"
     r"(?P<what>.+)"
 )
+# A promise to back or oppose an option, or not to: no offer.
+_STANCE_DEED = re.compile(
+    rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern}|not\b|never\b)"
+)
 PROMISE_WORDS = 8  # what the promise does is said in its first words; the rest says for whom, where, how
 
 
@@ -775,18 +783,12 @@ def _promised_by_meaning(lex: Lexicon, sentence: str, speaker: str | None) -> se
         deed = m["deed"]
         if re.search(r"\b(?:which|that|who|where)\s+$", sentence[: m.start()]):
             continue  # "a list which we can add to later": a relative clause describes, it promises nothing
-        if (
-            _NEGATION_RE.search(sentence[max(0, m.start() - 30) : m.start("deed")])
-            or (not _GRANTED.match(deed))
-            and re.match(
-                rf"(?:{_SUPPORT_RE.pattern}|{_OPPOSE_RE.pattern}|{_CONCESSION_RE.pattern}|not\b|never\b)",
-                deed,
-            )
+        granted = _GRANTED.match(deed)  # "we will agree that they get more time": the time is ours to give
+        if _NEGATION_RE.search(sentence[max(0, m.start() - 30) : m.start("deed")]) or (
+            not granted and _STANCE_DEED.match(deed)
         ):
             continue
-        granted = _GRANTED.match(deed)
-        if granted:
-            deed = granted["what"]  # "we will agree that they get more time": the time is ours to give
+        deed = granted["what"] if granted else deed
         head = " ".join(deed.split()[:PROMISE_WORDS])
         if _scenario_says(lex, head):
             continue
@@ -807,8 +809,7 @@ def _terms_by_meaning(lex: Lexicon, key: tuple[str, str | None, str | None], rul
             condition, _main = _split_condition(lex, clause)
             if not condition.strip() or _offers_in(lex, condition) or _mentions(lex, condition, None):
                 continue
-            body = _CONDITION_LEAD.sub("", condition) if _CONDITION_LEAD.match(condition) else condition
-            body = _CONDITION_WORD.sub("", body).strip(" ,")
+            body = _condition_body(condition)
             if not (_ASKING.search(body) or lex.any_name.search(body)) or _scenario_says(lex, body):
                 continue  # "as long as the dates are realistic": terms of the option itself, not a thing asked
             meant = lex.by_meaning(body, similarity.OFFERS) if body else None
@@ -851,9 +852,7 @@ def _read_words(
     trade = _trade(lex, sentence, speaker, meaning=meaning)
     if trade:
         return _Sentence(trade, frozenset(), frozenset(), (), frozenset())  # a trade says nothing else
-    # A question, also one typed without its mark ("can we get some exceptions for medicines") or asked
-    # indirectly ("we would like to know whether ...").
-    question = sentence.endswith("?") or bool(_ASKED.match(sentence) or _ASKED_WHETHER.search(sentence))
+    question = _is_question(sentence)
     said = Reading()
     own: dict[tuple[str, str, str], int] = {}  # this sentence's readings, to tell a mixed sentence apart
     previous = ""
@@ -872,6 +871,14 @@ _ASKED = re.compile(r"^\W*(?:can|could|may|will|would|shall) (?:we|i|you|your de
 _ASKED_WHETHER = re.compile(
     r"\b(?:know|wonder(?:ing)?|ask(?:ing)?|find out|tell us|let us know) (?:if|whether)\b"
 )
+
+
+def _is_question(sentence: str) -> bool:
+    """A question, also one typed without its mark ("can we get some exceptions for medicines") or asked
+    indirectly ("we would like to know whether ...")."""
+    return sentence.endswith("?") or bool(_ASKED.match(sentence) or _ASKED_WHETHER.search(sentence))
+
+
 # A comparison right after an evaluative word: "better than", "more sense than", "far more done than".
 _COMPARED = re.compile(r"(?:\s+[\w'-]+){0,2}?\s+than\b")
 # Where a clause turns from its reason to its conclusion.
@@ -1093,8 +1100,7 @@ def _read_clause(
         # Where the position starts: after "so" ("children in the camps are being poisoned, so countries with gold
         # mines should make plans": the reason reads as the topic, and its grim words are no side), else the whole
         # clause.
-        starts = [at for at in (_conclusion_start(main),) if at] + [0]
-        for at in starts:
+        for at in dict.fromkeys((_conclusion_start(main), 0)):
             main_offers, mentions = _by_meaning(lex, main[at:], issue, speaker)
             if main_offers or mentions:
                 if at:
@@ -1338,10 +1344,11 @@ def _doubted(text: str) -> tuple[int, int]:
     doubt = _DOUBT.search(text)
     if doubt is None:
         return 0, 0
-    stop = re.compile(r";|\b(?:while|because|since|but|and|as)\b").search(text, doubt.end())
+    stop = _DOUBT_ENDS.search(text, doubt.end())
     return doubt.end(), (stop.start() if stop else len(text))
 
 
+_DOUBT_ENDS = re.compile(r";|\b(?:while|because|since|but|and|as)\b")
 # A judgement the speaker doubts.
 _DOUBT = re.compile(
     r"\b(?:(?:do|does|did|am|is|are) not|don't|doesn't|didn't|isn't|aren't)\s+(?:really\s+|yet\s+|at all\s+)?"

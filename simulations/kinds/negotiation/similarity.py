@@ -289,8 +289,7 @@ def _match(scenario: Scenario, text: str, issue: str | None) -> Match | None:
         runner = found.classes[int(order[1])]
         if runner is None or runner.issue != best.issue or _option_way(scenario, runner) != way:
             return None
-        order[0], order[1] = order[1], order[0]
-        best, order = runner, [order[0], *order[2:]]
+        best, order = runner, order[1:]  # it must still beat the rest by the margin
     margin = float(score[order[0]] - score[order[1]])
     cosine = float(found.centres[order[0]] @ vector)
     nearest = float((found.texts[int(order[0])] @ vector).max())

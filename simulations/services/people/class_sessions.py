@@ -214,8 +214,7 @@ def return_as_guest(*, code: str, return_code: str, address: str) -> tuple[Class
         raise JoinRefused(JoinRefused.UNKNOWN)
     guest = (
         ClassGuest.objects.select_related("user")
-        .filter(session=session, return_key=return_key(session, return_code))
-        .exclude(return_key="")
+        .filter(session=session, return_key=return_key(session, return_code))  # never "": no old guest
         .first()
     )
     if guest is None:
@@ -424,9 +423,8 @@ class StudentRow:
     seat: str = ""  # the seat they hold in it
     stand_in: bool | None = None  # a group's seat: handed to the AI's stand-in (None: not a group's game)
     on_page: bool = False  # their game's page is open (services/pages/presence.py)
-    guest_id: int | None = (
-        None  # a name-only student's ClassGuest (the teacher may give them a new return code)
-    )
+    # A name-only student's ClassGuest (the teacher may give them a new return code).
+    guest_id: int | None = None
 
 
 def roster(session: ClassSession) -> list[StudentRow]:

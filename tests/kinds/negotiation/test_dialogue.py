@@ -20,6 +20,7 @@ from simulations.kinds.negotiation.bots import Advocate, Passive, Script, Script
 from simulations.kinds.negotiation.machine import Entry
 from simulations.kinds.negotiation.scenario import Scenario
 from tests.kinds.negotiation.driver import PureGame, new_pure_game
+from tests.kinds.negotiation.test_similarity import needs_model
 
 STUDENT = "USA"
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -270,6 +271,24 @@ def _trade_game(scenario: Scenario, first: str) -> PureGame:
         scenario,
         [{"partner": "EU", "starter": "human", "messages": [first, TRADE]}],
         issues={"1": {"placement": "first", "speeches": [INSULT if "liars" in first else None]}},
+    )
+
+
+PLAIN_TRADE = (
+    "If you stand with us on leaving factory smoke to each country's own laws, we will back phasing out every "
+    "single mercury product and process."
+)
+
+
+@needs_model
+def test_a_trade_in_plain_words_binds_like_one_in_the_scenarios_words(scenario: Scenario) -> None:
+    """The same bargain as TRADE, in words no cue lists: the game records the student's promise, as it does for
+    the scenario's words, and the partner does not ask what the student means."""
+    game = _play(scenario, [{"partner": "EU", "starter": "human", "messages": [PLAIN_TRADE]}])
+    assert [c for c in game.state.commitments if c.by == STUDENT and c.to == "EU" and c.in_return == "2.2"]
+    (_, answer), *_ = _pairs(game, "EU")
+    assert not re.search(r"are you offering|do we understand|what do you mean", answer.text, re.I), (
+        answer.text
     )
 
 

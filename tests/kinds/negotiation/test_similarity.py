@@ -192,6 +192,11 @@ def test_without_the_model_the_rules_read_alone(no_model: Scenario) -> None:
 # nothing (the option's own terms: dates, deadlines) asks for no offer.
 CONDITION_TERMS = [
     (
+        "If someone helps us buy the cleaner machinery we cannot make at home, we can accept rules on coal plant "
+        "emissions.",
+        ["technology_transfer"],
+    ),
+    (
         "We can accept rules on coal plant emissions only if someone helps us buy the cleaner machinery we cannot "
         "make at home.",
         ["technology_transfer"],
